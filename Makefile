@@ -1,0 +1,31 @@
+# One-command entry points. Every target installs what it needs first, so a
+# fresh clone works with `make demo` or `make test` and nothing else.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test check typecheck clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(PY) examples/client.py -- $(PY) examples/echo_agent.py
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+typecheck: setup
+	$(PY) -m mypy
+	$(PY) -m pyright
+
+check: setup typecheck
+
+clean:
+	rm -rf $(VENV) schema/cache

@@ -1,0 +1,1 @@
+"""Typed ACP protocol packages generated from the locked JSON schemas (see ``codegen/``)."""

@@ -1,0 +1,123 @@
+"""Method bindings: how a typed protocol method plugs into the untyped runtime.
+
+The runtime speaks JSON-RPC with plain method names and JSON values. Generated
+code (``acp_generated``) describes each protocol method once, as a
+:class:`RequestMethod` or :class:`NotificationMethod`, and links every params
+model to its binding through the :class:`TypedRequest` / :class:`TypedNotification`
+mixins. That link is what lets ``await cx.send_request(PromptRequest(...))`` be
+typed as ``PromptResponse`` without casts.
+
+This module knows nothing about any schema version; it only converts between
+Python objects and JSON values with pydantic, lazily, so importing a generated
+package does not build a single validator until a method is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, Union
+
+from pydantic import BaseModel, TypeAdapter
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeAlias
+
+JsonValue: TypeAlias = Union[
+    None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]
+]
+"""Any value JSON can carry, as :func:`json.loads` returns it."""
+
+Side = Literal["agent", "client", "protocol", "proxy", "both"]
+"""Which side *handles* a method (the schema's ``x-side``)."""
+
+P = TypeVar("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class _Codec(Generic[R]):
+    """Validate and dump one Python type; built on first use, then cached."""
+
+    __slots__ = ("_type", "_adapter")
+
+    def __init__(self, tp: Any) -> None:
+        self._type = tp
+        self._adapter: TypeAdapter[R] | None = None
+
+    def _get(self) -> TypeAdapter[R]:
+        adapter = self._adapter
+        if adapter is None:
+            adapter = self._adapter = TypeAdapter(self._type)
+        return adapter
+
+    def load(self, raw: JsonValue) -> R:
+        """Validate a JSON value; raises :class:`pydantic.ValidationError`."""
+        tp = self._type
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return tp.model_validate(raw)  # type: ignore[return-value]
+        return self._get().validate_python(raw)
+
+    def dump(self, value: R) -> JsonValue:
+        """Dump to a JSON value: wire (camelCase) names, unset fields left out."""
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return self._get().dump_python(value, mode="json", by_alias=True, exclude_unset=True)  # type: ignore[no-any-return]
+
+
+class RequestMethod(Generic[P, R]):
+    """A JSON-RPC request method with its params type ``P`` and result type ``R``."""
+
+    __slots__ = ("name", "side", "params", "result", "doc")
+
+    def __init__(
+        self, name: str, params_type: Any, result_type: Any, *, side: Side, doc: str = ""
+    ) -> None:
+        self.name = name
+        self.side: Side = side
+        self.params: _Codec[P] = _Codec(params_type)
+        self.result: _Codec[R] = _Codec(result_type)
+        self.doc = doc
+
+    def __repr__(self) -> str:
+        return f"RequestMethod({self.name!r}, side={self.side!r})"
+
+
+class NotificationMethod(Generic[P]):
+    """A JSON-RPC notification method with its params type ``P``."""
+
+    __slots__ = ("name", "side", "params", "doc")
+
+    def __init__(self, name: str, params_type: Any, *, side: Side, doc: str = "") -> None:
+        self.name = name
+        self.side: Side = side
+        self.params: _Codec[P] = _Codec(params_type)
+        self.doc = doc
+
+    def __repr__(self) -> str:
+        return f"NotificationMethod({self.name!r}, side={self.side!r})"
+
+
+class TypedRequest(Generic[R_co]):
+    """Mixin for a generated params model that is sent as a request answered by ``R_co``.
+
+    Generated code declares ``class PromptRequest(BaseModel, TypedRequest["PromptResponse"])``
+    and sets ``__acp_method__`` to the binding, so the runtime finds the method
+    name and result codec from the params object alone.
+    """
+
+    __acp_method__: ClassVar[RequestMethod[Any, Any]]
+
+
+class TypedNotification:
+    """Mixin for a generated params model that is sent as a notification."""
+
+    __acp_method__: ClassVar[NotificationMethod[Any]]
+
+
+def request_method_of(params: TypedRequest[R]) -> RequestMethod[Any, R]:
+    """The binding a typed request params object was generated for."""
+    return type(params).__acp_method__
+
+
+def notification_method_of(params: TypedNotification) -> NotificationMethod[Any]:
+    """The binding a typed notification params object was generated for."""
+    return type(params).__acp_method__
