@@ -1,1 +1,0 @@
-"""Typed ACP protocol packages generated from the locked JSON schemas (see ``codegen/``)."""
