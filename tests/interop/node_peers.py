@@ -1,0 +1,79 @@
+"""Finding Node, installing the pinned npm packages, and running the TypeScript peers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+INTEROP_DIR = Path(__file__).resolve().parent
+REPO_ROOT = INTEROP_DIR.parents[1]
+PEERS_DIR = INTEROP_DIR / "peers"
+TS_AGENT = PEERS_DIR / "agent.mjs"
+TS_CLIENT = PEERS_DIR / "client.mjs"
+ECHO_AGENT = REPO_ROOT / "examples" / "echo_agent.py"
+ACPX_BIN = INTEROP_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
+
+Event = dict[str, Any]
+
+
+def node_executable() -> str | None:
+    """Path of `node`, or None when Node.js is not installed."""
+    return shutil.which("node")
+
+
+def ensure_node_modules() -> None:
+    """Install the locked npm packages unless present (`make setup` does this too)."""
+    sdk = INTEROP_DIR / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
+    if sdk.exists() and ACPX_BIN.exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError(
+            "node is installed but npm is not: cannot install tests/interop packages"
+        )
+    subprocess.run(
+        [npm, "ci", "--prefix", str(INTEROP_DIR), "--no-audit", "--no-fund"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def ts_agent_command(*args: str) -> list[str]:
+    """Command line that starts the TypeScript peer agent."""
+    node = node_executable()
+    assert node is not None
+    return [node, str(TS_AGENT), *args]
+
+
+def echo_agent_command(*args: str) -> list[str]:
+    """Command line that starts examples/echo_agent.py with this interpreter."""
+    return [sys.executable, str(ECHO_AGENT), *args]
+
+
+def run_ts_client(
+    agent: list[str],
+    scenario: dict[str, Any],
+    *,
+    transcript: Path | None = None,
+    timeout: float = 30.0,
+) -> list[Event]:
+    """Run peers/client.mjs against `agent` and return its events; raises if it failed."""
+    node = node_executable()
+    assert node is not None
+    cmd = [node, str(TS_CLIENT), "--scenario", json.dumps(scenario)]
+    if transcript is not None:
+        cmd += ["--transcript", str(transcript)]
+    proc = subprocess.run(
+        [*cmd, "--", *agent], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"TS client exited {proc.returncode}\nstderr:\n{proc.stderr}\nevents:\n"
+            + "\n".join(json.dumps(e) for e in events)
+        )
+    return events
