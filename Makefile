@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck clean
+.PHONY: setup demo test check typecheck clean dist docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,5 +27,12 @@ typecheck: setup
 
 check: setup typecheck
 
+dist: setup
+	rm -rf dist
+	$(PY) -m distributions --out dist
+
+docs: setup
+	$(PY) -m mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) schema/cache
+	rm -rf $(VENV) schema/cache dist site

@@ -1,0 +1,89 @@
+"""``python -m distributions``: build every distribution's sdist and wheel into one folder.
+
+Each distribution is staged in a scratch directory, then ``python -m build`` makes the sdist
+and builds the wheel *from that sdist*, so a file missing from the sdist breaks the build
+instead of a user's install. Builds run without isolation: the build backend (hatchling)
+comes from the ``dev`` extra, so ``make dist`` needs no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from distributions.catalog import load_catalog
+from distributions.resolve import Resolved, resolve_all
+from distributions.staging import StagingError, stage
+from distributions.versions import VersionSourceError
+
+
+def build_one(resolved: Resolved, out: Path, scratch: Path) -> list[Path]:
+    """Stage and build one distribution; return the new artifacts in ``out``."""
+    root = stage(resolved, scratch)
+    before = set(out.iterdir()) if out.exists() else set[Path]()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--quiet",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(root),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return sorted(set(out.iterdir()) - before)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m distributions", description=__doc__)
+    parser.add_argument(
+        "--out", type=Path, default=Path("dist"), help="output folder (default: dist)"
+    )
+    parser.add_argument(
+        "--only", action="append", metavar="KEY", help="build only this catalog entry (repeatable)"
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print resolved names, versions, requirements; build nothing",
+    )
+    args = parser.parse_args(argv)
+
+    dists = load_catalog()
+    unknown = set(args.only or ()) - {d.key for d in dists}
+    if unknown:
+        parser.error(f"unknown distribution(s): {', '.join(sorted(unknown))}")
+    try:
+        selected = resolve_all(dists, args.only or ())
+    except VersionSourceError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+    for r in selected:
+        origin = f"schema {r.schema_release}" if r.schema_release else "pyproject.toml"
+        print(f"{r.dist.name} {r.version} (from {origin}) requires {', '.join(r.dependencies)}")
+    if args.list:
+        return 0
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="acp-dist-") as scratch:
+        for r in selected:
+            try:
+                artifacts = build_one(r, args.out, Path(scratch))
+            except StagingError as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 2
+            for artifact in artifacts:
+                print(f"  built {artifact}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""A staged distribution holds exactly its packages plus metadata built from the templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from distributions.catalog import Distribution, read_toml
+from distributions.resolve import Resolved
+from distributions.staging import StagingError, stage
+
+GENERATED = Distribution(
+    key="v1",
+    name="acp-generated-v1",
+    summary="Typed v1",
+    packages=("acp_generated/v1",),
+    requires=("pydantic",),
+    protocol="v1",
+)
+
+
+def _resolved(dist: Distribution) -> Resolved:
+    return Resolved(
+        dist,
+        version="1.25.0",
+        dependencies=["acp-runtime>=0.1.0,<0.2", "pydantic>=2.12,<3"],
+        requires_python=">=3.10",
+        runtime_range=">=0.1.0,<0.2",
+        schema_release="1.25.0",
+    )
+
+
+def _fake_src(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    for package in ("acp_generated/v1", "acp_generated/v1/unstable", "acp_generated/v2"):
+        (src / package).mkdir(parents=True)
+        (src / package / "__init__.py").write_text("", encoding="utf-8")
+        (src / package / "py.typed").write_text("", encoding="utf-8")
+    (src / "acp_generated/v1/__pycache__").mkdir()
+    (src / "acp_generated/v1/__pycache__/models.cpython-311.pyc").write_bytes(b"")
+    return src
+
+
+def test_generated_distribution_stages_its_version_only_with_unstable_inside(
+    tmp_path: Path,
+) -> None:
+    src = _fake_src(tmp_path)
+    root = stage(_resolved(GENERATED), tmp_path / "out", src)
+    staged = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert staged == [
+        "README.md",
+        "pyproject.toml",
+        "src/acp_generated/v1/__init__.py",
+        "src/acp_generated/v1/py.typed",
+        "src/acp_generated/v1/unstable/__init__.py",
+        "src/acp_generated/v1/unstable/py.typed",
+    ]
+    project = read_toml(root / "pyproject.toml")
+    assert project["project"]["name"] == "acp-generated-v1"
+    assert project["project"]["version"] == "1.25.0"
+    assert project["project"]["dependencies"] == [
+        "acp-runtime>=0.1.0,<0.2",
+        "pydantic>=2.12,<3",
+    ]
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["only-include"] == [
+        "src/acp_generated/v1"
+    ]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "schema release 1.25.0" in readme
+    assert "acp_generated.v1.unstable" in readme
+
+
+def test_a_namespace_init_is_refused(tmp_path: Path) -> None:
+    src = _fake_src(tmp_path)
+    (src / "acp_generated/__init__.py").write_text("", encoding="utf-8")
+    with pytest.raises(StagingError, match="must stay a namespace package"):
+        stage(_resolved(GENERATED), tmp_path / "out", src)
+
+
+def test_a_package_without_py_typed_is_refused(tmp_path: Path) -> None:
+    src = _fake_src(tmp_path)
+    (src / "acp_generated/v1/py.typed").unlink()
+    with pytest.raises(StagingError, match="no py.typed"):
+        stage(_resolved(GENERATED), tmp_path / "out", src)

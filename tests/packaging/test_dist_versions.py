@@ -1,0 +1,98 @@
+"""Versions and requirement ranges are derived from the repository's own files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from distributions import versions
+from distributions.catalog import load_catalog, runtime_of
+from distributions.resolve import resolve_all
+
+
+def _lock(tmp_path: Path, v1: dict[str, Any], v2: dict[str, Any] | None = None) -> Path:
+    files: dict[str, Any] = {"v1": v1}
+    if v2 is not None:
+        files["v2"] = v2
+    lock = {"current": "2.4.0", "releases": {"2.4.0": {"files": files}}}
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps(lock), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("runtime", "expected"),
+    [("0.1.0", ">=0.1.0,<0.2"), ("0.3.2", ">=0.3.2,<0.4"), ("1.2.0", ">=1.2.0,<2")],
+)
+def test_generated_packages_accept_runtimes_up_to_the_next_breaking_release(
+    runtime: str, expected: str
+) -> None:
+    assert versions.compatible_range(Version(runtime)) == expected
+
+
+def test_schema_release_comes_from_an_explicit_lock_field(tmp_path: Path) -> None:
+    lock = _lock(tmp_path, {"schema_release": "1.25.0", "github_asset": {"tag": None}})
+    assert versions.schema_release("v1", lock) == "1.25.0"
+
+
+def test_schema_release_falls_back_to_the_release_tag(tmp_path: Path) -> None:
+    lock = _lock(tmp_path, {"github_asset": {"tag": "schema-v2.0.0-alpha.3"}})
+    assert versions.schema_release("v1", lock) == "2.0.0-alpha.3"
+
+
+def test_a_lock_without_the_release_is_refused_rather_than_guessed(tmp_path: Path) -> None:
+    lock = _lock(tmp_path, {"github_asset": {"tag": None, "tag_hint": ">= schema-v1.25.0"}})
+    with pytest.raises(versions.VersionSourceError, match="names no schema release"):
+        versions.schema_release("v1", lock)
+    with pytest.raises(versions.VersionSourceError, match="locks no schema file for 'v9'"):
+        versions.schema_release("v9", lock)
+
+
+@pytest.mark.parametrize(
+    ("release", "post", "expected"),
+    [("1.25.0", 0, "1.25.0"), ("2.0.0-alpha.3", 0, "2.0.0a3"), ("1.25.0", 2, "1.25.0.post2")],
+)
+def test_package_version_follows_the_schema_release_in_pep440_spelling(
+    release: str, post: int, expected: str
+) -> None:
+    assert str(versions.generated_version(release, post)) == expected
+
+
+def test_requirements_are_picked_from_the_root_project_by_normalized_name() -> None:
+    project = {"dependencies": ["pydantic>=2.12,<3", "typing_extensions>=4.12"]}
+    assert versions.root_requirements(project, ["Typing-Extensions", "pydantic"]) == [
+        "typing_extensions>=4.12",
+        "pydantic>=2.12,<3",
+    ]
+    with pytest.raises(versions.VersionSourceError, match="'httpx' is not a dependency"):
+        versions.root_requirements(project, ["httpx"])
+
+
+def test_catalog_resolves_runtime_and_generated_packages_consistently(tmp_path: Path) -> None:
+    """The repository's real catalog and pyproject, with a lock that names both releases."""
+    lock = _lock(
+        tmp_path,
+        {"schema_release": "1.25.0"},
+        {"github_asset": {"tag": "schema-v2.0.0-alpha.3"}},
+    )
+    dists = load_catalog()
+    resolved = {r.dist.key: r for r in resolve_all(dists, lock=lock)}
+    project = versions.root_project()
+    runtime = resolved[runtime_of(dists).key]
+    assert runtime.version == project["version"]
+    assert runtime.dist.name == "acp-runtime"
+    assert resolved["v1"].version == "1.25.0"
+    assert resolved["v2"].version == "2.0.0a3"
+    for key in ("v1", "v2"):
+        assert resolved[key].dependencies[0] == f"acp-runtime{runtime.runtime_range}"
+        assert resolved[key].requires_python == project["requires-python"]
+
+
+def test_resolving_only_the_runtime_needs_no_schema_lock(tmp_path: Path) -> None:
+    missing_lock = tmp_path / "absent.json"
+    [runtime] = resolve_all(load_catalog(), only=["runtime"], lock=missing_lock)
+    assert runtime.schema_release == ""
