@@ -13,7 +13,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-setup: $(STAMP)
+# Node peers for the interop tests (TypeScript SDK, acpx); skipped where npm is absent.
+NODE_STAMP := tests/interop/node_modules/.installed
+$(NODE_STAMP): tests/interop/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/interop --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: interop tests will be skipped"; fi
+
+setup: $(STAMP) $(NODE_STAMP)
 
 demo: setup
 	$(PY) examples/client.py -- $(PY) examples/echo_agent.py
