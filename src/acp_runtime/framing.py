@@ -1,0 +1,203 @@
+"""Newline-delimited JSON framing over anyio byte streams.
+
+ACP peers exchange one JSON text per line. This module turns any anyio
+``ByteReceiveStream`` / ``ByteSendStream`` pair (process pipes, sockets, stdio) into a
+:class:`~acp_runtime.transport.Transport` of whole messages. It does not parse JSON:
+a line is handed over as bytes, even if it is not valid UTF-8, so the connection
+decides what a bad line gets.
+
+Reading rules:
+
+* a line ends at ``\\n``; a ``\\r`` right before it is stripped too (``\\r\\n`` peers);
+* blank lines (empty after stripping) are skipped, as JSON-RPC has no empty message and
+  a stray newline from a peer's ``print()`` should not cost a parse-error reply;
+* a partial final line at EOF is returned as a message;
+* a line longer than ``max_message_bytes`` is discarded without being buffered, then
+  :class:`~acp_runtime.transport.MessageTooLarge` is raised once and reading resumes at
+  the next line; if EOF comes before that line's newline, the next receive raises
+  :class:`anyio.EndOfStream`.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, ByteStream
+
+from .transport import MessageTooLarge
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""Per-line limit. ACP messages carry whole files (``fs/read_text_file`` results,
+embedded resources, base64 images), so the limit must be far above any sane
+message, yet low enough that a runaway peer cannot exhaust memory."""
+
+READ_CHUNK_BYTES = 256 * 1024
+"""Largest read asked of the byte stream; memory held is at most the limit plus this."""
+
+TOO_LARGE_PREFIX_BYTES = 1024
+"""How much of a skipped line :class:`MessageTooLarge` keeps (ids usually come early)."""
+
+_NEWLINE = 0x0A
+_CR = 0x0D
+
+
+class LineReader:
+    """Splits a byte stream into lines with bounded memory.
+
+    Not safe for concurrent ``receive`` calls (a second one raises
+    :class:`anyio.BusyResourceError`); cancelling a ``receive`` loses no data.
+    """
+
+    def __init__(
+        self,
+        stream: ByteReceiveStream,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        read_chunk_bytes: int = READ_CHUNK_BYTES,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self.stream = stream
+        self.max_line_bytes = max_line_bytes
+        self._read_chunk_bytes = read_chunk_bytes
+        self._buffer = bytearray()
+        self._scanned = 0  # self._buffer[:self._scanned] is known to hold no newline
+        self._skipping: bytes | None = None  # prefix of the over-limit line being skipped
+        self._eof = False
+        self._guard = anyio.ResourceGuard("reading from")
+
+    async def receive(self) -> bytes:
+        """Next non-blank line without its line ending.
+
+        Raises:
+            MessageTooLarge: a line over the limit was skipped.
+            anyio.EndOfStream: the stream ended and no data is left.
+            anyio.BrokenResourceError: the underlying stream failed.
+        """
+        with self._guard:
+            while True:
+                if self._skipping is not None:
+                    await self._skip_rest_of_line(self._skipping)
+                line = self._take_line()
+                if line:
+                    return line
+                if line is None:
+                    await self._fill()
+
+    def _take_line(self) -> bytes | None:
+        """A complete line from the buffer (``b""`` if blank), or None if more data is needed."""
+        buffer = self._buffer
+        newline = buffer.find(_NEWLINE, self._scanned)
+        if newline < 0:
+            if self._eof and buffer:
+                newline = len(buffer)  # partial final line
+            else:
+                self._scanned = len(buffer)
+                # +1: a line of exactly the limit may be waiting for its "\n" after a "\r".
+                if len(buffer) > self.max_line_bytes + 1:
+                    self._skipping = bytes(buffer[:TOO_LARGE_PREFIX_BYTES])
+                    buffer.clear()
+                    self._scanned = 0
+                    return b""
+                return None
+        end = newline - 1 if newline and buffer[newline - 1] == _CR else newline
+        with memoryview(buffer) as view:
+            line = bytes(view[:end])
+        del buffer[: newline + 1]  # O(1): bytearray drops a prefix by moving its start
+        self._scanned = 0
+        if end > self.max_line_bytes:
+            raise MessageTooLarge(self.max_line_bytes, line[:TOO_LARGE_PREFIX_BYTES])
+        return line
+
+    async def _fill(self) -> None:
+        if self._eof:
+            raise anyio.EndOfStream
+        try:
+            chunk = await self.stream.receive(self._read_chunk_bytes)
+        except anyio.EndOfStream:
+            self._eof = True
+        else:
+            self._buffer += chunk
+
+    async def _skip_rest_of_line(self, prefix: bytes) -> None:
+        """Drop input up to the next newline, keeping nothing, then raise MessageTooLarge."""
+        while not self._eof:
+            try:
+                chunk = await self.stream.receive(self._read_chunk_bytes)
+            except anyio.EndOfStream:
+                self._eof = True
+                break
+            newline = chunk.find(_NEWLINE)
+            if newline >= 0:
+                self._buffer += memoryview(chunk)[newline + 1 :]
+                break
+        self._skipping = None
+        raise MessageTooLarge(self.max_line_bytes, prefix)
+
+
+class LineTransport:
+    """A :class:`~acp_runtime.transport.Transport` of newline-delimited messages.
+
+    Args:
+        receive_stream: where incoming bytes come from.
+        send_stream: where outgoing lines go; may be the same object as
+            ``receive_stream`` for a bidirectional stream such as a socket.
+        max_message_bytes: per-line limit for incoming messages (see module docs).
+    """
+
+    def __init__(
+        self,
+        receive_stream: ByteReceiveStream,
+        send_stream: ByteSendStream,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self._reader = LineReader(receive_stream, max_line_bytes=max_message_bytes)
+        self._send_stream = send_stream
+        # fast_acquire: no extra scheduler round trip per message when uncontended.
+        self._send_lock = anyio.Lock(fast_acquire=True)
+        self._closed = False
+
+    @property
+    def max_message_bytes(self) -> int:
+        return self._reader.max_line_bytes
+
+    async def receive(self) -> bytes:
+        """Next message (one line, framing stripped). See :class:`LineReader.receive`."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        return await self._reader.receive()
+
+    async def send(self, message: bytes) -> None:
+        """Write ``message`` plus ``\\n`` in one write; concurrent sends never interleave.
+
+        Raises:
+            ValueError: ``message`` contains a newline, which would break framing.
+            anyio.BrokenResourceError: the peer is gone.
+            anyio.ClosedResourceError: this transport (or its send side) was closed.
+        """
+        if b"\n" in message:
+            raise ValueError("a newline-delimited message must not contain a newline")
+        frame = message + b"\n"
+        async with self._send_lock:
+            await self._send_stream.send(frame)
+
+    async def send_eof(self) -> None:
+        """Close the outgoing direction only (the peer reads EOF); receiving continues."""
+        async with self._send_lock:
+            if isinstance(self._send_stream, ByteStream):
+                await self._send_stream.send_eof()
+            else:
+                await self._send_stream.aclose()
+
+    async def aclose(self) -> None:
+        """Close both directions; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._send_stream.aclose()
+        finally:
+            if self._reader.stream is not cast(object, self._send_stream):
+                await self._reader.stream.aclose()

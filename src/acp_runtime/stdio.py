@@ -1,0 +1,133 @@
+"""A transport over this process's stdin and stdout, for agents launched by an editor.
+
+anyio has no async stdin, so this module reads and writes the file descriptors
+itself. Pipes and sockets (what an editor gives an agent) are switched to
+non-blocking mode and waited on with :func:`anyio.wait_readable` /
+:func:`anyio.wait_writable`, which works on asyncio and trio without threads.
+Descriptors the event loop cannot poll (regular files from ``< file`` redirects,
+terminals, ``/dev/null``, and everything on Windows) fall back to blocking calls
+in a worker thread.
+
+The descriptors are not closed by :meth:`aclose` (closing fd 0/1 would let a later
+``open()`` reuse them); their blocking mode is restored instead. Anything else
+that writes to stdout (``print``) corrupts the protocol stream: log to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
+
+
+def is_pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd`` (a pipe or socket on a POSIX system)."""
+    if sys.platform == "win32":
+        return False
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class _FdStream:
+    """Shared state of one file descriptor: non-blocking setup, close and restore."""
+
+    def __init__(self, fd: int, *, close_fd: bool) -> None:
+        self.fd = fd
+        self._close_fd = close_fd
+        self._closed = False
+        self._pollable = is_pollable(fd)
+        self._was_blocking = os.get_blocking(fd)
+        if self._pollable and self._was_blocking:
+            os.set_blocking(fd, False)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._pollable:
+            anyio.notify_closing(self.fd)  # wakes a task parked in wait_readable/writable
+            if self._was_blocking:
+                os.set_blocking(self.fd, True)
+        if self._close_fd:
+            os.close(self.fd)
+        await anyio.lowlevel.checkpoint()
+
+
+class FdReceiveStream(_FdStream, ByteReceiveStream):
+    """Reads a file descriptor; see the module docs for how it waits."""
+
+    def __init__(self, fd: int, *, close_fd: bool = False) -> None:
+        super().__init__(fd, close_fd=close_fd)
+        self._guard = anyio.ResourceGuard("reading from")
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        with self._guard:
+            await anyio.lowlevel.checkpoint()
+            try:
+                while True:
+                    self._check_open()
+                    if not self._pollable:
+                        data = await anyio.to_thread.run_sync(
+                            os.read, self.fd, max_bytes, abandon_on_cancel=True
+                        )
+                        break
+                    try:
+                        data = os.read(self.fd, max_bytes)
+                        break
+                    except BlockingIOError:
+                        await anyio.wait_readable(self.fd)
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+
+class FdSendStream(_FdStream, ByteSendStream):
+    """Writes a file descriptor, all of each item, looping over partial writes."""
+
+    def __init__(self, fd: int, *, close_fd: bool = False) -> None:
+        super().__init__(fd, close_fd=close_fd)
+        self._guard = anyio.ResourceGuard("writing to")
+
+    async def send(self, item: bytes) -> None:
+        with self._guard:
+            await anyio.lowlevel.checkpoint()
+            with memoryview(item) as view:
+                try:
+                    while view:
+                        self._check_open()
+                        if not self._pollable:
+                            written = await anyio.to_thread.run_sync(os.write, self.fd, view)
+                        else:
+                            try:
+                                written = os.write(self.fd, view)
+                            except BlockingIOError:
+                                await anyio.wait_writable(self.fd)
+                                continue
+                        view = view[written:]
+                except OSError as exc:  # BrokenPipeError when the reader is gone
+                    raise anyio.BrokenResourceError from exc
+
+
+def stdio_transport(*, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> LineTransport:
+    """Newline-delimited transport over fd 0 (in) and fd 1 (out).
+
+    Flushes :data:`sys.stdout` first so earlier buffered output cannot land in the
+    middle of a message. Call once per process.
+    """
+    sys.stdout.flush()
+    return LineTransport(
+        FdReceiveStream(0), FdSendStream(1), max_message_bytes=max_message_bytes
+    )
