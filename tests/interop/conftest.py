@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from node_peers import ensure_node_modules, node_executable  # noqa: E402
+from node_peers import ensure_node_modules, node_executable
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
