@@ -1,0 +1,394 @@
+"""A live JSON-RPC connection: one dispatch loop, one outgoing writer, two tables.
+
+* The dispatch loop reads one message at a time and fully handles it before reading
+  the next: request and notification handlers run *in* the loop, in arrival order.
+  Long work must go to :meth:`Connection.spawn`, otherwise it holds the loop and, among
+  other things, cancellation markers cannot update (IN-5).
+* Every outgoing message (requests, notifications, responses, cancels) goes through one
+  FIFO queue drained by the writer task, so a request's ``$/cancel_request`` always
+  follows it on the wire.
+* Outgoing requests live in a :class:`~acp_runtime.settlement.PendingTable`; incoming
+  ones in an :class:`~acp_runtime.cancellation.IncomingRequests` registry.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+import anyio
+import anyio.abc
+from anyio.abc import TaskGroup
+
+from ._loop import current_soon_caller
+from .cancellation import IncomingRequests
+from .errors import RequestError
+from .handlers import NotificationRoute, RequestRoute
+from .jsonrpc import (
+    Invalid,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    classify,
+    encode,
+    error_message,
+    is_request_id,
+    notification_message,
+)
+from .methods import (
+    JsonValue,
+    NotificationMethod,
+    RequestMethod,
+    TypedNotification,
+    TypedRequest,
+)
+from .peer import COUNTERPART, Peer
+from .responder import ResponseSlot
+from .roles import Role, check_peer_handles
+from .sent_request import SentRequest
+from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
+from .transport import MessageTooLarge, Transport
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeVarTuple, Unpack
+
+    PosArgs = TypeVarTuple("PosArgs")
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+_LINE_EXCERPT = 200
+"""How much of an unparsable message is echoed in the -32700 ``data``."""
+
+CLOSE_TIMEOUT = 5.0
+"""Seconds the shutdown may spend on result callbacks and flushing queued messages."""
+
+
+@dataclass
+class Routes:
+    """Handler routes by method name, frozen into each connection by the builder."""
+
+    requests: dict[str, RequestRoute] = field(default_factory=dict[str, RequestRoute])
+    notifications: dict[str, NotificationRoute] = field(
+        default_factory=dict[str, NotificationRoute]
+    )
+    raw_request: RequestRoute | None = None
+    raw_notification: NotificationRoute | None = None
+
+
+def _identity(value: JsonValue) -> JsonValue:
+    return value
+
+
+class Connection:
+    """One side of a running JSON-RPC connection. Created by :class:`ConnectionBuilder`."""
+
+    def __init__(self, routes: Routes, role: Role, transport: Transport, task_group: TaskGroup) -> None:
+        self.role = role
+        self.counterpart: Peer = COUNTERPART
+        """The default peer requests and notifications go to."""
+        self._routes = routes
+        self._transport = transport
+        self._tg = task_group
+        self._outbox, self._outbox_reader = anyio.create_memory_object_stream[bytes](math.inf)
+        self._pending = PendingTable()
+        self._incoming = IncomingRequests()
+        self._call_soon = current_soon_caller()
+        self._reader_scope = anyio.CancelScope()
+        self._incoming_closed = anyio.Event()
+        self._writer_done = anyio.Event()
+
+    # -- RequestLink (used by settlement records) ---------------------------------------
+
+    @property
+    def pending(self) -> PendingTable:
+        return self._pending
+
+    def enqueue(self, message: dict[str, JsonValue]) -> None:
+        """Queue one message for the writer; raises :class:`OutboxClosed` once closed."""
+        data = encode(message)
+        try:
+            self._outbox.send_nowait(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise OutboxClosed from None
+
+    def call_soon(self, callback: Callable[[], None]) -> None:
+        self._call_soon(callback)
+
+    def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        try:
+            self._tg.start_soon(callback)
+        except RuntimeError:
+            log.debug("connection finished; result callback not run")
+
+    # -- sending ------------------------------------------------------------------------
+
+    @overload
+    def send_request(self, request: TypedRequest[R], /, *, peer: Peer | None = None) -> SentRequest[R]: ...
+    @overload
+    def send_request(
+        self, method: RequestMethod[P, R], params: P, /, *, peer: Peer | None = None
+    ) -> SentRequest[R]: ...
+    def send_request(self, *args: Any, peer: Peer | None = None) -> SentRequest[Any]:
+        """Publish a request now and return its handle (OUT-1); ``await`` it for the result.
+
+        Either ``send_request(PromptRequest(...))`` or ``send_request(METHOD, params)``.
+        """
+        request = self._prepare(args, peer)
+        request._record.publish()  # pyright: ignore[reportPrivateUsage]
+        return request
+
+    @overload
+    def prepare_request(self, request: TypedRequest[R], /, *, peer: Peer | None = None) -> SentRequest[R]: ...
+    @overload
+    def prepare_request(
+        self, method: RequestMethod[P, R], params: P, /, *, peer: Peer | None = None
+    ) -> SentRequest[R]: ...
+    def prepare_request(self, *args: Any, peer: Peer | None = None) -> SentRequest[Any]:
+        """Like :meth:`send_request`, but not published until consumed (OUT-8)."""
+        return self._prepare(args, peer)
+
+    @overload
+    def send_request_to(self, peer: Peer, request: TypedRequest[R], /) -> SentRequest[R]: ...
+    @overload
+    def send_request_to(self, peer: Peer, method: RequestMethod[P, R], params: P, /) -> SentRequest[R]: ...
+    def send_request_to(self, peer: Peer, *args: Any) -> SentRequest[Any]:
+        """:meth:`send_request` to a specific peer; its cancel goes the same way (OUT-2)."""
+        return self.send_request(*args, peer=peer)
+
+    def send_raw_request(
+        self, method: str, params: JsonValue = None, *, peer: Peer | None = None
+    ) -> SentRequest[JsonValue]:
+        """Publish an untyped request (extension methods); the result is plain JSON."""
+        request = self.prepare_raw_request(method, params, peer=peer)
+        request._record.publish()  # pyright: ignore[reportPrivateUsage]
+        return request
+
+    def prepare_raw_request(
+        self, method: str, params: JsonValue = None, *, peer: Peer | None = None
+    ) -> SentRequest[JsonValue]:
+        record = PendingRequest(self, self._pending.allocate_id(), method, params, peer or self.counterpart)
+        return SentRequest(record, _identity)
+
+    def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
+        binding, params = _request_binding(args)
+        check_peer_handles(self.role, binding)
+        raw = binding.params.dump(params)
+        record = PendingRequest(self, self._pending.allocate_id(), binding.name, raw, peer or self.counterpart)
+        return SentRequest(record, binding.result.load)
+
+    @overload
+    def send_notification(self, notification: TypedNotification, /, *, peer: Peer | None = None) -> None: ...
+    @overload
+    def send_notification(
+        self, method: NotificationMethod[P], params: P, /, *, peer: Peer | None = None
+    ) -> None: ...
+    def send_notification(self, *args: Any, peer: Peer | None = None) -> None:
+        """Send a notification. Raises :class:`RequestError` if the connection is closed."""
+        if len(args) == 1:
+            binding: NotificationMethod[Any] = type(args[0]).__acp_method__
+            params = args[0]
+        else:
+            binding, params = args
+        check_peer_handles(self.role, binding)
+        self.send_raw_notification(binding.name, binding.params.dump(params), peer=peer)
+
+    def send_raw_notification(self, method: str, params: JsonValue = None, *, peer: Peer | None = None) -> None:
+        wire_method, wire_params = (peer or self.counterpart).wrap(method, params)
+        try:
+            self.enqueue(notification_message(wire_method, wire_params))
+        except OutboxClosed:
+            raise RequestError.connection_closed(method) from None
+
+    def send_cancel_request(self, request_id: RequestId) -> None:
+        """Low level: ``$/cancel_request`` for a peer-side id you know (PROXY-5)."""
+        self.send_cancel_request_to(self.counterpart, request_id)
+
+    def send_cancel_request_to(self, peer: Peer, request_id: RequestId) -> None:
+        """Low level: ``$/cancel_request`` for ``request_id`` to ``peer``, no bookkeeping.
+
+        Prefer :meth:`SentRequest.cancel`, which knows the id and the peer and is
+        once-only. Raises :class:`RequestError` if the connection is closed.
+        """
+        if not is_request_id(request_id):
+            raise TypeError(f"not a JSON-RPC id: {request_id!r}")
+        self.send_raw_notification(CANCEL_REQUEST_METHOD, {"requestId": request_id}, peer=peer)
+
+    # -- work -----------------------------------------------------------------------------
+
+    def spawn(
+        self, func: Callable[[Unpack[PosArgs]], Coroutine[Any, Any, Any]], *args: Unpack[PosArgs]
+    ) -> None:
+        """Run ``func(*args)`` concurrently with the dispatch loop, as connection work.
+
+        It is cancelled when the connection closes. If it raises, the connection fails
+        with that exception (answer requests inside it; see :meth:`Responder.respond_with`).
+        """
+        self._tg.start_soon(func, *args)
+
+    @property
+    def is_incoming_closed(self) -> bool:
+        return self._incoming_closed.is_set()
+
+    async def wait_incoming_closed(self) -> None:
+        """Wait until the peer's side ended (EOF or a read error)."""
+        await self._incoming_closed.wait()
+
+    @property
+    def pending_request_count(self) -> int:
+        """Outgoing requests on the wire still waiting for their response."""
+        return len(self._pending)
+
+    @property
+    def incoming_request_count(self) -> int:
+        """Incoming requests not answered yet."""
+        return len(self._incoming)
+
+    # -- the loops --------------------------------------------------------------------------
+
+    async def _run_reader(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        task_status.started()
+        try:
+            with self._reader_scope:
+                await self._read_loop()
+        finally:
+            await self._close_incoming()
+
+    async def _read_loop(self) -> None:
+        while True:
+            try:
+                data = await self._transport.receive()
+            except anyio.EndOfStream:
+                log.debug("incoming EOF")
+                return
+            except MessageTooLarge as exc:
+                log.warning("incoming message over %d bytes skipped", exc.limit)
+                self._reply_uncorrelated(
+                    RequestError.invalid_request({"reason": "message_too_large", "limit": exc.limit})
+                )
+                continue
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                log.warning("incoming transport failed: %r", exc)
+                return
+            await self._dispatch(data)
+
+    async def _dispatch(self, data: bytes) -> None:
+        try:
+            value = json.loads(data)
+        except ValueError:
+            text = data.decode(errors="replace")
+            log.warning("unparsable message: %.200s", text)
+            self._reply_uncorrelated(RequestError.parse_error({"line": text[:_LINE_EXCERPT]}))
+            return
+        message = classify(value)
+        if isinstance(message, Request):
+            await self._on_request(message)
+        elif isinstance(message, Notification):
+            await self._on_notification(message)
+        elif isinstance(message, Response):
+            await self._on_response(message)
+        else:
+            self._on_invalid(message, value)
+
+    async def _on_request(self, request: Request) -> None:
+        slot = ResponseSlot(self, self._incoming, request.id, request.method)
+        route = self._routes.requests.get(request.method) or self._routes.raw_request
+        if route is None:
+            slot.answer_error(RequestError.method_not_found(request.method))
+            return
+        await route(request.method, request.params, slot)
+
+    async def _on_notification(self, notification: Notification) -> None:
+        if notification.method == CANCEL_REQUEST_METHOD and not self._apply_cancel(notification.params):
+            return
+        route = self._routes.notifications.get(notification.method) or self._routes.raw_notification
+        if route is None:
+            log.debug("unhandled notification %s ignored", notification.method)
+            return
+        await route(notification.method, notification.params, self)
+
+    def _apply_cancel(self, params: JsonValue) -> bool:
+        """Update the marker before any handler runs (IN-2). False if malformed (IN-3)."""
+        if not isinstance(params, dict) or "requestId" not in params or not is_request_id(params["requestId"]):
+            log.warning("malformed $/cancel_request params ignored: %.200r", params)
+            return False
+        self._incoming.cancel(params["requestId"])
+        return True
+
+    async def _on_response(self, response: Response) -> None:
+        record = self._pending.take(response.id)
+        if record is None:
+            log.warning("response for unknown request id %r ignored", response.id)
+            return
+        callback = record.settle(response.result, response.error)
+        if callback is not None:
+            await callback()
+
+    def _on_invalid(self, message: Invalid, value: JsonValue) -> None:
+        if isinstance(value, list):
+            reason = "empty batch" if not value else "batches are not supported"
+            self._reply_uncorrelated(RequestError.invalid_request(reason))
+            return
+        log.warning("invalid message (%s)%s", message.reason, "" if message.reply else "; ignored")
+        if message.reply:
+            self._reply_uncorrelated(RequestError.invalid_request(message.reason))
+
+    def _reply_uncorrelated(self, error: RequestError) -> None:
+        try:
+            self.enqueue(error_message(None, error))
+        except OutboxClosed:
+            log.debug("connection closed; error reply dropped")
+
+    async def _close_incoming(self) -> None:
+        """Settle every pending outgoing request with a connection-closed error (idempotent)."""
+        records = self._pending.close()
+        callbacks = [
+            callback
+            for record in records
+            if (callback := record.settle(None, RequestError.connection_closed(record.method)))
+            is not None
+        ]
+        self._incoming_closed.set()
+        if callbacks:
+            with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
+                for callback in callbacks:
+                    await callback()
+
+    async def _run_writer(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        task_status.started()
+        try:
+            async with self._outbox_reader:
+                async for data in self._outbox_reader:
+                    await self._transport.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            log.warning("outgoing transport failed: %r", exc)
+            self._outbox.close()
+            self._reader_scope.cancel()
+        finally:
+            self._writer_done.set()
+
+    async def _shutdown(self) -> None:
+        """Stop reading, settle pending requests, flush queued messages, close."""
+        with anyio.CancelScope(shield=True):
+            self._reader_scope.cancel()
+            await self._close_incoming()
+            self._outbox.close()
+            with anyio.move_on_after(CLOSE_TIMEOUT):
+                await self._writer_done.wait()
+            await self._transport.aclose()
+            self._tg.cancel_scope.cancel()
+
+
+def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:
+    if len(args) == 1:
+        return type(args[0]).__acp_method__, args[0]
+    if len(args) == 2 and isinstance(args[0], RequestMethod):
+        return args[0], args[1]  # pyright: ignore[reportUnknownVariableType]
+    raise TypeError("expected send_request(typed_params) or send_request(METHOD, params)")

@@ -1,0 +1,134 @@
+"""JSON-RPC 2.0 envelopes: classify an incoming JSON value, build outgoing ones.
+
+Pure functions and small records, no I/O. Ids are kept exactly as received
+(``None``, ``int`` or ``str``) and compared by :func:`id_key`, because Python treats
+``1 == True`` and ``hash(1) == hash(True)`` while JSON-RPC does not, and ``5`` is not
+``"5"``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Union
+
+from typing_extensions import TypeGuard
+
+from .errors import RequestError
+from .methods import JsonValue
+
+RequestId = Union[None, int, str]
+"""A JSON-RPC id as received: ``null``, an integer or a string."""
+
+IdKey = tuple[type, Union[None, int, str]]
+"""A dictionary key that matches ids by exact JSON value and type."""
+
+
+def id_key(request_id: RequestId) -> IdKey:
+    """The exact-match key of an id (``1``, ``"1"`` and ``True`` all differ)."""
+    return (type(request_id), request_id)
+
+
+def is_request_id(value: object) -> TypeGuard[RequestId]:
+    """True for a valid JSON-RPC id: ``None``, a non-bool ``int`` or a ``str``."""
+    return value is None or type(value) is int or type(value) is str
+
+
+@dataclass(slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: JsonValue
+
+
+@dataclass(slots=True)
+class Notification:
+    method: str
+    params: JsonValue
+
+
+@dataclass(slots=True)
+class Response:
+    id: RequestId
+    result: JsonValue
+    error: RequestError | None
+
+
+@dataclass(slots=True)
+class Invalid:
+    """A value that is not a valid message. ``reply`` is False when it looked like a
+    response (responses are never answered)."""
+
+    reason: str
+    reply: bool
+
+
+Message = Union[Request, Notification, Response, Invalid]
+
+
+def classify(value: JsonValue) -> Message:
+    """Sort one parsed JSON value into a request, notification, response or invalid."""
+    if not isinstance(value, dict):
+        return Invalid("message is not a JSON object", reply=True)
+    method = value.get("method")
+    if method is not None or "method" in value:
+        return _classify_call(value, method)
+    return _classify_response(value)
+
+
+def _classify_call(value: dict[str, JsonValue], method: JsonValue) -> Message:
+    if value.get("jsonrpc") != "2.0":
+        return Invalid('"jsonrpc" must be "2.0"', reply=True)
+    if not isinstance(method, str):
+        return Invalid('"method" must be a string', reply=True)
+    if "result" in value or "error" in value:
+        return Invalid('a call must not carry "result" or "error"', reply=True)
+    params = value.get("params")
+    if params is not None and not isinstance(params, (dict, list)):
+        return Invalid('"params" must be an object or an array', reply=True)
+    if "id" not in value:
+        return Notification(method, params)
+    request_id = value["id"]
+    if not is_request_id(request_id):
+        return Invalid('"id" must be a string, an integer or null', reply=True)
+    return Request(request_id, method, params)
+
+
+def _classify_response(value: dict[str, JsonValue]) -> Message:
+    has_result = "result" in value
+    has_error = "error" in value
+    if "id" not in value or has_result == has_error or value.get("jsonrpc") != "2.0":
+        return Invalid("malformed response", reply=not (has_result or has_error))
+    request_id = value["id"]
+    if not is_request_id(request_id):
+        return Invalid("malformed response id", reply=False)
+    if has_error:
+        return Response(request_id, None, RequestError.from_wire(value["error"]))
+    return Response(request_id, value["result"], None)
+
+
+def encode(message: dict[str, JsonValue]) -> bytes:
+    """Compact UTF-8 JSON text of one message (no framing)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def request_message(request_id: RequestId, method: str, params: JsonValue) -> dict[str, JsonValue]:
+    message: dict[str, JsonValue] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification_message(method: str, params: JsonValue) -> dict[str, JsonValue]:
+    message: dict[str, JsonValue] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def result_message(request_id: RequestId, result: JsonValue) -> dict[str, JsonValue]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_message(request_id: RequestId, error: RequestError) -> dict[str, JsonValue]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}

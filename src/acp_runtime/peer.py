@@ -1,0 +1,29 @@
+"""Peers: *how* a message reaches the other side of a connection.
+
+A connection talks to its counterpart directly. A proxy may address a message to a
+peer behind an envelope instead; the :class:`Peer` that sent a request is remembered by
+its :class:`~acp_runtime.SentRequest`, so a later ``$/cancel_request`` travels the same
+way as the request it cancels (OUT-2).
+"""
+
+from __future__ import annotations
+
+from .methods import JsonValue
+
+
+class Peer:
+    """The counterpart, addressed directly. Subclass and override :meth:`wrap` to route
+    through an envelope (for example a proxy's successor)."""
+
+    name = "counterpart"
+
+    def wrap(self, method: str, params: JsonValue) -> tuple[str, JsonValue]:
+        """The method and params that go on the wire for ``method(params)``."""
+        return method, params
+
+    def __repr__(self) -> str:
+        return f"<Peer {self.name}>"
+
+
+COUNTERPART = Peer()
+"""The default peer: the other end of the connection, no wrapping."""

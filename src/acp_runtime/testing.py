@@ -1,0 +1,80 @@
+"""Test helpers: drive a connection with raw JSON and record what it writes.
+
+:class:`WirePeer` plays the far end of an in-memory pair, so a test can send exact
+bytes (including malformed ones) and assert the exact messages the connection sends
+back, in order::
+
+    async with wire_connection(builder) as (cx, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 0, "method": "x"})
+        assert (await peer.receive())["id"] == 0
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from .builder import ConnectionBuilder
+from .connection import Connection
+from .memory import MemoryTransport, memory_pair
+from .methods import JsonValue
+
+BARRIER_METHOD = "_acp_runtime_test/barrier"
+
+
+class WirePeer:
+    """Raw JSON end of a memory pair. Every message received is kept in :attr:`log`."""
+
+    def __init__(self, transport: MemoryTransport) -> None:
+        self._transport = transport
+        self._barrier_ids = itertools.count()
+        self.log: list[Any] = []
+        """Every message received from the connection, in order (barrier replies excluded)."""
+
+    async def send(self, message: JsonValue | bytes) -> None:
+        """Send a JSON value, or raw bytes exactly as given."""
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        await self._transport.send(data)
+
+    async def receive(self) -> Any:
+        """The next message the connection sent (waits up to 5 s)."""
+        with anyio.fail_after(5):
+            data = await self._transport.receive()
+        message = json.loads(data)
+        self.log.append(message)
+        return message
+
+    async def receive_nothing_until_barrier(self) -> None:
+        """Assert the connection sends nothing before answering a barrier."""
+        extra = await self.barrier()
+        assert not extra, f"unexpected messages before the barrier: {extra}"
+
+    async def barrier(self) -> list[Any]:
+        """Round-trip a request: when its answer arrives, every message sent before it
+        has been dispatched. Returns the messages received meanwhile."""
+        barrier_id = f"barrier-{next(self._barrier_ids)}"
+        await self.send({"jsonrpc": "2.0", "id": barrier_id, "method": BARRIER_METHOD})
+        before: list[Any] = []
+        while True:
+            message = await self.receive()
+            if isinstance(message, dict) and message.get("id") == barrier_id and "method" not in message:
+                self.log.pop()
+                return before
+            before.append(message)
+
+    def close(self) -> None:
+        """End the peer's side: the connection reads EOF."""
+        self._transport.close_send()
+
+
+@asynccontextmanager
+async def wire_connection(builder: ConnectionBuilder) -> AsyncIterator[tuple[Connection, WirePeer]]:
+    """A connection built by ``builder`` whose counterpart is a :class:`WirePeer`."""
+    ours, theirs = memory_pair()
+    async with builder.connect(ours) as connection:
+        yield connection, WirePeer(theirs)
