@@ -1,0 +1,199 @@
+"""Source -> source fixes over dcg's output (AST-located, applied as text edits).
+
+* one shared ``AcpModel`` base carries the config (extra fields kept, names and aliases
+  both accepted, camelCase out) instead of a ``model_config`` per class;
+* ``alias=`` becomes ``validation_alias=`` + ``serialization_alias=`` so that type checkers
+  (pydantic's ``dataclass_transform``, no plugin) see snake_case constructor keywords;
+* dict-literal defaults of model fields become ``default_factory`` (type-correct);
+* ``float`` becomes ``int | float`` so ``1`` round-trips as ``1``, not ``1.0``;
+* open unions are tried left to right (known tags first) and their catch-all refuses
+  known tags, so a malformed known variant is an error instead of silently "other".
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from .preprocess import OpenUnion
+
+_MODEL_CONFIG = re.compile(
+    r"\n    model_config = ConfigDict\(\n        extra=\"allow\",\n        populate_by_name=True,\n    \)\n"
+)
+_ALIAS = re.compile(r'(?<![_\w])alias="([^"]+)"')
+
+PRELUDE = '''
+
+class AcpModel(BaseModel):
+    """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+
+def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
+    """Validator for a catch-all variant's tag: a known tag must match its own variant."""
+
+    def check(value: str) -> str:
+        if value in known:
+            raise ValueError(f"known tag {value!r} did not match its variant's schema")
+        return value
+
+    return check
+'''
+
+
+@dataclass(frozen=True)
+class _Edit:
+    start: int
+    end: int
+    text: str
+
+
+class PostprocessError(Exception):
+    """dcg produced something the post-processing does not recognise."""
+
+
+def _offsets(source: str) -> list[int]:
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _apply(source: str, edits: list[_Edit]) -> str:
+    for e in sorted(edits, key=lambda e: e.start, reverse=True):
+        source = source[: e.start] + e.text + source[e.end :]
+    return source
+
+
+def _span(node: ast.AST, starts: list[int]) -> tuple[int, int]:
+    return (
+        starts[node.lineno - 1] + node.col_offset,  # type: ignore[attr-defined]
+        starts[node.end_lineno - 1] + node.end_col_offset,  # type: ignore[attr-defined]
+    )
+
+
+def _core_type(annotation: ast.expr) -> ast.expr:
+    """``Annotated[X, ...]`` -> ``X``."""
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name):
+        if annotation.value.id == "Annotated" and isinstance(annotation.slice, ast.Tuple):
+            return annotation.slice.elts[0]
+    return annotation
+
+
+def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[str]) -> str:
+    tree = ast.parse(source)
+    starts = _offsets(source)
+    seg = lambda n: ast.get_source_segment(source, n) or ""  # noqa: E731
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    guards = {u.other: u for u in open_unions}
+    unguarded = set(guards)
+    edits: list[_Edit] = [_Edit(*_span(n, starts), "int | float") for n in _lone_floats(tree)]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            guard = guards.get(re.sub(r"\d+$", "", node.name))
+            for stmt in node.body:
+                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                    continue
+                if isinstance(stmt.value, (ast.Dict, ast.List)) and stmt.value is not None:
+                    core = seg(_core_type(stmt.annotation))
+                    if core in classes:
+                        factory = f"lambda: {core}.model_validate({seg(stmt.value)})"
+                    elif isinstance(stmt.value, ast.Dict) and not stmt.value.keys and core.startswith("dict["):
+                        factory = f"lambda: {core}()"  # typed empty dict (a bare ``dict`` is partially unknown)
+                    elif isinstance(stmt.value, ast.List) and not stmt.value.elts and core.startswith("list["):
+                        factory = f"lambda: {core}()"
+                    else:
+                        raise PostprocessError(f"unhandled default in {node.name}.{stmt.target.id}")
+                    s, e = _span(stmt.value, starts)
+                    edits.append(_Edit(s, e, f"Field(default_factory={factory})"))
+                if guard is not None and _wire_name(stmt, seg) == guard.tag:
+                    known = ", ".join(f'"{k}"' for k in guard.known)
+                    s, e = _span(stmt.annotation, starts)
+                    core = seg(_core_type(stmt.annotation))
+                    edits.append(
+                        _Edit(s, e, f"Annotated[{core}, AfterValidator(_unknown_tag(frozenset({{{known}}})))]")
+                    )
+                    unguarded.discard(guard.other)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in ordered and isinstance(node.value, ast.Call):
+                value = node.value.args[1]
+                s, e = _span(value, starts)
+                edits.append(_Edit(s, e, f'Annotated[{seg(value)}, Field(union_mode="left_to_right")]'))
+                ordered.discard(target.id)
+    if unguarded:
+        raise PostprocessError(f"catch-all tag field not found in {sorted(unguarded)}")
+    return _apply(source, edits)
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    return [node]
+
+
+def _lone_floats(tree: ast.Module) -> list[ast.Name]:
+    """``float`` names in annotations and type aliases whose union has no ``int`` beside them."""
+    roots: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "TypeAliasType":
+            roots.append(node.args[1])
+    found: list[ast.Name] = []
+
+    def visit(node: ast.expr) -> None:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            members = _union_members(node)
+            has_int = any(isinstance(m, ast.Name) and m.id == "int" for m in members)
+            for m in members:
+                if isinstance(m, ast.Name) and m.id == "float":
+                    if not has_int:
+                        found.append(m)
+                else:
+                    visit(m)
+        elif isinstance(node, ast.Name) and node.id == "float":
+            found.append(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    visit(child)
+
+    for root in roots:
+        visit(root)
+    return found
+
+
+def _wire_name(stmt: ast.AnnAssign, seg: object) -> str:
+    """The JSON name of a field: its alias if any, else its Python name."""
+    assert isinstance(stmt.target, ast.Name)
+    for node in ast.walk(stmt.annotation):
+        if isinstance(node, ast.keyword) and node.arg == "alias" and isinstance(node.value, ast.Constant):
+            return str(node.value.value)
+    return stmt.target.id
+
+
+def postprocess(source: str, header: str, open_unions: list[OpenUnion], ordered_unions: list[str]) -> str:
+    """Turn dcg's module into the committed ``models.py``."""
+    source = _structural_edits(source, open_unions, set(ordered_unions))
+    source, n_cfg = _MODEL_CONFIG.subn("\n", source)
+    source = source.replace("(BaseModel):", "(AcpModel):")
+    if "model_config = " in source:
+        raise PostprocessError("a model_config differs from the expected dcg output")
+    source = _ALIAS.sub(r'validation_alias="\1", serialization_alias="\1"', source)
+    source = source.replace("validate_default=True", "").replace(", )", ")").replace(", ,", ",")
+    body = source.split("\n\n", 1)[1]  # drop dcg's own header comment
+    body = body.replace(
+        "from pydantic import BaseModel, ConfigDict, Field",
+        "from pydantic import AfterValidator, BaseModel, ConfigDict, Field",
+    )
+    body = body.replace("from typing import ", "from typing import Callable, ", 1)
+    imports_end = body.index("\n\n\n")
+    return header + body[:imports_end] + PRELUDE + body[imports_end:]

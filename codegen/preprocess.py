@@ -1,0 +1,191 @@
+"""Schema -> schema rewrites that make datamodel-code-generator emit good Python.
+
+* drop the JSON-RPC envelopes (the method table replaces them) and all ``title``s;
+* name every tagged union variant ``<Tag><Union>`` (``TextContentBlock``,
+  ``AgentMessageChunkSessionUpdate``) and a catch-all ``Other<Union>``, as the Rust SDK does,
+  so names are stable across releases instead of dcg's numbered collisions;
+* split an open union (tagged variants + untagged defaults + catch-all) into a natively
+  discriminated ``<Union>Known`` tried first, then the defaults, then the catch-all; the
+  catch-all later gets a guard rejecting known tags (what the schema's ``not`` says).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .method_table import envelope_defs
+
+_EXT_DEFS = ("ExtRequest", "ExtResponse", "ExtNotification")
+_DATA_KEYS = frozenset({"default", "const", "enum", "examples"})  # JSON values, not schemas
+
+
+@dataclass
+class OpenUnion:
+    """A union whose catch-all must refuse the known tags."""
+
+    union: str
+    tag: str
+    known: tuple[str, ...]
+    other: str
+
+
+@dataclass
+class Prepared:
+    """The rewritten schema plus what the post-processing needs to know."""
+
+    schema: dict[str, Any]
+    open_unions: list[OpenUnion] = field(default_factory=list)
+    ordered_unions: list[str] = field(default_factory=list)  # aliases that need left_to_right
+
+
+def pascal(value: str) -> str:
+    """``agent_message_chunk`` / ``resource-link`` / ``_zed`` -> ``AgentMessageChunk``."""
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", value) if part)
+
+
+def _tag_of(variant: dict[str, Any]) -> tuple[str, str] | None:
+    """``(tag property, value)`` if ``variant`` is an object pinned by one required const."""
+    props = variant.get("properties")
+    if not isinstance(props, dict):
+        return None
+    consts = [(k, v["const"]) for k, v in props.items() if isinstance(v, dict) and "const" in v]
+    if len(consts) != 1 or consts[0][0] not in variant.get("required", []):
+        return None
+    return consts[0][0], str(consts[0][1])
+
+
+def _is_catch_all(variant: dict[str, Any]) -> bool:
+    return variant.get("title") in ("other", "Other") and variant.get("type") == "object"
+
+
+def _bare_ref(variant: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"title": "stdio", "allOf": [{"$ref": X}]}`` -> ``{"$ref": X}``."""
+    all_of = variant.get("allOf")
+    rest = set(variant) - {"title", "description", "allOf"}
+    if not rest and isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"}:
+        return {"$ref": all_of[0]["$ref"]}
+    return None
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "Variant"
+    taken.add(name)
+    return name
+
+
+def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None:
+    """Move an object's shared properties into each variant of its union.
+
+    ``{properties: P, anyOf: [A, B]}`` becomes ``{anyOf: [A+P, B+P]}`` so that every
+    variant is one complete class instead of dcg's cross product that loses the tag.
+    Titled untagged variants (``Session``, ``Request``) are named ``<Title><Def>``.
+    """
+    shared = d.pop("properties", None)
+    required = d.pop("required", [])
+    if not isinstance(shared, dict):
+        return
+    d.pop("type", None)
+    merged = []
+    for v in d[key]:
+        ref = _bare_ref(v)
+        title = v.get("title")
+        if ref is not None:
+            v = {"allOf": [ref]}
+        v = dict(v)
+        v["type"] = "object"
+        v["properties"] = {**v.get("properties", {}), **shared}
+        v["required"] = [*v.get("required", []), *(r for r in required if r not in v.get("required", []))]
+        if isinstance(title, str) and _tag_of(v) is None and title not in ("other", "Other"):
+            v["x-acp-name"] = _unique(pascal(title) + name, taken)
+        merged.append(v)
+    d[key] = merged
+
+
+def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prepared) -> None:
+    key = "oneOf" if "oneOf" in d else "anyOf"
+    if "properties" in d:
+        _distribute(name, d, key, set(defs))
+    variants: list[dict[str, Any]] = d[key]
+    tags = [_tag_of(v) for v in variants]
+    tag_names = {t[0] for t in tags if t}
+    if len(tag_names) != 1:
+        # not a tagged union: only unwrap titled allOf variants
+        d[key] = [_bare_ref(v) or v for v in variants]
+        return
+    tag = next(iter(tag_names))
+    taken = set(defs)
+    tagged, defaults, catch_all = [], [], None
+    for v, t in zip(variants, tags):
+        if t:
+            v = dict(v, title=_unique(pascal(t[1]) + name, taken))
+            tagged.append(v)
+        elif _is_catch_all(v):
+            catch_all = v
+        else:
+            defaults.append(_bare_ref(v) or v)
+    if catch_all is None and not defaults:
+        d.pop("anyOf", None)
+        d["oneOf"] = tagged
+        if len(tagged) > 1:
+            d["discriminator"] = {"propertyName": tag}
+        return
+    members: list[dict[str, Any]] = []
+    if len(tagged) > 1:
+        known = _unique(name + "Known", taken)
+        defs[known] = {"oneOf": tagged, "discriminator": {"propertyName": tag}}
+        members.append({"$ref": f"#/$defs/{known}"})
+    else:
+        members.extend(tagged)
+    members.extend(defaults)
+    if catch_all is not None:
+        other = _unique("Other" + name, taken)
+        body = {k: v for k, v in catch_all.items() if k not in ("title", "not", "anyOf", "unevaluatedProperties")}
+        body.setdefault("additionalProperties", True)
+        defs[other] = body
+        members.append({"$ref": f"#/$defs/{other}"})
+        known_tags = tuple(sorted(t[1] for t in tags if t))
+        out.open_unions.append(OpenUnion(name, tag, known_tags, other))
+    d.pop("oneOf", None)
+    d.pop("discriminator", None)
+    d["anyOf"] = members
+    out.ordered_unions.append(name)
+
+
+def preprocess(raw: dict[str, Any]) -> Prepared:
+    """Rewrite a raw ACP schema (left untouched) into the generator's input."""
+    schema = copy.deepcopy(raw)
+    defs: dict[str, Any] = schema["$defs"]
+    for env in envelope_defs(schema) | set(_EXT_DEFS):
+        defs.pop(env, None)
+    out = Prepared({"$schema": schema.get("$schema"), "$defs": defs})
+    for name in list(defs):
+        d = defs[name]
+        if isinstance(d, dict) and ("oneOf" in d or "anyOf" in d):
+            _rewrite_union(name, d, defs, out)
+    # titles: keep only the ones we assigned to tagged variants
+    for name in list(defs):
+        defs[name] = _retitle(defs[name])
+    out.schema = {"$schema": schema.get("$schema"), "$defs": defs}
+    return out
+
+
+def _retitle(node: Any) -> Any:
+    """Drop every schema title except the variant names assigned above."""
+    if isinstance(node, dict):
+        keep = isinstance(node.get("title"), str) and _tag_of(node) is not None
+        if "x-acp-name" in node:
+            assigned = node["x-acp-name"]
+            node = {k: v for k, v in node.items() if k not in ("x-acp-name", "title")}
+            node["title"], keep = assigned, True
+        return {
+            k: v if k in _DATA_KEYS else _retitle(v)
+            for k, v in node.items()
+            if not (k == "title" and isinstance(v, str) and not keep)
+        }
+    if isinstance(node, list):
+        return [_retitle(v) for v in node]
+    return node
