@@ -17,27 +17,25 @@ from pathlib import Path
 from distributions.catalog import load_catalog
 from distributions.resolve import Resolved, resolve_all
 from distributions.staging import StagingError, stage
-from distributions.versions import VersionSourceError
+from distributions.versions import SCHEMA_LOCK, VersionSourceError
+
+
+class BuildError(Exception):
+    """The build backend failed; carries its output."""
 
 
 def build_one(resolved: Resolved, out: Path, scratch: Path) -> list[Path]:
     """Stage and build one distribution; return the new artifacts in ``out``."""
     root = stage(resolved, scratch)
     before = set(out.iterdir()) if out.exists() else set[Path]()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--quiet",
-            "--no-isolation",
-            "--outdir",
-            str(out),
-            str(root),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
+    build = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
+    if build.returncode != 0:
+        raise BuildError(f"building {resolved.dist.name} failed:\n{build.stdout}{build.stderr}")
     return sorted(set(out.iterdir()) - before)
 
 
@@ -48,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only", action="append", metavar="KEY", help="build only this catalog entry (repeatable)"
+    )
+    parser.add_argument(
+        "--lock", type=Path, default=SCHEMA_LOCK, help="codegen lock to read schema releases from"
     )
     parser.add_argument(
         "--list",
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown distribution(s): {', '.join(sorted(unknown))}")
     try:
-        selected = resolve_all(dists, args.only or ())
+        selected = resolve_all(dists, args.only or (), lock=args.lock)
     except VersionSourceError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in selected:
             try:
                 artifacts = build_one(r, args.out, Path(scratch))
-            except StagingError as error:
+            except (StagingError, BuildError) as error:
                 print(f"error: {error}", file=sys.stderr)
                 return 2
             for artifact in artifacts:

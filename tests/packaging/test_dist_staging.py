@@ -81,5 +81,5 @@ def test_a_namespace_init_is_refused(tmp_path: Path) -> None:
 def test_a_package_without_py_typed_is_refused(tmp_path: Path) -> None:
     src = _fake_src(tmp_path)
     (src / "acp_generated/v1/py.typed").unlink()
-    with pytest.raises(StagingError, match="no py.typed"):
+    with pytest.raises(StagingError, match=r"no py\.typed"):
         stage(_resolved(GENERATED), tmp_path / "out", src)
