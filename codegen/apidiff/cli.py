@@ -21,15 +21,24 @@ by relative path (e.g. schema/cache/2.0.0 and schema/cache/2.4.0).
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m codegen diff", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen diff",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("old", type=Path, help="old schema file or directory")
     parser.add_argument("new", type=Path, help="new schema file or directory")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    parser.add_argument("--verbose", action="store_true",
-                        help="list every description/annotation change instead of folding them")
-    parser.add_argument("--fail-on", choices=("major", "minor", "patch"),
-                        help="exit 1 when the suggested bump is at least this large (for CI)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every description/annotation change instead of folding them",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("major", "minor", "patch"),
+        help="exit 1 when the suggested bump is at least this large (for CI)",
+    )
     return parser
 
 

@@ -24,7 +24,9 @@ def schema_files(root: Path) -> dict[str, Path]:
         return {root.name: root}
     if not root.is_dir():
         raise InputError(f"{root}: no such file or directory")
-    found = {p.relative_to(root).as_posix(): p for p in sorted(root.rglob(SCHEMA_GLOB)) if p.is_file()}
+    found = {
+        p.relative_to(root).as_posix(): p for p in sorted(root.rglob(SCHEMA_GLOB)) if p.is_file()
+    }
     if not found:
         raise InputError(f"{root}: no {SCHEMA_GLOB} files inside")
     return found
@@ -58,7 +60,12 @@ def diff_paths(old: Path, new: Path) -> DiffReport:
     report = DiffReport(only_old=only_old, only_new=only_new)
     for label, (old_file, new_file) in pairs.items():
         report.schemas.append(
-            diff_schemas(load_schema(old_file), load_schema(new_file), label=label,
-                         old_path=str(old_file), new_path=str(new_file))
+            diff_schemas(
+                load_schema(old_file),
+                load_schema(new_file),
+                label=label,
+                old_path=str(old_file),
+                new_path=str(new_file),
+            )
         )
     return report

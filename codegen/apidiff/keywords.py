@@ -23,10 +23,21 @@ def arr(value: object) -> list[Any] | None:
     """``value`` as a JSON array, or None when it is something else."""
     return cast("list[Any]", value) if isinstance(value, list) else None  # type: ignore[redundant-cast]
 
+
 DESCRIPTION_KEYS = frozenset({"description"})
 ANNOTATION_KEYS = frozenset(
-    {"title", "default", "examples", "deprecated", "discriminator", "readOnly", "writeOnly",
-     "$comment", "$schema", "$id"}
+    {
+        "title",
+        "default",
+        "examples",
+        "deprecated",
+        "discriminator",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "$schema",
+        "$id",
+    }
 )
 UNION_KEYS = ("anyOf", "oneOf")
 LOWER_BOUNDS = frozenset({"minItems", "minLength", "minimum", "exclusiveMinimum", "minProperties"})

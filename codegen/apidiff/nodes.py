@@ -47,9 +47,24 @@ from .variants import CATCH_ALL, Variant, is_open, keyed_variants
 from .wire import WireForms
 
 _HANDLED = frozenset(
-    {"type", "format", "const", "enum", "$ref", "properties", "required", "items",
-     "additionalProperties", "allOf", *UNION_KEYS, *LOWER_BOUNDS, *UPPER_BOUNDS,
-     *EXACT_CONSTRAINTS, *SKIPPED_KEYS, *DESCRIPTION_KEYS}
+    {
+        "type",
+        "format",
+        "const",
+        "enum",
+        "$ref",
+        "properties",
+        "required",
+        "items",
+        "additionalProperties",
+        "allOf",
+        *UNION_KEYS,
+        *LOWER_BOUNDS,
+        *UPPER_BOUNDS,
+        *EXACT_CONSTRAINTS,
+        *SKIPPED_KEYS,
+        *DESCRIPTION_KEYS,
+    }
 )
 
 
@@ -69,7 +84,9 @@ class NodeDiffer:
     changes: list[Change] = field(default_factory=list[Change])
     url_only_descriptions: int = 0
 
-    def add(self, category: Category, subject: str, action: str, path: str, detail: str = "") -> None:
+    def add(
+        self, category: Category, subject: str, action: str, path: str, detail: str = ""
+    ) -> None:
         self.changes.append(Change(category, subject, action, path, detail))
 
     # -- entry point -------------------------------------------------------
@@ -78,8 +95,9 @@ class NodeDiffer:
         old_node, new_node = obj(old), obj(new)
         if old_node is None or new_node is None:
             if old != new:  # boolean schemas
-                self.add(Category.WIRE_BREAKING, "type", "changed", path,
-                         f"{short(old)} -> {short(new)}")
+                self.add(
+                    Category.WIRE_BREAKING, "type", "changed", path, f"{short(old)} -> {short(new)}"
+                )
             return
         o, n = unwrap(old_node), unwrap(new_node)
         self._descriptions(o, n, path)
@@ -151,16 +169,28 @@ class NodeDiffer:
     def _types(self, o: JsonObject, n: JsonObject, path: str) -> None:
         before, after = type_set(o), type_set(n)
         if before and after and not before & after:
-            self.add(Category.WIRE_BREAKING, "type", "changed", path,
-                     f"type {'|'.join(sorted(before))} -> {'|'.join(sorted(after))}")
+            self.add(
+                Category.WIRE_BREAKING,
+                "type",
+                "changed",
+                path,
+                f"type {'|'.join(sorted(before))} -> {'|'.join(sorted(after))}",
+            )
         elif before and after and before != after:
             for added in sorted(after - before):
                 self.add(Category.WIRE_ADDITIVE, "type", "added", path, f"now also accepts {added}")
             for removed in sorted(before - after):
-                self.add(Category.WIRE_BREAKING, "type", "removed", path, f"no longer accepts {removed}")
+                self.add(
+                    Category.WIRE_BREAKING, "type", "removed", path, f"no longer accepts {removed}"
+                )
         elif bool(before) != bool(after):
-            self.add(Category.WIRE_BREAKING, "type", "changed", path,
-                     f"type {sorted(before) or 'any'} -> {sorted(after) or 'any'}")
+            self.add(
+                Category.WIRE_BREAKING,
+                "type",
+                "changed",
+                path,
+                f"type {sorted(before) or 'any'} -> {sorted(after) or 'any'}",
+            )
         before_format, after_format = o.get("format"), n.get("format")
         if before_format != after_format:
             detail = f"format {before_format} -> {after_format}"
@@ -171,8 +201,13 @@ class NodeDiffer:
 
     def _values(self, o: JsonObject, n: JsonObject, path: str) -> None:
         if o.get("const") != n.get("const") or ("const" in o) != ("const" in n):
-            self.add(Category.WIRE_BREAKING, "type", "changed", path,
-                     f"const {short(o.get('const'))} -> {short(n.get('const'))}")
+            self.add(
+                Category.WIRE_BREAKING,
+                "type",
+                "changed",
+                path,
+                f"const {short(o.get('const'))} -> {short(n.get('const'))}",
+            )
         old_values, new_values = arr(o.get("enum")), arr(n.get("enum"))
         if old_values is None and new_values is None:
             return
@@ -229,8 +264,13 @@ class NodeDiffer:
             if name in new_required and name not in old_required:
                 self.add(Category.WIRE_BREAKING, "field", "now-required", sub)
             elif name in old_required and name not in new_required:
-                self.add(Category.WIRE_BREAKING, "field", "now-optional", sub,
-                         "readers can no longer rely on it")
+                self.add(
+                    Category.WIRE_BREAKING,
+                    "field",
+                    "now-optional",
+                    sub,
+                    "readers can no longer rely on it",
+                )
             self.diff(before[name], after[name], sub)
 
     def _additional(self, o: JsonObject, n: JsonObject, path: str) -> None:
@@ -241,10 +281,17 @@ class NodeDiffer:
         if isinstance(before, dict) and isinstance(after, dict):
             self.diff(before, after, f"{path}{{*}}")
         elif after is True:
-            self.add(Category.WIRE_ADDITIVE, "constraint", "loosened", path, "extra keys now allowed")
+            self.add(
+                Category.WIRE_ADDITIVE, "constraint", "loosened", path, "extra keys now allowed"
+            )
         else:
-            self.add(Category.WIRE_BREAKING, "constraint", "tightened", path,
-                     f"additionalProperties: {short(before)} -> {short(after)}")
+            self.add(
+                Category.WIRE_BREAKING,
+                "constraint",
+                "tightened",
+                path,
+                f"additionalProperties: {short(before)} -> {short(after)}",
+            )
 
     def _bases(self, o: JsonObject, n: JsonObject, path: str) -> tuple[JsonObject, JsonObject]:
         """When the ``allOf`` bases differ, compare fields with the bases' fields merged in.
@@ -259,11 +306,21 @@ class NodeDiffer:
             return o, n
         same = self.old_wire.same(o, self.new_wire, n)
         for name in sorted(after - before):
-            self.add(Category.PYTHON_API, "type", "changed", path,
-                     f"now built on {name}" + (" (same wire shape)" if same else ""))
+            self.add(
+                Category.PYTHON_API,
+                "type",
+                "changed",
+                path,
+                f"now built on {name}" + (" (same wire shape)" if same else ""),
+            )
         for name in sorted(before - after):
-            self.add(Category.PYTHON_API, "type", "changed", path,
-                     f"no longer built on {name}" + (" (same wire shape)" if same else ""))
+            self.add(
+                Category.PYTHON_API,
+                "type",
+                "changed",
+                path,
+                f"no longer built on {name}" + (" (same wire shape)" if same else ""),
+            )
         return _merge_bases(o, self.old_wire.defs), _merge_bases(n, self.new_wire.defs)
 
     def _all_of(self, o: JsonObject, n: JsonObject, path: str) -> None:
@@ -273,10 +330,14 @@ class NodeDiffer:
             if key in before:
                 self.diff(before[key], node, path)
             else:
-                self.add(Category.WIRE_BREAKING, "type", "changed", path, f"now also requires {key}")
-        for key, node in before.items():
+                self.add(
+                    Category.WIRE_BREAKING, "type", "changed", path, f"now also requires {key}"
+                )
+        for key in before:
             if key not in after:
-                self.add(Category.WIRE_BREAKING, "type", "changed", path, f"no longer requires {key}")
+                self.add(
+                    Category.WIRE_BREAKING, "type", "changed", path, f"no longer requires {key}"
+                )
 
     # -- unions --------------------------------------------------------------
 
@@ -285,15 +346,26 @@ class NodeDiffer:
         if old_members is None and new_members is None:
             return
         if old_members is None or new_members is None:
-            self.add(Category.WIRE_BREAKING, "union", "changed", path,
-                     "became a union" if old_members is None else "no longer a union")
+            self.add(
+                Category.WIRE_BREAKING,
+                "union",
+                "changed",
+                path,
+                "became a union" if old_members is None else "no longer a union",
+            )
             return
         before = keyed_variants(old_members, self.renames)
         after = keyed_variants(new_members, {})
         if is_open(before) != is_open(after):
-            self.add(Category.WIRE_BREAKING, "union", "changed", path,
-                     "closed -> open (unknown values now accepted)" if is_open(after)
-                     else "open -> closed (unknown values now rejected)")
+            self.add(
+                Category.WIRE_BREAKING,
+                "union",
+                "changed",
+                path,
+                "closed -> open (unknown values now accepted)"
+                if is_open(after)
+                else "open -> closed (unknown values now rejected)",
+            )
         added = [v for k, v in after.items() if k not in before]
         removed = [v for k, v in before.items() if k not in after]
         swapped = _swapped(removed, added)
@@ -320,12 +392,17 @@ class NodeDiffer:
     def _unknown_keywords(self, o: JsonObject, n: JsonObject, path: str) -> None:
         for key in sorted(k for k in set(o) | set(n) if k not in _HANDLED and not is_annotation(k)):
             if o.get(key) != n.get(key):
-                self.add(Category.WIRE_BREAKING, "constraint", "changed", path,
-                         f"{key}: {short(o.get(key))} -> {short(n.get(key))}")
+                self.add(
+                    Category.WIRE_BREAKING,
+                    "constraint",
+                    "changed",
+                    path,
+                    f"{key}: {short(o.get(key))} -> {short(n.get(key))}",
+                )
 
 
 def _swapped(removed: list[Variant], added: list[Variant]) -> tuple[Variant, Variant] | None:
-    """One untagged branch replaced by another (``str | None`` -> ``Path | None``): a pair to diff."""
+    """One untagged branch swapped for another (``str | None`` -> ``Path | None``): diff the pair."""
     old = [v for v in removed if not v.is_value and "=" not in v.key]
     new = [v for v in added if not v.is_value and "=" not in v.key]
     if len(old) == 1 and len(new) == 1:
@@ -333,7 +410,9 @@ def _swapped(removed: list[Variant], added: list[Variant]) -> tuple[Variant, Var
     return None
 
 
-def _align(o: JsonObject, n: JsonObject, renames: Mapping[str, str]) -> tuple[JsonObject, JsonObject]:
+def _align(
+    o: JsonObject, n: JsonObject, renames: Mapping[str, str]
+) -> tuple[JsonObject, JsonObject]:
     """Rewrite one side so both use the same spelling where the schema allows two.
 
     A union on one side only: the other side becomes a union too, so a field

@@ -61,11 +61,14 @@ def _schema_text(diff: SchemaDiff, verbose: bool) -> list[str]:
     lines = [
         "",
         f"== {diff.label}: {diff.old_path} -> {diff.new_path}",
-        f"   methods {diff.methods_old} -> {diff.methods_new}, defs {diff.defs_old} -> {diff.defs_new}; "
+        f"   methods {diff.methods_old} -> {diff.methods_new}, "
+        f"defs {diff.defs_old} -> {diff.defs_new}; "
         f"{counts or 'no changes'}; bump {diff.bump.value}",
     ]
     if diff.url_only_descriptions:
-        lines.append(f"   ({diff.url_only_descriptions} descriptions differed only in doc URLs: ignored)")
+        lines.append(
+            f"   ({diff.url_only_descriptions} descriptions differed only in doc URLs: ignored)"
+        )
     for category in Category:
         changes = [c for c in diff.changes if c.category is category]
         if not changes:

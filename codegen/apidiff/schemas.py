@@ -9,8 +9,9 @@ from .nodes import NodeDiffer
 from .wire import WireForms
 
 
-def diff_schemas(old: JsonObject, new: JsonObject, *, label: str = "", old_path: str = "",
-                 new_path: str = "") -> SchemaDiff:
+def diff_schemas(
+    old: JsonObject, new: JsonObject, *, label: str = "", old_path: str = "", new_path: str = ""
+) -> SchemaDiff:
     """Compare two parsed ACP JSON schemas."""
     old_defs: JsonObject = old.get("$defs", {})
     new_defs: JsonObject = new.get("$defs", {})
@@ -34,8 +35,9 @@ def diff_schemas(old: JsonObject, new: JsonObject, *, label: str = "", old_path:
     )
 
 
-def _renamed_defs(old: MethodTable, new: MethodTable, old_defs: JsonObject,
-                  new_defs: JsonObject) -> dict[str, str]:
+def _renamed_defs(
+    old: MethodTable, new: MethodTable, old_defs: JsonObject, new_defs: JsonObject
+) -> dict[str, str]:
     """Old def name -> new def name, for params/result types of the same method.
 
     Method identity (``x-method`` + kind + side) is the reliable rename signal;
@@ -48,8 +50,13 @@ def _renamed_defs(old: MethodTable, new: MethodTable, old_defs: JsonObject,
             continue
         pairs = [(before.params, after.params), (before.result, after.result)]
         for old_name, new_name in pairs:
-            if (old_name and new_name and old_name != new_name
-                    and old_name not in new_defs and new_name not in old_defs):
+            if (
+                old_name
+                and new_name
+                and old_name != new_name
+                and old_name not in new_defs
+                and new_name not in old_defs
+            ):
                 renames[old_name] = new_name
     return renames
 
@@ -77,21 +84,35 @@ def _diff_methods(differ: NodeDiffer, old: MethodTable, new: MethodTable) -> Non
     for key in sorted(new.entries):
         if key not in old.entries:
             entry = new.entries[key]
-            differ.add(Category.WIRE_ADDITIVE, "method", "added", _method_path(entry), _signature(entry))
+            differ.add(
+                Category.WIRE_ADDITIVE, "method", "added", _method_path(entry), _signature(entry)
+            )
     for key in sorted(old.entries):
         if key not in new.entries:
             entry = old.entries[key]
-            differ.add(Category.WIRE_BREAKING, "method", "removed", _method_path(entry), _signature(entry))
+            differ.add(
+                Category.WIRE_BREAKING, "method", "removed", _method_path(entry), _signature(entry)
+            )
     for key in sorted(old.entries):
         after = new.entries.get(key)
         before = old.entries[key]
         if after is not None and _signature(before) != _signature(after):
-            differ.add(Category.PYTHON_API, "method", "changed", _method_path(after),
-                       f"{_signature(before)}  =>  {_signature(after)}")
+            differ.add(
+                Category.PYTHON_API,
+                "method",
+                "changed",
+                _method_path(after),
+                f"{_signature(before)}  =>  {_signature(after)}",
+            )
 
 
-def _diff_defs(differ: NodeDiffer, old_defs: JsonObject, new_defs: JsonObject,
-               renames: dict[str, str], envelopes: frozenset[str]) -> None:
+def _diff_defs(
+    differ: NodeDiffer,
+    old_defs: JsonObject,
+    new_defs: JsonObject,
+    renames: dict[str, str],
+    envelopes: frozenset[str],
+) -> None:
     """Diff every def except the envelopes (their content is the method table)."""
     renamed_to = set(renames.values())
     for name in sorted(new_defs):
@@ -105,7 +126,12 @@ def _diff_defs(differ: NodeDiffer, old_defs: JsonObject, new_defs: JsonObject,
             differ.add(Category.PYTHON_API, "def", "renamed", name, f"-> {target}")
             differ.diff(old_defs[name], new_defs[target], target)
         elif name not in new_defs:
-            differ.add(Category.PYTHON_API, "def", "removed", name,
-                       "generated name disappears; wire effect shows where it was referenced")
+            differ.add(
+                Category.PYTHON_API,
+                "def",
+                "removed",
+                name,
+                "generated name disappears; wire effect shows where it was referenced",
+            )
         else:
             differ.diff(old_defs[name], new_defs[name], name)

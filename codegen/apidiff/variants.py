@@ -68,7 +68,9 @@ def _is_catch_all(member: JsonObject, tag: str) -> bool:
     return sub is not None and "string" in type_set(sub) and not _const_of(sub)[0]
 
 
-def variant_key(member: JsonObject, tag: str | None, index: int, renames: Mapping[str, str]) -> Variant:
+def variant_key(
+    member: JsonObject, tag: str | None, index: int, renames: Mapping[str, str]
+) -> Variant:
     """The identity of one branch; ``renames`` maps old def names to new ones."""
     found, value = _const_of(member)
     if found:

@@ -64,7 +64,12 @@ class WireForms:
             node = as_union(node)
         out: JsonObject = {}
         for key, item in node.items():
-            if key in DESCRIPTION_KEYS or key in SKIPPED_KEYS or is_annotation(key) or key == "$ref":
+            if (
+                key in DESCRIPTION_KEYS
+                or key in SKIPPED_KEYS
+                or is_annotation(key)
+                or key == "$ref"
+            ):
                 continue
             as_object, as_list = obj(item), arr(item)
             if key == "properties" and as_object is not None:
@@ -92,7 +97,7 @@ class WireForms:
 
 
 def _flatten_union(form: JsonObject) -> Any:
-    """``{anyOf: [A, {anyOf: [B, C]}]}`` -> ``{anyOf: [A, B, C]}``; a one-branch union -> its branch."""
+    """``{anyOf: [A, {anyOf: [B, C]}]}`` -> ``{anyOf: [A, B, C]}``; one branch -> that branch."""
     members = arr(form.get("anyOf"))
     if members is None:
         return form
