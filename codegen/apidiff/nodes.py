@@ -402,7 +402,7 @@ class NodeDiffer:
 
 
 def _swapped(removed: list[Variant], added: list[Variant]) -> tuple[Variant, Variant] | None:
-    """One untagged branch swapped for another (``str | None`` -> ``Path | None``): diff the pair."""
+    """One untagged branch swapped for another (``str | None`` -> ``Path | None``)."""
     old = [v for v in removed if not v.is_value and "=" not in v.key]
     new = [v for v in added if not v.is_value and "=" not in v.key]
     if len(old) == 1 and len(new) == 1:
