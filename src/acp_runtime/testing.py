@@ -24,7 +24,7 @@ from .connection import Connection
 from .memory import MemoryTransport, memory_pair
 from .methods import JsonValue
 
-BARRIER_METHOD = "_acp_runtime_test/barrier"
+_BARRIER_PREFIX = "acp-test-barrier-"
 
 
 class WirePeer:
@@ -55,14 +55,23 @@ class WirePeer:
         assert not extra, f"unexpected messages before the barrier: {extra}"
 
     async def barrier(self) -> list[Any]:
-        """Round-trip a request: when its answer arrives, every message sent before it
-        has been dispatched. Returns the messages received meanwhile."""
-        barrier_id = f"barrier-{next(self._barrier_ids)}"
-        await self.send({"jsonrpc": "2.0", "id": barrier_id, "method": BARRIER_METHOD})
+        """Round-trip a message: when its answer arrives, every message sent before it has
+        been dispatched. Returns the messages received meanwhile.
+
+        The barrier is a unique non-JSON line: the runtime answers it with -32700 whatever
+        handlers are registered, echoing the line in ``data``.
+        """
+        line = f"{_BARRIER_PREFIX}{next(self._barrier_ids)}"
+        await self.send(line.encode())
+        expected = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "Parse error", "data": {"line": line}},
+        }
         before: list[Any] = []
         while True:
             message = await self.receive()
-            if isinstance(message, dict) and message.get("id") == barrier_id and "method" not in message:
+            if message == expected:
                 self.log.pop()
                 return before
             before.append(message)
