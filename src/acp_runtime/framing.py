@@ -36,7 +36,8 @@ READ_CHUNK_BYTES = 256 * 1024
 """Largest read asked of the byte stream; memory held is at most the limit plus this."""
 
 TOO_LARGE_PREFIX_BYTES = 1024
-"""How much of a skipped line :class:`MessageTooLarge` keeps (ids usually come early)."""
+"""How much of a skipped line :class:`MessageTooLarge` keeps (ids usually come early);
+never more than the limit itself."""
 
 _NEWLINE = 0x0A
 _CR = 0x0D
@@ -61,6 +62,7 @@ class LineReader:
         self.stream = stream
         self.max_line_bytes = max_line_bytes
         self._read_chunk_bytes = read_chunk_bytes
+        self._prefix_bytes = min(TOO_LARGE_PREFIX_BYTES, max_line_bytes)
         self._buffer = bytearray()
         self._scanned = 0  # self._buffer[:self._scanned] is known to hold no newline
         self._skipping: bytes | None = None  # prefix of the over-limit line being skipped
@@ -96,7 +98,7 @@ class LineReader:
                 self._scanned = len(buffer)
                 # +1: a line of exactly the limit may be waiting for its "\n" after a "\r".
                 if len(buffer) > self.max_line_bytes + 1:
-                    self._skipping = bytes(buffer[:TOO_LARGE_PREFIX_BYTES])
+                    self._skipping = bytes(buffer[: self._prefix_bytes])
                     buffer.clear()
                     self._scanned = 0
                     return b""
@@ -107,7 +109,7 @@ class LineReader:
         del buffer[: newline + 1]  # O(1): bytearray drops a prefix by moving its start
         self._scanned = 0
         if end > self.max_line_bytes:
-            raise MessageTooLarge(self.max_line_bytes, line[:TOO_LARGE_PREFIX_BYTES])
+            raise MessageTooLarge(self.max_line_bytes, line[: self._prefix_bytes])
         return line
 
     async def _fill(self) -> None:

@@ -20,7 +20,7 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import IO, Any, Literal, Union
+from typing import IO, Any, Literal
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process, TaskGroup
@@ -28,15 +28,15 @@ from anyio.abc import ByteReceiveStream, Process, TaskGroup
 from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineReader, LineTransport
 from .transport import MessageTooLarge
 
-StderrHandling = Union[Literal["inherit", "discard"], Callable[[bytes], object], int, IO[Any]]
+StderrHandling = Literal["inherit", "discard"] | Callable[[bytes], object] | int | IO[Any]
 """``"inherit"`` (the agent writes to our stderr), ``"discard"``, a callable that gets
 each stderr line (without line ending; blank lines skipped), or a file descriptor /
 file object passed to the child as is."""
 
 STDERR_LINE_LIMIT = 1024 * 1024
-"""Longer stderr lines are cut to their first bytes before reaching the callable."""
+"""Longer stderr lines reach the callable cut to their first KiB."""
 
-Command = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+Command = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 def spawn_agent(
@@ -165,8 +165,9 @@ class AgentProcess:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         if stderr_callback is not None and process.stderr is not None:
-            self._task_group.start_soon(_forward_lines, process.stderr, stderr_callback,
-                                        self._stderr_done)
+            self._task_group.start_soon(
+                _forward_lines, process.stderr, stderr_callback, self._stderr_done
+            )
         else:
             self._stderr_done.set()
         return self
@@ -202,8 +203,8 @@ class AgentProcess:
         await transport.aclose()
         await process.aclose()  # closes the pipes' event-loop transports; already reaped
 
-    async def _exited_within(self, timeout: float, *, drain: bool) -> bool:
-        with anyio.move_on_after(timeout):
+    async def _exited_within(self, seconds: float, *, drain: bool) -> bool:
+        with anyio.move_on_after(seconds):
             async with anyio.create_task_group() as tg:
                 if drain:
                     tg.start_soon(self._discard_incoming)
@@ -219,8 +220,12 @@ class AgentProcess:
                 await self.transport.receive()
             except MessageTooLarge:
                 continue
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
-                    anyio.BusyResourceError):
+            except (
+                anyio.EndOfStream,
+                anyio.ClosedResourceError,
+                anyio.BrokenResourceError,
+                anyio.BusyResourceError,
+            ):
                 return
 
     def _signal(self, *, force: bool) -> None:

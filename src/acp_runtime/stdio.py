@@ -128,6 +128,4 @@ def stdio_transport(*, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Li
     middle of a message. Call once per process.
     """
     sys.stdout.flush()
-    return LineTransport(
-        FdReceiveStream(0), FdSendStream(1), max_message_bytes=max_message_bytes
-    )
+    return LineTransport(FdReceiveStream(0), FdSendStream(1), max_message_bytes=max_message_bytes)

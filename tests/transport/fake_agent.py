@@ -1,0 +1,85 @@
+"""Child processes for the transport tests: ``python fake_agent.py <mode> [args]``.
+
+Modes:
+  echo <backend> <limit>  echo each stdin line back through ``stdio_transport``; a
+                          skipped over-limit line is answered ``{"too_large":<prefix length>}``;
+                          exit 0 at stdin EOF.
+  stderr                  write three stderr lines (one blank), then exit at stdin EOF.
+  env                     print ``{"cwd":..., "value": $ACP_TEST_VALUE}``, exit at stdin EOF.
+  ignore-eof              print ``{"ready":true}``, then never exit by itself.
+  ignore-term             ignore SIGTERM, print ``{"ready":true}``, then never exit by itself.
+  grandchild              start a grandchild that sleeps, print ``{"grandchild":<pid>}``,
+                          then never exit by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import anyio
+
+from acp_runtime.stdio import stdio_transport
+from acp_runtime.transport import MessageTooLarge
+
+
+async def echo(limit: int) -> None:
+    transport = stdio_transport(max_message_bytes=limit)
+    try:
+        while True:
+            try:
+                message = await transport.receive()
+            except MessageTooLarge as exc:
+                message = json.dumps({"too_large": len(exc.prefix)}).encode()
+            except anyio.EndOfStream:
+                return
+            await transport.send(message)
+    finally:
+        await transport.aclose()
+
+
+def say(value: object) -> None:
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+def wait_forever() -> None:
+    threading.Event().wait()
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "echo":
+        anyio.run(echo, int(sys.argv[3]), backend=sys.argv[2])
+    elif mode == "stderr":
+        sys.stderr.write("first line\n\nsecond line\r\n")
+        sys.stderr.flush()
+        sys.stdin.buffer.read()
+    elif mode == "env":
+        say({"cwd": os.getcwd(), "value": os.environ.get("ACP_TEST_VALUE")})
+        sys.stdin.buffer.read()
+    elif mode == "ignore-eof":
+        say({"ready": True})
+        wait_forever()
+    elif mode == "ignore-term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        say({"ready": True})
+        wait_forever()
+    elif mode == "grandchild":
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import threading; threading.Event().wait()"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        say({"grandchild": child.pid})
+        wait_forever()
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main()
