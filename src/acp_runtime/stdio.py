@@ -95,30 +95,41 @@ class FdReceiveStream(_FdStream, ByteReceiveStream):
 
 
 class FdSendStream(_FdStream, ByteSendStream):
-    """Writes a file descriptor, all of each item, looping over partial writes."""
+    """Writes a file descriptor, all of each item, looping over partial writes.
+
+    A send cancelled after part of its item was written leaves the reader with a
+    torn message, so the stream then counts as broken.
+    """
 
     def __init__(self, fd: int, *, close_fd: bool = False) -> None:
         super().__init__(fd, close_fd=close_fd)
         self._guard = anyio.ResourceGuard("writing to")
+        self._torn = False
 
     async def send(self, item: bytes) -> None:
         with self._guard:
             await anyio.lowlevel.checkpoint()
-            with memoryview(item) as view:
-                try:
-                    while view:
-                        self._check_open()
-                        if not self._pollable:
-                            written = await anyio.to_thread.run_sync(os.write, self.fd, view)
-                        else:
-                            try:
-                                written = os.write(self.fd, view)
-                            except BlockingIOError:
-                                await anyio.wait_writable(self.fd)
-                                continue
-                        view = view[written:]
-                except OSError as exc:  # BrokenPipeError when the reader is gone
-                    raise anyio.BrokenResourceError from exc
+            if self._torn:
+                raise anyio.BrokenResourceError("an earlier send was cancelled midway")
+            remaining = memoryview(item)
+            try:
+                while remaining:
+                    self._check_open()
+                    if not self._pollable:
+                        written = await anyio.to_thread.run_sync(os.write, self.fd, remaining)
+                    else:
+                        try:
+                            written = os.write(self.fd, remaining)
+                        except BlockingIOError:
+                            await anyio.wait_writable(self.fd)
+                            continue
+                    remaining = remaining[written:]
+            except OSError as exc:  # BrokenPipeError when the reader is gone
+                raise anyio.BrokenResourceError from exc
+            except BaseException:
+                if 0 < len(remaining) < len(item):
+                    self._torn = True
+                raise
 
 
 def stdio_transport(*, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> LineTransport:

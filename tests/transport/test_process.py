@@ -75,6 +75,21 @@ async def test_send_eof_lets_the_agent_finish_while_output_is_still_read(
             assert await agent.process.wait() == 0
 
 
+@pytest.mark.anyio
+async def test_transport_closed_inside_the_block_still_shuts_down_cleanly(
+    anyio_backend: str,
+) -> None:
+    before = open_fds()
+    with anyio.fail_after(10):
+        async with spawn_agent(fake_agent("echo", anyio_backend, "4096")) as agent:
+            await agent.send(b"{}")
+            assert await agent.receive() == b"{}"
+            await agent.aclose()  # what a connection does when its block ends
+            await agent.aclose()
+    assert agent.returncode == 0
+    assert open_fds() == before
+
+
 @posix_only
 @pytest.mark.anyio
 async def test_agent_that_ignores_stdin_eof_is_terminated_in_bounded_time() -> None:

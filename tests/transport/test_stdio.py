@@ -164,3 +164,35 @@ async def test_stdio_agent_runs_with_regular_files_as_stdin_and_stdout(
         {"too_large": 50},
         {"c": 3},
     ]
+
+
+@pytest.mark.anyio
+async def test_a_send_cancelled_midway_breaks_the_stream(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    sender = FdSendStream(write_fd)
+    with anyio.fail_after(5):
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sender.send, b"x" * (4 * 1024 * 1024))  # more than the pipe holds
+                await (
+                    anyio.wait_all_tasks_blocked()
+                )  # parked in wait_writable after a partial write
+                scope.cancel()
+    assert 0 < len(os.read(read_fd, 8 * 1024 * 1024)) < 4 * 1024 * 1024
+    with pytest.raises(anyio.BrokenResourceError):
+        await sender.send(b"{}\n")
+    await sender.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_send_cancelled_before_writing_leaves_the_stream_usable(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    sender = FdSendStream(write_fd)
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await sender.send(b"never\n")
+    await sender.send(b"{}\n")
+    assert os.read(read_fd, 100) == b"{}\n"
+    await sender.aclose()
