@@ -1,0 +1,227 @@
+"""JSON-RPC hygiene: what bad input gets, and that the connection survives it (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_runtime import ConnectionBuilder, JsonValue, MessageTooLarge, RequestError, Responder
+from acp_runtime.memory import MemoryTransport, memory_pair
+from acp_runtime.testing import WirePeer, wire_connection
+
+from .helpers import ASK, Answer, Ask, error, notification, request, result
+
+pytestmark = pytest.mark.anyio
+
+
+async def echo(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+    return {"method": method, "params": params}
+
+
+def echo_builder() -> ConnectionBuilder:
+    return ConnectionBuilder().on_raw_request(echo)
+
+
+async def assert_alive(peer: WirePeer) -> None:
+    await peer.send(request("alive", "ping"))
+    assert await peer.receive() == result("alive", {"method": "ping", "params": None})
+
+
+async def test_parse_error_gets_32700_with_id_null_and_connection_survives() -> None:
+    async with wire_connection(echo_builder()) as (cx, peer):
+        await peer.send(b'{"method": "test", "id": 1, INVALID}')
+        assert await peer.receive() == error(
+            None, -32700, "Parse error", {"line": '{"method": "test", "id": 1, INVALID}'}
+        )
+        await peer.send(b"\xff\xfe not utf-8")
+        reply = await peer.receive()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await assert_alive(peer)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        17,
+        "text",
+        None,
+        {"jsonrpc": "2.0", "method": 5, "id": 1},
+        {"jsonrpc": "1.0", "method": "x", "id": 1},
+        {"method": "x", "id": 1},
+        {"jsonrpc": "2.0", "method": "x", "id": 1, "params": 3},
+        {"jsonrpc": "2.0", "method": "x", "id": 1.5},
+        {"jsonrpc": "2.0", "method": "x", "id": True},
+        {"jsonrpc": "2.0", "method": "x", "id": {"a": 1}},
+        {"jsonrpc": "2.0", "method": "x", "id": 1, "result": 1},
+        [],
+        [{"jsonrpc": "2.0", "method": "x", "id": 1}],
+    ],
+    ids=[
+        "number", "string", "null", "method-not-string", "wrong-version", "no-version",
+        "scalar-params", "float-id", "bool-id", "object-id", "method-and-result", "empty-batch",
+        "batch",
+    ],
+)
+async def test_invalid_request_gets_32600_with_id_null(message: JsonValue) -> None:
+    async with wire_connection(echo_builder()) as (cx, peer):
+        await peer.send(message)
+        reply = await peer.receive()
+        assert reply["id"] is None
+        assert reply["error"]["code"] == -32600 and reply["error"]["message"] == "Invalid request"
+        await assert_alive(peer)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 99, "result": None, "error": {"code": 1, "message": "m"}},
+        {"jsonrpc": "2.0", "result": 1},
+        {"jsonrpc": "2.0", "id": [1], "error": {"code": 1, "message": "m"}},
+    ],
+    ids=["result-and-error", "no-id", "array-id"],
+)
+async def test_malformed_responses_are_never_answered(message: JsonValue) -> None:
+    async with wire_connection(echo_builder()) as (cx, peer):
+        await peer.send(message)
+        await peer.receive_nothing_until_barrier()
+        await assert_alive(peer)
+
+
+async def test_method_not_found_gets_32601_with_the_method_as_data() -> None:
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        await peer.send(request(1, "unknown/request"))
+        assert await peer.receive() == error(1, -32601, "Method not found", "unknown/request")
+
+
+async def test_invalid_params_get_32602_with_a_summary_of_validation_errors() -> None:
+    async def handle(params: Ask, responder: Responder[Answer]) -> Answer:
+        return Answer(text=params.question)
+
+    async with wire_connection(ConnectionBuilder("agent").on_request(ASK, handle)) as (cx, peer):
+        await peer.send(request(3, "test/ask", {"question": 12}))
+        reply = await peer.receive()
+        assert reply["id"] == 3 and reply["error"]["code"] == -32602
+        assert reply["error"]["message"] == "Invalid params"
+        [item] = reply["error"]["data"]["errors"]
+        assert item["loc"] == ["question"] and item["type"] == "string_type" and item["msg"]
+        await peer.send(request(4, "test/ask"))  # params missing entirely
+        reply = await peer.receive()
+        assert reply["id"] == 4 and reply["error"]["code"] == -32602
+        await peer.send(request(5, "test/ask", {"question": "ok"}))
+        assert await peer.receive() == result(5, {"text": "ok"})
+
+
+async def test_handler_crash_gets_32603_without_traceback_on_the_wire(caplog: pytest.LogCaptureFixture) -> None:
+    async def crash(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+        raise KeyError("secret-detail")
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(crash)) as (cx, peer):
+        with caplog.at_level(logging.ERROR, logger="acp_runtime"):
+            await peer.send(request(1, "x"))
+            reply = await peer.receive()
+        assert reply == error(1, -32603, "Internal error")
+        assert "secret-detail" in caplog.text  # logged locally, with the traceback
+        assert any(record.exc_info for record in caplog.records)
+
+
+async def test_handler_raising_request_error_answers_with_it() -> None:
+    async def refuse(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+        raise RequestError(-32002, "Resource not found", {"uri": "file:///x"})
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(refuse)) as (cx, peer):
+        await peer.send(request(1, "x"))
+        assert await peer.receive() == error(1, -32002, "Resource not found", {"uri": "file:///x"})
+
+
+@pytest.mark.parametrize("request_id", [0, "5", 5, None, "", -1, 2**70], ids=repr)
+async def test_ids_of_any_json_type_are_echoed_exactly(request_id: JsonValue) -> None:
+    async with wire_connection(echo_builder()) as (cx, peer):
+        await peer.send(request(request_id, "m"))
+        reply = await peer.receive()
+        assert "id" in reply and reply["id"] == request_id and type(reply["id"]) is type(request_id)
+
+
+async def test_notifications_never_get_replies_even_when_failing() -> None:
+    async def crash(method: str, params: JsonValue, cx: Any) -> None:
+        raise RuntimeError("boom")
+
+    async def handle(params: Ask, responder: Responder[Answer]) -> None:
+        return None
+
+    builder = ConnectionBuilder().on_raw_notification(crash)
+    builder.on_request(ASK, handle)
+    from .helpers import NOTE, Note
+
+    async def on_note(params: Note, cx: Any) -> None:
+        raise RequestError.internal_error()
+
+    builder.on_notification(NOTE, on_note)
+    async with wire_connection(builder) as (cx, peer):
+        await peer.send(notification("any/thing", {"a": 1}))
+        await peer.send(notification("test/note", {"text": 1}))  # invalid params
+        await peer.send(notification("test/note", {"text": "x"}))  # handler raises
+        await peer.receive_nothing_until_barrier()
+
+
+async def test_responses_with_unknown_ids_are_logged_and_ignored(caplog: pytest.LogCaptureFixture) -> None:
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        sent = cx.send_raw_request("x")
+        await peer.receive()
+        with caplog.at_level(logging.WARNING, logger="acp_runtime"):
+            for unknown in ("never-sent", str(sent.id), 12345, None, True):
+                await peer.send(result(unknown, "stray"))
+            await peer.send(error(None, -32700, "Parse error"))
+            await peer.receive_nothing_until_barrier()
+        assert caplog.text.count("unknown request id") == 5
+        assert "malformed response id" in caplog.text  # ``true`` is not an id at all
+        assert cx.pending_request_count == 1
+        await peer.send(result(sent.id, "real"))
+        with anyio.fail_after(5):
+            assert await sent == "real"
+        await peer.send(result(sent.id, "duplicate"))  # second answer: unknown now
+        await peer.receive_nothing_until_barrier()
+
+
+class _TooLargeOnMarker:
+    """A transport that reports ``MessageTooLarge`` for messages starting with ``HUGE``,
+    the way a framing transport does after skipping an over-limit line."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self._inner = inner
+
+    async def receive(self) -> bytes:
+        data = await self._inner.receive()
+        if data.startswith(b"HUGE"):
+            raise MessageTooLarge(1024, data[:16])
+        return data
+
+    async def send(self, message: bytes) -> None:
+        await self._inner.send(message)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_message_too_large_gets_a_clear_error_with_id_null_and_reading_continues() -> None:
+    ours, theirs = memory_pair()
+    async with echo_builder().connect(_TooLargeOnMarker(ours)) as cx:
+        peer = WirePeer(theirs)
+        await peer.send(b'HUGE{"jsonrpc":"2.0","id":1,"method":"x","params":"...')
+        assert await peer.receive() == error(
+            None, -32600, "Invalid request", {"reason": "message_too_large", "limit": 1024}
+        )
+        await assert_alive(peer)
+        assert not cx.is_incoming_closed
+
+
+async def test_result_that_is_not_json_serializable_becomes_32603() -> None:
+    async def bad(method: str, params: JsonValue, responder: Responder[JsonValue]) -> Any:
+        return {"set": {1, 2}} if method == "x" else await echo(method, params, responder)
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(bad)) as (cx, peer):
+        await peer.send(request(1, "x"))
+        assert await peer.receive() == error(1, -32603, "Internal error")
+        await assert_alive(peer)
