@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if OPT_IN in p.read_text(encoding="utf-8"))
 
 # Pages of this site whose point is their examples: they must stay opted in.
-MUST_RUN = {"agents.md", "clients.md"}
+MUST_RUN = {"agents.md", "clients.md", "handlers.md", "ordering.md"}
 
 HANG_LIMIT_S = 60  # a hung example aborts the run with every thread's traceback
 
