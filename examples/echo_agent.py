@@ -1,0 +1,426 @@
+"""An ACP v1 agent on stdin/stdout whose behaviour is driven by the prompt text.
+
+It is the SDK's demo agent and the Python side of the interop tests and benchmarks
+(``tests/interop/peers/agent.mjs`` is its TypeScript twin and must answer the same).
+The prompt's text blocks are joined and trimmed, then read as one command:
+
+==========================  ==================================================================
+``sleep <ms>``              wait; ``session/cancel`` ends the turn with ``cancelled``,
+                            ``$/cancel_request`` for the prompt answers -32800; otherwise one
+                            chunk ``slept <ms>`` and ``end_turn``
+``sleep-ignore <ms>``       wait, ignoring every cancellation, then ``end_turn``
+``chunks <n> [size <s>]``   n ``agent_message_chunk`` updates (``chunk <i>\\n`` for i = 0..n-1,
+                            or s times ``x``), then ``end_turn``
+``permission``              ask ``session/request_permission`` (options ``allow``, ``reject``);
+                            if the turn is cancelled meanwhile, cancel that request with
+                            ``$/cancel_request``; then chunk ``permission:<outcome>[:<id>]``
+                            and ``cancelled`` or ``end_turn``
+``read <absolute path>``    ``fs/read_text_file`` on the client; the content as one chunk, or
+                            ``read-error:<code>:<message>``
+``mixed``                   a thought chunk, a tool call, its update, a plan, a message chunk
+``error <code> [message]``  answer ``session/prompt`` with that JSON-RPC error
+anything else               echo the text back in up to 3 chunks
+==========================  ==================================================================
+
+The extension request ``_echo/ping`` returns ``{"pong": <params>}``. Sessions are
+``sess-1``, ``sess-2``, ... The agent exits 0 when stdin closes, after answering the
+prompts still in flight.
+
+Usage: ``python examples/echo_agent.py [--quiet] [--max-message-bytes N]`` (the limit
+can also come from ``ECHO_AGENT_MAX_MESSAGE_BYTES``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+
+from acp_generated.v1 import (
+    AgentCapabilities,
+    AgentHandler,
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    CancelNotification,
+    ContentBlock,
+    ContentToolCallContent,
+    Implementation,
+    InitializeRequest,
+    InitializeResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    PermissionOption,
+    PlanEntry,
+    PlanSessionUpdate,
+    PromptRequest,
+    PromptResponse,
+    ReadTextFileRequest,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    SessionNotification,
+    SessionUpdate,
+    StopReason,
+    TextContentBlock,
+    ToolCallSessionUpdate,
+    ToolCallUpdate,
+    ToolCallUpdateSessionUpdate,
+)
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    ErrorCode,
+    JsonValue,
+    RequestError,
+    Responder,
+    SentRequest,
+)
+from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
+from acp_runtime.stdio import stdio_transport
+
+log = logging.getLogger("echo_agent")
+
+# -- the command language ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sleep:
+    ms: int
+    ignore_cancel: bool
+
+
+@dataclass(frozen=True)
+class Chunks:
+    n: int
+    size: int | None
+
+
+@dataclass(frozen=True)
+class Permission:
+    pass
+
+
+@dataclass(frozen=True)
+class Read:
+    path: str
+
+
+@dataclass(frozen=True)
+class Mixed:
+    pass
+
+
+@dataclass(frozen=True)
+class Error:
+    code: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Echo:
+    text: str
+
+
+Command = Sleep | Chunks | Permission | Read | Mixed | Error | Echo
+
+_SLEEP = re.compile(r"(sleep|sleep-ignore)\s+(\d+)")
+_CHUNKS = re.compile(r"chunks\s+(\d+)(?:\s+size\s+(\d+))?")
+_READ = re.compile(r"read\s+(.+)", re.DOTALL)
+_ERROR = re.compile(r"error\s+(-?\d+)(?:\s+(.*))?", re.DOTALL)
+
+
+def prompt_text(prompt: list[ContentBlock]) -> str:
+    """All text blocks joined, trimmed: the command the agent reads."""
+    return "".join(block.text for block in prompt if isinstance(block, TextContentBlock)).strip()
+
+
+def parse_command(text: str) -> Command:
+    """Read prompt text as a command; anything unrecognised is echoed."""
+    if m := _SLEEP.fullmatch(text):
+        return Sleep(int(m[2]), ignore_cancel=m[1] == "sleep-ignore")
+    if m := _CHUNKS.fullmatch(text):
+        return Chunks(int(m[1]), int(m[2]) if m[2] is not None else None)
+    if text == "permission":
+        return Permission()
+    if text == "mixed":
+        return Mixed()
+    if m := _READ.fullmatch(text):
+        return Read(m[1])
+    if m := _ERROR.fullmatch(text):
+        return Error(int(m[1]), m[2] or "requested error")
+    return Echo(text)
+
+
+def echo_pieces(text: str) -> list[str]:
+    """At most 3 non-empty pieces that concatenate to ``text``."""
+    k = min(3, len(text))
+    return [text[i * len(text) // k : (i + 1) * len(text) // k] for i in range(k)]
+
+
+# -- the agent ------------------------------------------------------------------------------
+
+
+def _text(value: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=value)
+
+
+MIXED_UPDATES: list[SessionUpdate] = [
+    AgentThoughtChunkSessionUpdate(session_update="agent_thought_chunk", content=_text("thinking")),
+    ToolCallSessionUpdate(
+        session_update="tool_call",
+        tool_call_id="call-1",
+        title="Echo tool",
+        kind="read",
+        status="pending",
+    ),
+    ToolCallUpdateSessionUpdate(
+        session_update="tool_call_update",
+        tool_call_id="call-1",
+        status="completed",
+        content=[ContentToolCallContent(type="content", content=_text("tool done"))],
+    ),
+    PlanSessionUpdate(
+        session_update="plan",
+        entries=[PlanEntry(content="echo the prompt", priority="high", status="completed")],
+    ),
+    AgentMessageChunkSessionUpdate(
+        session_update="agent_message_chunk", content=_text("mixed done")
+    ),
+]
+
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+    PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+]
+
+
+class Turn:
+    """One running prompt turn: what it needs to send updates and notice `session/cancel`."""
+
+    def __init__(self, session_id: str, responder: Responder[PromptResponse]) -> None:
+        self.session_id = session_id
+        self.responder = responder
+        self.cancelled = anyio.Event()
+        self._on_cancel: list[Callable[[], None]] = []
+
+    def cancel(self) -> None:
+        """`session/cancel` arrived: wake waiters and run the registered callbacks."""
+        self.cancelled.set()
+        callbacks, self._on_cancel = self._on_cancel, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the turn is cancelled (now, if it already is)."""
+        if self.cancelled.is_set():
+            callback()
+        else:
+            self._on_cancel.append(callback)
+
+    @property
+    def cx(self) -> Connection:
+        return self.responder.connection
+
+    def send(self, update: SessionUpdate) -> None:
+        self.cx.send_notification(SessionNotification(session_id=self.session_id, update=update))
+
+    def say(self, text: str) -> None:
+        self.send(
+            AgentMessageChunkSessionUpdate(
+                session_update="agent_message_chunk", content=_text(text)
+            )
+        )
+
+
+class EchoAgent(AgentHandler):
+    """Answers prompts according to the command language in the module docstring."""
+
+    def __init__(self) -> None:
+        self._sessions = 0
+        self._turns: dict[str, Turn] = {}
+        self._in_flight = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def initialize(
+        self, params: InitializeRequest, responder: Responder[InitializeResponse]
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=1,
+            agent_capabilities=AgentCapabilities(load_session=False),
+            agent_info=Implementation(name="python-echo-agent", version="1.0.0"),
+        )
+
+    async def session_new(
+        self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
+    ) -> NewSessionResponse:
+        self._sessions += 1
+        return NewSessionResponse(session_id=f"sess-{self._sessions}")
+
+    async def session_prompt(
+        self, params: PromptRequest, responder: Responder[PromptResponse]
+    ) -> None:
+        # Register the turn before returning, so a `session/cancel` right behind this
+        # request finds it; then run it as spawned work so the dispatch loop keeps
+        # reading (and sees cancellations) while the turn waits (IN-5).
+        turn = Turn(params.session_id, responder)
+        self._turns[params.session_id] = turn
+        command = parse_command(prompt_text(params.prompt))
+        log.info("prompt %s: %s", params.session_id, command)
+        self._in_flight += 1
+        self._idle = anyio.Event()
+        responder.connection.spawn(self._run_turn, turn, command)
+
+    async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
+        log.info("session/cancel %s", params.session_id)
+        turn = self._turns.get(params.session_id)
+        if turn is not None:
+            turn.cancel()
+
+    async def ext_method(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
+        if method == "_echo/ping":
+            return {"pong": params}
+        raise RequestError.method_not_found(method)
+
+    async def wait_idle(self) -> None:
+        """Wait until no prompt turn is running."""
+        await self._idle.wait()
+
+    async def _run_turn(self, turn: Turn, command: Command) -> None:
+        try:
+            await turn.responder.respond_with(self._turn_result(turn, command))
+        finally:
+            if self._turns.get(turn.session_id) is turn:
+                del self._turns[turn.session_id]
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+
+    async def _turn_result(self, turn: Turn, command: Command) -> PromptResponse:
+        stop_reason = await self._execute(turn, command)
+        return PromptResponse(stop_reason=stop_reason)
+
+    async def _execute(self, turn: Turn, command: Command) -> StopReason:
+        if isinstance(command, Sleep):
+            return await self._sleep(turn, command)
+        if isinstance(command, Chunks):
+            for i in range(command.n):
+                turn.say(f"chunk {i}\n" if command.size is None else "x" * command.size)
+            return "end_turn"
+        if isinstance(command, Permission):
+            return await self._ask_permission(turn)
+        if isinstance(command, Read):
+            await self._read(turn, command.path)
+            return "end_turn"
+        if isinstance(command, Mixed):
+            for update in MIXED_UPDATES:
+                turn.send(update)
+            return "end_turn"
+        if isinstance(command, Error):
+            raise RequestError(command.code, command.message)
+        for piece in echo_pieces(command.text):
+            turn.say(piece)
+        return "end_turn"
+
+    async def _sleep(self, turn: Turn, command: Sleep) -> StopReason:
+        if command.ignore_cancel:
+            await anyio.sleep(command.ms / 1000)
+            return "end_turn"
+        with anyio.move_on_after(command.ms / 1000):
+            # `$/cancel_request` for the prompt wins with -32800 (raised here);
+            # `session/cancel` ends the turn normally with stopReason `cancelled`.
+            await turn.responder.cancellation.run_until_cancelled(turn.cancelled.wait())
+            return "cancelled"
+        turn.say(f"slept {command.ms}")
+        return "end_turn"
+
+    async def _ask_permission(self, turn: Turn) -> StopReason:
+        request = turn.cx.send_request(
+            RequestPermissionRequest(
+                session_id=turn.session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id="perm-1", title="Echo permission", kind="execute", status="pending"
+                ),
+                options=PERMISSION_OPTIONS,
+            )
+        )
+        # Cancelling our prompt request cancels the permission request too (PROXY-2);
+        # `session/cancel` does it explicitly through a handle. Either way the client's
+        # real answer still arrives below (OUT-3).
+        request.forward_cancellation_from(turn.responder.cancellation)
+        turn.on_cancel(request.cancellation_handle().cancel)
+        label = await _outcome_label(request)
+        turn.say(f"permission:{label}")
+        if turn.responder.cancellation.is_cancelled():
+            raise RequestError.request_cancelled()
+        return "cancelled" if turn.cancelled.is_set() or label == "cancelled" else "end_turn"
+
+    async def _read(self, turn: Turn, path: str) -> None:
+        try:
+            response = await turn.cx.send_request(
+                ReadTextFileRequest(session_id=turn.session_id, path=path)
+            )
+        except RequestError as error:
+            turn.say(f"read-error:{error.code}:{error.message}")
+        else:
+            turn.say(response.content)
+
+
+async def _outcome_label(request: SentRequest[RequestPermissionResponse]) -> str:
+    """``selected:<optionId>`` or ``cancelled`` (the outcome, or a -32800 answer)."""
+    try:
+        outcome = (await request).outcome
+    except RequestError as error:
+        if error.code != ErrorCode.REQUEST_CANCELLED:
+            raise
+        return "cancelled"
+    if outcome.outcome == "selected":
+        return f"selected:{outcome.option_id}"
+    return outcome.outcome
+
+
+# -- running on stdio -------------------------------------------------------------------
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="ACP v1 echo agent on stdin/stdout")
+    parser.add_argument("--quiet", action="store_true", help="no log on stderr")
+    parser.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=int(os.environ.get("ECHO_AGENT_MAX_MESSAGE_BYTES") or DEFAULT_MAX_MESSAGE_BYTES),
+        help="largest incoming message (default: $ECHO_AGENT_MAX_MESSAGE_BYTES or %(default)s)",
+    )
+    return parser.parse_args(argv)
+
+
+async def serve(max_message_bytes: int) -> None:
+    agent = EchoAgent()
+    builder = ConnectionBuilder(role="agent")
+    agent.attach(builder)
+    async with builder.connect(stdio_transport(max_message_bytes=max_message_bytes)) as cx:
+        await cx.wait_incoming_closed()
+        await agent.wait_idle()  # answer the prompts still in flight before closing
+    log.info("stdin closed; exiting")
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        stream=sys.stderr,
+        format="[echo-agent] %(message)s",
+    )
+    anyio.run(serve, args.max_message_bytes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
