@@ -304,23 +304,10 @@ class NodeDiffer:
         after = set(_members_by_ref(n.get("allOf", []), {}))
         if before == after:
             return o, n
-        same = self.old_wire.same(o, self.new_wire, n)
-        for name in sorted(after - before):
-            self.add(
-                Category.PYTHON_API,
-                "type",
-                "changed",
-                path,
-                f"now built on {name}" + (" (same wire shape)" if same else ""),
-            )
-        for name in sorted(before - after):
-            self.add(
-                Category.PYTHON_API,
-                "type",
-                "changed",
-                path,
-                f"no longer built on {name}" + (" (same wire shape)" if same else ""),
-            )
+        same = " (same wire shape)" if self.old_wire.same(o, self.new_wire, n) else ""
+        gone = ", ".join(sorted(before - after)) or "nothing"
+        new = ", ".join(sorted(after - before)) or "nothing"
+        self.add(Category.PYTHON_API, "type", "changed", path, f"built on {gone} -> {new}{same}")
         return _merge_bases(o, self.old_wire.defs), _merge_bases(n, self.new_wire.defs)
 
     def _all_of(self, o: JsonObject, n: JsonObject, path: str) -> None:

@@ -6,6 +6,7 @@ from .keywords import JsonObject
 from .methods import MethodTable, read_method_table
 from .model import Category, MethodEntry, SchemaDiff
 from .nodes import NodeDiffer
+from .renames import renamed_defs
 from .wire import WireForms
 
 
@@ -16,7 +17,7 @@ def diff_schemas(
     old_defs: JsonObject = old.get("$defs", {})
     new_defs: JsonObject = new.get("$defs", {})
     old_table, new_table = read_method_table(old), read_method_table(new)
-    renames = _renamed_defs(old_table, new_table, old_defs, new_defs)
+    renames = renamed_defs(old_table, new_table, old_defs, new_defs)
     differ = NodeDiffer(WireForms(old_defs), WireForms(new_defs), renames)
     _diff_branches(differ, old_table, new_table)
     _diff_methods(differ, old_table, new_table)
@@ -33,32 +34,6 @@ def diff_schemas(
         defs_new=len(new_defs),
         url_only_descriptions=differ.url_only_descriptions,
     )
-
-
-def _renamed_defs(
-    old: MethodTable, new: MethodTable, old_defs: JsonObject, new_defs: JsonObject
-) -> dict[str, str]:
-    """Old def name -> new def name, for params/result types of the same method.
-
-    Method identity (``x-method`` + kind + side) is the reliable rename signal;
-    matching defs by shape alone confuses the many ``{_meta}``-only marker types.
-    """
-    renames: dict[str, str] = {}
-    for key, before in old.entries.items():
-        after = new.entries.get(key)
-        if after is None:
-            continue
-        pairs = [(before.params, after.params), (before.result, after.result)]
-        for old_name, new_name in pairs:
-            if (
-                old_name
-                and new_name
-                and old_name != new_name
-                and old_name not in new_defs
-                and new_name not in old_defs
-            ):
-                renames[old_name] = new_name
-    return renames
 
 
 def _diff_branches(differ: NodeDiffer, old: MethodTable, new: MethodTable) -> None:
@@ -81,18 +56,31 @@ def _method_path(entry: MethodEntry) -> str:
 
 
 def _diff_methods(differ: NodeDiffer, old: MethodTable, new: MethodTable) -> None:
-    for key in sorted(new.entries):
-        if key not in old.entries:
-            entry = new.entries[key]
+    added = [k for k in sorted(new.entries) if k not in old.entries]
+    removed = [k for k in sorted(old.entries) if k not in new.entries]
+    for method, kind, handler in list(removed):
+        moved = [k for k in added if k[:2] == (method, kind)]
+        if moved:  # e.g. mcp/message: x-side "both" split into one side per kind
+            sides = ", ".join(k[2] for k in moved)
             differ.add(
-                Category.WIRE_ADDITIVE, "method", "added", _method_path(entry), _signature(entry)
+                Category.WIRE_BREAKING,
+                "method",
+                "changed",
+                f"{method} ({kind})",
+                f"handled by {handler} -> {sides}",
             )
-    for key in sorted(old.entries):
-        if key not in new.entries:
-            entry = old.entries[key]
-            differ.add(
-                Category.WIRE_BREAKING, "method", "removed", _method_path(entry), _signature(entry)
-            )
+            removed.remove((method, kind, handler))
+            added = [k for k in added if k not in moved]
+    for key in added:
+        entry = new.entries[key]
+        differ.add(
+            Category.WIRE_ADDITIVE, "method", "added", _method_path(entry), _signature(entry)
+        )
+    for key in removed:
+        entry = old.entries[key]
+        differ.add(
+            Category.WIRE_BREAKING, "method", "removed", _method_path(entry), _signature(entry)
+        )
     for key in sorted(old.entries):
         after = new.entries.get(key)
         before = old.entries[key]
@@ -123,7 +111,9 @@ def _diff_defs(
             continue
         if name in renames:
             target = renames[name]
-            differ.add(Category.PYTHON_API, "def", "renamed", name, f"-> {target}")
+            same = differ.old_wire.same(old_defs[name], differ.new_wire, new_defs[target])
+            note = " (same wire shape)" if same else ""
+            differ.add(Category.PYTHON_API, "def", "renamed", name, f"-> {target}{note}")
             differ.diff(old_defs[name], new_defs[target], target)
         elif name not in new_defs:
             differ.add(

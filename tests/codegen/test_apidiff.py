@@ -151,6 +151,46 @@ def test_params_type_renamed_for_same_method_is_python_api_only() -> None:
     assert diff.bump is Bump.MAJOR
 
 
+def test_def_renamed_when_every_reference_moves_to_one_new_def() -> None:
+    """v2 renamed ``AuthCapabilities`` -> ``ClientAuthCapabilities``: no method links them."""
+
+    def rename(s: Schema) -> None:
+        defs(s)["ClientImplementation"] = defs(s).pop("Implementation")
+        defs(s)["InitializeRequest"]["properties"]["clientInfo"]["anyOf"][0] = ref(
+            "ClientImplementation"
+        )
+
+    diff = diff_after(rename)
+    assert only(diff) == [("def", "renamed", "Implementation")]
+    assert diff.changes[0].detail == "-> ClientImplementation (same wire shape)"
+
+
+def test_removed_def_is_not_a_rename_when_its_references_split() -> None:
+    old, new = base(), base()
+    for schema in (old, new):
+        defs(schema)["ImageContent"]["properties"]["source"] = ref("Implementation")
+    defs(new)["Author"] = defs(new)["Implementation"]
+    defs(new)["Origin"] = defs(new).pop("Implementation")
+    defs(new)["InitializeRequest"]["properties"]["clientInfo"]["anyOf"][0] = ref("Author")
+    defs(new)["ImageContent"]["properties"]["source"] = ref("Origin")
+    diff = diff_schemas(old, new)
+    assert ("def", "removed", "Implementation") in only(diff, Category.PYTHON_API)
+    assert ("def", "added", "Author") in only(diff, Category.WIRE_ADDITIVE)
+
+
+def test_method_moving_to_another_handler_is_breaking() -> None:
+    """``mcp/message`` went from ``x-side: both`` to one side per kind between releases."""
+    diff = diff_after(lambda s: defs(s)["CancelNotification"].update({"x-side": "client"}))
+    assert (
+        Category.WIRE_BREAKING,
+        "method",
+        "changed",
+        "session/cancel (notification)",
+        "handled by agent -> client",
+    ) in [(c.category, c.subject, c.action, c.path, c.detail) for c in diff.changes]
+    assert not [c for c in diff.changes if c.subject == "method" and c.action != "changed"]
+
+
 # -- defs and fields -----------------------------------------------------------
 
 
@@ -284,6 +324,34 @@ def test_change_inside_a_variant_is_reported_at_the_variant() -> None:
 
     diff = diff_after(edit)
     assert only(diff) == [("field", "added", "SessionUpdate[sessionUpdate=plan].planId")]
+
+
+def test_inline_variant_hoisted_into_a_named_def_reports_only_real_field_changes() -> None:
+    """v2 hoisted ``{outcome: cancelled}`` into ``allOf: [CancelledPermissionOutcome]``."""
+
+    def hoist(s: Schema) -> None:
+        plan = session_updates(s)[1]
+        defs(s)["PlanUpdate"] = {
+            "type": "object",
+            "properties": {
+                "entries": defs(s)["Plan"]["properties"]["entries"],
+                "_meta": {"type": "object"},
+            },
+            "required": ["entries"],
+        }
+        plan["allOf"] = [ref("PlanUpdate")]
+
+    diff = diff_after(hoist)
+    assert only(diff, Category.PYTHON_API) == [
+        ("type", "changed", "SessionUpdate[sessionUpdate=plan]")
+    ]
+    assert only(diff, Category.WIRE_ADDITIVE) == [
+        ("def", "added", "PlanUpdate"),
+        ("field", "added", "SessionUpdate[sessionUpdate=plan]._meta"),
+    ]
+    assert only(diff, Category.WIRE_BREAKING) == []
+    [rebased] = [c for c in diff.changes if c.category is Category.PYTHON_API]
+    assert rebased.detail == "built on Plan -> PlanUpdate"
 
 
 def test_closed_union_becoming_open_is_breaking() -> None:
