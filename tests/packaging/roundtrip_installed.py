@@ -2,12 +2,14 @@
 one process over the in-memory transport, for the protocol version given as argv[1].
 
 Also checks that everything imported comes from that environment's site-packages (not a
-source tree) and that both generated packages import side by side.
+source tree), and which generated packages are installed: all of them side by side, or with
+``--alone`` only the one under test.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import sysconfig
 from pathlib import Path
@@ -33,20 +35,21 @@ INITIALIZED: dict[str, dict[str, Any]] = {
 }
 
 
-def check_installed_side_by_side() -> None:
+GENERATED = ("v1", "v2")
+
+
+def check_installed(protocols: list[str]) -> None:
+    """The runtime and ``protocols`` import from site-packages; other versions are absent."""
     site = Path(sysconfig.get_paths()["purelib"]).resolve()
-    modules = [acp_runtime] + [
-        importlib.import_module(name)
-        for name in (
-            "acp_generated.v1",
-            "acp_generated.v1.unstable",
-            "acp_generated.v2",
-            "acp_generated.v2.unstable",
-        )
-    ]
+    modules = [acp_runtime]
+    for protocol in protocols:
+        modules.append(importlib.import_module(f"acp_generated.{protocol}"))
+        modules.append(importlib.import_module(f"acp_generated.{protocol}.unstable"))
     for module in modules:
         location = Path(module.__file__ or "").resolve()
         assert location.is_relative_to(site), f"{module.__name__} imported from {location}"
+    for absent in set(GENERATED) - set(protocols):
+        assert importlib.util.find_spec(f"acp_generated.{absent}") is None, absent
 
 
 async def round_trip(protocol: str) -> None:
@@ -108,8 +111,12 @@ async def round_trip(protocol: str) -> None:
 
 
 def main() -> None:
-    protocol = sys.argv[1]
-    check_installed_side_by_side()
+    """``roundtrip_installed.py [--alone] PROTOCOL``: without ``--alone``, every generated
+    package must be installed (side by side); with it, only PROTOCOL's."""
+    args = sys.argv[1:]
+    alone = args[0] == "--alone"
+    protocol = args[-1]
+    check_installed([protocol] if alone else list(GENERATED))
     anyio.run(round_trip, protocol)
     print(f"{protocol}: round trip ok")
 

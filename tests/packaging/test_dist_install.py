@@ -19,7 +19,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from distributions.catalog import load_catalog
-from distributions.resolve import resolve_all
+from distributions.resolve import Resolved, resolve_all
 from distributions.versions import VersionSourceError
 
 HERE = Path(__file__).resolve().parent
@@ -44,20 +44,47 @@ def dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def installed(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh environment with every wheel installed; returns its python."""
+def _wheel(dist_dir: Path, r: Resolved) -> Path:
+    return dist_dir / f"{r.dist.name.replace('-', '_')}-{r.version}-py3-none-any.whl"
+
+
+def _fresh_env(tmp_path_factory: pytest.TempPathFactory, wheels: list[Path]) -> Path:
+    """A new virtual environment with ``wheels`` (and their dependencies); returns its python."""
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    wheels = sorted(str(p) for p in dist_dir.glob("*.whl"))
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", *wheels],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
+        + [str(w) for w in wheels],
         capture_output=True,
         text=True,
     )
     assert install.returncode == 0, install.stderr
     return python
+
+
+def _round_trip(python: Path, *args: str) -> str:
+    # -I: no script directory, no PYTHONPATH, no user site: only what was installed.
+    result = subprocess.run(
+        [str(python), "-I", str(ROUND_TRIP), *args],
+        cwd=python.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def resolved() -> dict[str, Resolved]:
+    return {r.dist.key: r for r in resolve_all(load_catalog())}
+
+
+@pytest.fixture(scope="module")
+def installed(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh environment with every wheel installed; returns its python."""
+    return _fresh_env(tmp_path_factory, sorted(dist_dir.glob("*.whl")))
 
 
 def test_every_distribution_has_a_wheel_and_an_sdist_named_after_its_version(
@@ -94,13 +121,17 @@ def test_generated_packages_ship_their_unstable_superset(dist_dir: Path) -> None
 
 @pytest.mark.parametrize("protocol", ["v1", "v2"])
 def test_installed_client_and_agent_round_trip(installed: Path, protocol: str) -> None:
-    # -I: no script directory, no PYTHONPATH, no user site: only what was installed.
-    result = subprocess.run(
-        [str(installed), "-I", str(ROUND_TRIP), protocol],
-        cwd=installed.parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == f"{protocol}: round trip ok"
+    assert _round_trip(installed, protocol) == f"{protocol}: round trip ok"
+
+
+@pytest.mark.parametrize("protocol", ["v1", "v2"])
+def test_each_generated_package_works_with_only_the_runtime(
+    dist_dir: Path,
+    resolved: dict[str, Resolved],
+    tmp_path_factory: pytest.TempPathFactory,
+    protocol: str,
+) -> None:
+    """No generated package leans on another one (or on a shared module only one ships)."""
+    wheels = [_wheel(dist_dir, resolved["runtime"]), _wheel(dist_dir, resolved[protocol])]
+    python = _fresh_env(tmp_path_factory, wheels)
+    assert _round_trip(python, "--alone", protocol) == f"{protocol}: round trip ok"
