@@ -38,8 +38,9 @@ def renamed_defs(
         sites = old_sites.get(name)
         if not sites:
             continue
-        candidates = set.intersection(*(new_refs.get(site, set()) for site in sites))
-        candidates &= added - set(renames.values())
+        candidates = added - set(renames.values())
+        for site in sites:
+            candidates &= new_refs.get(site, set())
         if len(candidates) == 1:
             renames[name] = candidates.pop()
     return renames
