@@ -1,0 +1,48 @@
+"""``python -m distributions``: what it prints and how it fails, without building."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from distributions.__main__ import main
+from distributions.versions import root_project
+
+
+def _lock(tmp_path: Path, v1: dict[str, str], v2: dict[str, str]) -> Path:
+    files = {"v1": v1, "v2": v2}
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps({"current": "9.9.9", "releases": {"9.9.9": {"files": files}}}))
+    return path
+
+
+def test_list_prints_each_distribution_with_its_derived_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = _lock(tmp_path, {"schema_release": "1.30.1"}, {"schema_release": "2.0.0-beta.1"})
+    assert main(["--list", "--lock", str(lock), "--out", str(tmp_path / "dist")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    runtime = f"acp-runtime {root_project()['version']} (from pyproject.toml)"
+    assert [line.split(" requires ")[0] for line in lines] == [
+        runtime,
+        "acp-generated-v1 1.30.1 (from schema 1.30.1)",
+        "acp-generated-v2 2.0.0b1 (from schema 2.0.0-beta.1)",
+    ]
+    assert not (tmp_path / "dist").exists()
+
+
+def test_a_lock_without_releases_stops_before_building(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = _lock(tmp_path, {}, {})
+    assert main(["--lock", str(lock), "--out", str(tmp_path / "dist")]) == 2
+    assert "names no schema release" in capsys.readouterr().err
+    assert not (tmp_path / "dist").exists()
+
+
+def test_an_unknown_distribution_key_is_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--list", "--only", "v3"])
+    assert exit_info.value.code == 2
