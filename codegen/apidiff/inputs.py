@@ -48,6 +48,8 @@ def diff_paths(old: Path, new: Path) -> DiffReport:
 
     Two files are always compared with each other, whatever their names.
     """
+    if old.is_file() != new.is_file() and old.exists() and new.exists():
+        raise InputError(f"{old} and {new}: give two files or two directories")
     if old.is_file() and new.is_file():
         pairs = {new.name: (old, new)}
         only_old: list[str] = []

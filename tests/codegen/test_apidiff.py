@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -564,6 +566,26 @@ def test_cli_rejects_missing_and_non_schema_inputs(
     bogus.write_text("[1, 2]")
     assert main([str(bogus), str(FIXTURES / "base.json")]) == 2
     assert "not a JSON schema" in capsys.readouterr().err
+
+
+def test_cli_rejects_a_file_against_a_directory(tmp_path: Path) -> None:
+    write_set(tmp_path, {"v1/schema.json": base()})
+    assert main([str(FIXTURES / "base.json"), str(tmp_path)]) == 2
+
+
+def test_wired_into_the_codegen_cli() -> None:
+    """``python -m codegen diff`` (the generator's CLI) forwards to this tool."""
+    base_file = str(FIXTURES / "base.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "codegen", "diff", base_file, base_file, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["bump"] == "none"
 
 
 def test_output_is_deterministic() -> None:
