@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from node_peers import REPO_ROOT, run_ts_client, ts_agent_command
-from scenarios import SCENARIOS, scenario_with_cwd
+from conftest import ScenarioRuns
+from node_peers import REPO_ROOT
+from scenarios import SCENARIOS
 
 TRANSCRIPTS = REPO_ROOT / "tests" / "corpus" / "transcripts"
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_transcript_matches_fresh_capture(node: str, name: str, tmp_path: Path) -> None:
-    fresh = tmp_path / f"{name}.jsonl"
-    run_ts_client(ts_agent_command("--quiet"), scenario_with_cwd(name), transcript=fresh)
-    committed = TRANSCRIPTS / f"{name}.jsonl"
-    assert fresh.read_text() == committed.read_text(), (
-        "regenerate with tests/interop/capture_transcripts.py"
-    )
+def test_transcript_matches_fresh_capture(ts_agent_runs: ScenarioRuns, name: str) -> None:
+    _, fresh = ts_agent_runs.run(name)
+    committed = (TRANSCRIPTS / f"{name}.jsonl").read_text()
+    assert fresh == committed, "regenerate with tests/interop/capture_transcripts.py"
 
 
 def test_every_transcript_line_is_a_jsonrpc_message() -> None:
