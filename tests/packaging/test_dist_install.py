@@ -26,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 ROUND_TRIP = HERE / "roundtrip_installed.py"
 
+pytestmark = pytest.mark.dist
+
 
 @pytest.fixture(scope="module")
 def dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
