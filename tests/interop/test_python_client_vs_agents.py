@@ -1,0 +1,234 @@
+"""The Python SDK as a client, over real pipes, against the TypeScript SDK's agent
+(peers/agent.mjs) and against examples/echo_agent.py: both must behave the same."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+from node_peers import echo_agent_command, ts_agent_command
+
+from acp_generated.v1 import (
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    CancelledRequestPermissionOutcome,
+    CancelNotification,
+    ClientCapabilities,
+    ClientHandler,
+    FileSystemCapabilities,
+    InitializeRequest,
+    NewSessionRequest,
+    PlanSessionUpdate,
+    PromptRequest,
+    PromptResponse,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    SelectedRequestPermissionOutcome,
+    SessionNotification,
+    SessionUpdate,
+    TextContentBlock,
+    ToolCallSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+)
+from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder, SentRequest
+from acp_runtime.process import spawn_agent
+
+STARTUP_TIMEOUT = 15
+"""Seconds for spawning the agent and initializing (Node starts slowly on a busy machine)."""
+STEP_TIMEOUT = 5
+
+
+class RecordingClient(ClientHandler):
+    """Records updates; answers permission with a fixed option, or holds the request
+    until the agent cancels it; serves files from disk."""
+
+    def __init__(self, permission: str) -> None:
+        self.permission = permission
+        self.updates: list[SessionUpdate] = []
+        self.permission_requested = anyio.Event()
+        self.permission_cancel_seen = anyio.Event()
+
+    async def session_update(self, params: SessionNotification, cx: Connection) -> None:
+        self.updates.append(params.update)
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
+    ) -> RequestPermissionResponse | None:
+        self.permission_requested.set()
+        if self.permission == "hold":
+            # Waiting for the cancellation inside the handler would stop the dispatch
+            # loop that delivers it (IN-5): wait in spawned work instead.
+            responder.connection.spawn(self._answer_when_cancelled, responder)
+            return None
+        return RequestPermissionResponse(
+            outcome=SelectedRequestPermissionOutcome(outcome="selected", option_id=self.permission)
+        )
+
+    async def _answer_when_cancelled(self, responder: Responder[RequestPermissionResponse]) -> None:
+        await responder.cancellation.cancelled()
+        self.permission_cancel_seen.set()
+        responder.respond(
+            RequestPermissionResponse(
+                outcome=CancelledRequestPermissionOutcome(outcome="cancelled")
+            )
+        )
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest, responder: Responder[ReadTextFileResponse]
+    ) -> ReadTextFileResponse:
+        try:
+            return ReadTextFileResponse(content=await anyio.Path(params.path).read_text())
+        except OSError:
+            raise RequestError(-32002, "Resource not found", {"uri": params.path}) from None
+
+    def texts(self) -> list[str]:
+        return [
+            u.content.text
+            for u in self.updates
+            if isinstance(u, AgentMessageChunkSessionUpdate)
+            and isinstance(u.content, TextContentBlock)
+        ]
+
+
+@dataclass
+class Session:
+    cx: Connection
+    session_id: str
+    client: RecordingClient
+
+    def prompt(self, text: str) -> SentRequest[PromptResponse]:
+        return self.cx.send_request(
+            PromptRequest(
+                session_id=self.session_id, prompt=[TextContentBlock(type="text", text=text)]
+            )
+        )
+
+
+AGENTS = {"ts-agent": ts_agent_command, "echo-agent": echo_agent_command}
+
+
+@pytest.fixture(params=sorted(AGENTS))
+def agent_command(request: pytest.FixtureRequest, node: str) -> list[str]:
+    return AGENTS[request.param]("--quiet")
+
+
+@asynccontextmanager
+async def session(agent: list[str], *, permission: str = "allow") -> AsyncIterator[Session]:
+    client = RecordingClient(permission)
+    builder = ConnectionBuilder(role="client")
+    client.attach(builder)
+    async with spawn_agent(agent, stderr="discard") as process, builder.connect(process) as cx:
+        with anyio.fail_after(STARTUP_TIMEOUT):
+            init = await cx.send_request(
+                InitializeRequest(
+                    protocol_version=1,
+                    client_capabilities=ClientCapabilities(
+                        fs=FileSystemCapabilities(read_text_file=True)
+                    ),
+                )
+            )
+            assert init.protocol_version == 1
+            new = await cx.send_request(NewSessionRequest(cwd=str(Path.cwd()), mcp_servers=[]))
+        assert new.session_id == "sess-1"
+        yield Session(cx, new.session_id, client)
+
+
+@pytest.mark.anyio
+async def test_prompt_streams_chunks_then_ends_the_turn(agent_command: list[str]) -> None:
+    async with session(agent_command) as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            chunks = await s.prompt("chunks 3")
+            echoed = await s.prompt("  hello from python  ")
+            pong = await s.cx.send_raw_request("_echo/ping", {"seq": [1, 2]})
+    assert chunks.stop_reason == echoed.stop_reason == "end_turn"
+    texts = s.client.texts()
+    assert texts[:3] == ["chunk 0\n", "chunk 1\n", "chunk 2\n"]
+    assert "".join(texts[3:]) == "hello from python" and len(texts[3:]) == 3
+    assert pong == {"pong": {"seq": [1, 2]}}
+
+
+@pytest.mark.anyio
+async def test_mixed_updates_arrive_typed(agent_command: list[str]) -> None:
+    async with session(agent_command) as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            await s.prompt("mixed")
+    kinds = [type(u) for u in s.client.updates]
+    assert kinds == [
+        AgentThoughtChunkSessionUpdate,
+        ToolCallSessionUpdate,
+        ToolCallUpdateSessionUpdate,
+        PlanSessionUpdate,
+        AgentMessageChunkSessionUpdate,
+    ]
+    update = s.client.updates[2]
+    assert isinstance(update, ToolCallUpdateSessionUpdate) and update.status == "completed"
+
+
+@pytest.mark.anyio
+async def test_permission_answer_reaches_the_agent(agent_command: list[str]) -> None:
+    async with session(agent_command, permission="reject") as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            response = await s.prompt("permission")
+    assert s.client.permission_requested.is_set()
+    assert s.client.texts() == ["permission:selected:reject"]
+    assert response.stop_reason == "end_turn"
+
+
+@pytest.mark.anyio
+async def test_agent_reads_a_file_through_the_client(
+    agent_command: list[str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("line one\nline two \u2603\n")
+    async with session(agent_command) as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            await s.prompt(f"read {notes}")
+            await s.prompt(f"read {tmp_path / 'absent.txt'}")
+    found, missing = s.client.texts()
+    assert found == "line one\nline two \u2603\n"
+    assert missing == "read-error:-32002:Resource not found"
+
+
+@pytest.mark.anyio
+async def test_session_cancel_ends_the_turn_as_cancelled(agent_command: list[str]) -> None:
+    async with session(agent_command) as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            turn = s.prompt("sleep 20000")
+            s.cx.send_notification(CancelNotification(session_id=s.session_id))
+            response = await turn
+    assert response.stop_reason == "cancelled"
+    assert s.client.texts() == []
+
+
+@pytest.mark.anyio
+async def test_cancel_request_gets_minus_32800_from_the_agent(agent_command: list[str]) -> None:
+    async with session(agent_command) as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            turn = s.prompt("sleep 20000")
+            turn.cancel()  # $/cancel_request; the agent's real answer still arrives (OUT-3)
+            with pytest.raises(RequestError) as caught:
+                await turn
+            after = await s.prompt("after")
+    assert caught.value.code == -32800
+    assert after.stop_reason == "end_turn"
+
+
+@pytest.mark.anyio
+async def test_agent_cancels_its_permission_request_to_the_python_client(
+    agent_command: list[str],
+) -> None:
+    async with session(agent_command, permission="hold") as s:
+        with anyio.fail_after(STEP_TIMEOUT):
+            turn = s.prompt("permission")
+            await s.client.permission_requested.wait()
+            s.cx.send_notification(CancelNotification(session_id=s.session_id))
+            await s.client.permission_cancel_seen.wait()  # the agent's $/cancel_request
+            response = await turn
+    assert response.stop_reason == "cancelled"
+    assert s.client.texts() == ["permission:cancelled"]
