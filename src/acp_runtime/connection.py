@@ -48,10 +48,12 @@ from .methods import (
     TypedRequest,
 )
 from .peer import COUNTERPART, Peer
+from .proxied import ProxiedMessage, send_proxied_message_to
 from .responder import ResponseSlot
 from .roles import Role, check_peer_handles
 from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
+from .successor import peel_envelopes
 from .transport import MessageTooLarge, Transport
 
 if TYPE_CHECKING:
@@ -221,6 +223,12 @@ class Connection:
             raise TypeError(f"not a JSON-RPC id: {request_id!r}")
         self.send_raw_notification(CANCEL_REQUEST_METHOD, {"requestId": request_id}, peer=peer)
 
+    def send_proxied_message_to(self, peer: Peer, message: ProxiedMessage) -> None:
+        """Forward an incoming message to ``peer`` over this connection; cancellation
+        is re-issued per hop, a raw ``$/cancel_request`` is dropped (PROXY-1, PROXY-4).
+        See :func:`acp_runtime.proxied.send_proxied_message_to`."""
+        send_proxied_message_to(self, peer, message)
+
     # -- work -----------------------------------------------------------------------------
 
     def spawn(
@@ -306,7 +314,9 @@ class Connection:
         await route(request.method, request.params, slot)
 
     async def _on_notification(self, notification: Notification) -> None:
-        if notification.method == CANCEL_REQUEST_METHOD and not self._apply_cancel(notification.params):
+        # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.
+        inner_method, inner_params = peel_envelopes(notification.method, notification.params)
+        if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):
             return
         route = self._routes.notifications.get(notification.method) or self._routes.raw_notification
         if route is None:

@@ -1,0 +1,205 @@
+"""Proxies: forward messages between connections, cancelling hop by hop.
+
+Request ids are per connection, so a ``$/cancel_request`` is meaningless on any other
+connection than the one it arrived on. Cancellation therefore crosses a proxy as a
+*fresh* ``$/cancel_request`` carrying the next hop's id, sent by the forwarded
+request's :class:`~acp_runtime.SentRequest` when the upstream marker is set
+(``forward_response_to``, PROXY-1). :func:`send_proxied_message_to` forwards requests
+that way and drops raw cancels instead of tunnelling them (PROXY-4).
+
+Two shapes of proxy are provided:
+
+* :class:`Proxy`: a component between two connections, upstream (towards the client)
+  and downstream (towards the agent), for example a process that speaks ACP on stdio and
+  spawns its agent.
+* :class:`ConductedProxy`: a component run by a conductor over one connection; it
+  learns it is a proxy from ``_proxy/initialize`` and reaches its successor through
+  ``_proxy/successor`` envelopes (:mod:`acp_runtime.successor`).
+
+Both forward whatever no user handler claims; typed handlers registered on their
+builders run first, which is how a proxy intercepts a method (see ``docs/proxies.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio
+
+from .builder import ConnectionBuilder
+from .errors import RequestError
+from .methods import JsonValue
+from .peer import COUNTERPART
+from .proxied import ProxiedNotification, ProxiedRequest, send_proxied_message_to
+from .successor import (
+    ENVELOPE_METHODS,
+    PROXY_INITIALIZE_METHOD,
+    SUCCESSOR,
+    SuccessorPeer,
+    open_envelope,
+)
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .responder import Responder
+    from .transport import Transport
+
+log = logging.getLogger(__name__)
+
+INITIALIZE_METHOD = "initialize"
+
+
+class Proxy:
+    """A proxy between an upstream connection (to the client) and a downstream one (to
+    the agent).
+
+    Each side's builder gets raw fallbacks that forward to the other side with
+    :func:`send_proxied_message_to`; register typed handlers on
+    :attr:`upstream_builder` / :attr:`downstream_builder` to intercept methods (they run
+    first) and reach the other side through :attr:`downstream` / :attr:`upstream`.
+    By default the proxy plays an agent upstream and a client downstream, so typed
+    registrations are checked against those roles.
+    """
+
+    def __init__(
+        self,
+        upstream: ConnectionBuilder | None = None,
+        downstream: ConnectionBuilder | None = None,
+    ) -> None:
+        self.upstream_builder = upstream or ConnectionBuilder(role="agent")
+        self.downstream_builder = downstream or ConnectionBuilder(role="client")
+        self.upstream_builder.on_raw_request(self._request_from_upstream)
+        self.upstream_builder.on_raw_notification(self._notification_from_upstream)
+        self.downstream_builder.on_raw_request(self._request_from_downstream)
+        self.downstream_builder.on_raw_notification(self._notification_from_downstream)
+        self._upstream: Connection | None = None
+        self._downstream: Connection | None = None
+        self._ready: anyio.Event | None = None
+
+    @property
+    def upstream(self) -> Connection:
+        """The connection to the client side (while connected)."""
+        if self._upstream is None:
+            raise RuntimeError("the proxy is not connected")
+        return self._upstream
+
+    @property
+    def downstream(self) -> Connection:
+        """The connection to the agent side (while connected)."""
+        if self._downstream is None:
+            raise RuntimeError("the proxy is not connected")
+        return self._downstream
+
+    @asynccontextmanager
+    async def connect(self, upstream: Transport, downstream: Transport) -> AsyncIterator[Proxy]:
+        """Run both connections for the duration of the block.
+
+        Downstream connects first, so a request from upstream always finds it;
+        messages from downstream wait (briefly) until upstream is connected.
+        """
+        if self._ready is not None:
+            raise RuntimeError("the proxy is already connected")
+        self._ready = anyio.Event()
+        try:
+            async with self.downstream_builder.connect(downstream) as down:
+                self._downstream = down
+                async with self.upstream_builder.connect(upstream) as up:
+                    self._upstream = up
+                    self._ready.set()
+                    yield self
+        finally:
+            self._upstream = self._downstream = self._ready = None
+
+    async def serve(self, upstream: Transport, downstream: Transport) -> None:
+        """Forward until either side closes, then close both."""
+        async with self.connect(upstream, downstream):
+            async with anyio.create_task_group() as tg:
+
+                async def close_when_closed(connection: Connection) -> None:
+                    await connection.wait_incoming_closed()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(close_when_closed, self.upstream)
+                tg.start_soon(close_when_closed, self.downstream)
+
+    async def _peer_of_downstream(self) -> Connection:
+        if self._ready is not None and not self._ready.is_set():
+            await self._ready.wait()
+        return self.upstream
+
+    async def _request_from_upstream(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> None:
+        send_proxied_message_to(self.downstream, COUNTERPART, ProxiedRequest(method, params, responder))
+
+    async def _notification_from_upstream(self, method: str, params: JsonValue, cx: Connection) -> None:
+        send_proxied_message_to(self.downstream, COUNTERPART, ProxiedNotification(method, params))
+
+    async def _request_from_downstream(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> None:
+        upstream = await self._peer_of_downstream()
+        send_proxied_message_to(upstream, COUNTERPART, ProxiedRequest(method, params, responder))
+
+    async def _notification_from_downstream(self, method: str, params: JsonValue, cx: Connection) -> None:
+        upstream = await self._peer_of_downstream()
+        send_proxied_message_to(upstream, COUNTERPART, ProxiedNotification(method, params))
+
+
+class ConductedProxy:
+    """A proxy component in a conductor's chain: one connection, to the conductor.
+
+    Plain messages come from (and go back to) the predecessor; messages for the
+    successor travel in ``_proxy/successor`` envelopes (:class:`SuccessorPeer`). What no
+    user handler on :attr:`builder` claims is forwarded: plain traffic to the successor,
+    enveloped traffic (unwrapped) to the predecessor. The conductor initializes the
+    component with ``_proxy/initialize``, which is forwarded to the successor as
+    ``initialize``; a plain ``initialize`` is refused with -32600.
+
+    A wrapped request's responder answers under the outer id, and a ``$/cancel_request``
+    for that id, wrapped or plain, sets its marker; the forwarded request then sends its
+    own cancel (PROXY-1).
+    """
+
+    def __init__(
+        self, builder: ConnectionBuilder | None = None, *, successor: SuccessorPeer = SUCCESSOR
+    ) -> None:
+        self.builder = builder or ConnectionBuilder(role="untyped")
+        self.successor = successor
+        self.initialized_as_proxy = False
+        """Set once ``_proxy/initialize`` arrived: the component knows it is a proxy."""
+        self.builder.on_raw_request(self._on_request)
+        self.builder.on_raw_notification(self._on_notification)
+
+    async def _on_request(self, method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+        connection = responder.connection
+        if method == PROXY_INITIALIZE_METHOD:
+            self.initialized_as_proxy = True
+            forwarded = ProxiedRequest(INITIALIZE_METHOD, params, responder)
+            send_proxied_message_to(connection, self.successor, forwarded)
+        elif method == INITIALIZE_METHOD:
+            raise RequestError.invalid_request(
+                f"proxies must be initialized with `{PROXY_INITIALIZE_METHOD}`"
+            )
+        elif method in ENVELOPE_METHODS:
+            envelope = open_envelope(method, params)
+            if envelope is None:
+                raise RequestError.invalid_params(
+                    {"reason": "malformed_envelope", "expected": '{"method": str, "params"?: object|array}'}
+                )
+            inner = ProxiedRequest(envelope.method, envelope.params, responder)
+            send_proxied_message_to(connection, COUNTERPART, inner)
+        else:
+            send_proxied_message_to(connection, self.successor, ProxiedRequest(method, params, responder))
+
+    async def _on_notification(self, method: str, params: JsonValue, cx: Connection) -> None:
+        envelope = open_envelope(method, params)
+        if envelope is not None:
+            send_proxied_message_to(cx, COUNTERPART, ProxiedNotification(envelope.method, envelope.params))
+        elif method in ENVELOPE_METHODS:
+            log.warning("malformed %s notification ignored", method)
+        else:
+            send_proxied_message_to(cx, self.successor, ProxiedNotification(method, params))
