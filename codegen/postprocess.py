@@ -59,17 +59,24 @@ class PostprocessError(Exception):
     """dcg produced something the post-processing does not recognise."""
 
 
-def _offsets(source: str) -> list[int]:
+def _offsets(data: bytes) -> list[int]:
+    """Byte offset of each line start (ast columns are UTF-8 byte offsets)."""
     starts = [0]
-    for line in source.splitlines(keepends=True):
+    for line in data.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     return starts
 
 
-def _apply(source: str, edits: list[_Edit]) -> str:
-    for e in sorted(edits, key=lambda e: e.start, reverse=True):
-        source = source[: e.start] + e.text + source[e.end :]
-    return source
+def _apply(data: bytes, edits: list[_Edit]) -> str:
+    parts: list[bytes] = []
+    pos = 0
+    for e in sorted(edits, key=lambda e: e.start):
+        if e.start < pos:
+            raise PostprocessError("overlapping edits")
+        parts += [data[pos : e.start], e.text.encode()]
+        pos = e.end
+    parts.append(data[pos:])
+    return b"".join(parts).decode()
 
 
 def _span(node: ast.AST, starts: list[int]) -> tuple[int, int]:
@@ -89,8 +96,13 @@ def _core_type(annotation: ast.expr) -> ast.expr:
 
 def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[str]) -> str:
     tree = ast.parse(source)
-    starts = _offsets(source)
-    seg = lambda n: ast.get_source_segment(source, n) or ""  # noqa: E731
+    data = source.encode()
+    starts = _offsets(data)
+
+    def seg(node: ast.AST) -> str:
+        start, end = _span(node, starts)
+        return data[start:end].decode()
+
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     guards = {u.other: u for u in open_unions}
     unguarded = set(guards)
@@ -115,8 +127,9 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                     edits.append(_Edit(s, e, f"Field(default_factory={factory})"))
                 if guard is not None and _wire_name(stmt, seg) == guard.tag:
                     known = ", ".join(f'"{k}"' for k in guard.known)
-                    s, e = _span(stmt.annotation, starts)
-                    core = seg(_core_type(stmt.annotation))
+                    core_node = _core_type(stmt.annotation)  # keep the Field(alias) around it
+                    s, e = _span(core_node, starts)
+                    core = seg(core_node)
                     edits.append(
                         _Edit(s, e, f"Annotated[{core}, AfterValidator(_unknown_tag(frozenset({{{known}}})))]")
                     )
@@ -130,7 +143,7 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                 ordered.discard(target.id)
     if unguarded:
         raise PostprocessError(f"catch-all tag field not found in {sorted(unguarded)}")
-    return _apply(source, edits)
+    return _apply(data, edits)
 
 
 def _union_members(node: ast.expr) -> list[ast.expr]:

@@ -46,12 +46,20 @@ def pascal(value: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", value) if part)
 
 
-def _tag_of(variant: dict[str, Any]) -> tuple[str, str] | None:
-    """``(tag property, value)`` if ``variant`` is an object pinned by one required const."""
+def _tag_of(variant: dict[str, Any], fixed: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """``(tag property, value)`` if ``variant`` is an object pinned by one required const
+    (``fixed`` names outer tags a hoisted variant carries, which are not this union's tag)."""
+    if "x-acp-tag" in variant:
+        tag, value = variant["x-acp-tag"]
+        return str(tag), str(value)
     props = variant.get("properties")
     if not isinstance(props, dict):
         return None
-    consts = [(k, v["const"]) for k, v in props.items() if isinstance(v, dict) and "const" in v]
+    consts = [
+        (k, v["const"])
+        for k, v in props.items()
+        if isinstance(v, dict) and "const" in v and k not in fixed
+    ]
     if len(consts) != 1 or consts[0][0] not in variant.get("required", []):
         return None
     return consts[0][0], str(consts[0][1])
@@ -97,7 +105,7 @@ def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None
             v = {"allOf": [ref]}
         v = dict(v)
         v["type"] = "object"
-        v["properties"] = {**v.get("properties", {}), **shared}
+        v["properties"] = {**shared, **v.get("properties", {})}  # the variant's const tag wins
         v["required"] = [*v.get("required", []), *(r for r in required if r not in v.get("required", []))]
         if isinstance(title, str) and _tag_of(v) is None and title not in ("other", "Other"):
             v["x-acp-name"] = _unique(pascal(title) + name, taken)
@@ -110,7 +118,8 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     if "properties" in d:
         _distribute(name, d, key, set(defs))
     variants: list[dict[str, Any]] = d[key]
-    tags = [_tag_of(v) for v in variants]
+    fixed = frozenset(d.pop("x-acp-fixed", ()))
+    tags = [_tag_of(v, fixed) for v in variants]
     tag_names = {t[0] for t in tags if t}
     if len(tag_names) != 1:
         # not a tagged union: only unwrap titled allOf variants
@@ -120,8 +129,11 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     taken = set(defs)
     tagged, defaults, catch_all = [], [], None
     for v, t in zip(variants, tags):
-        if t:
-            v = dict(v, title=_unique(pascal(t[1]) + name, taken))
+        if t and "x-acp-tag" in v:
+            tagged.append({"$ref": v["$ref"]})  # a hoisted nested union, named already
+        elif t:
+            v = {k: x for k, x in v.items() if k != "title"}
+            v["x-acp-name"] = _unique(pascal(t[1]) + name, taken)
             tagged.append(v)
         elif _is_catch_all(v):
             catch_all = v
@@ -155,6 +167,58 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     out.ordered_unions.append(name)
 
 
+def _union_key(d: dict[str, Any]) -> str | None:
+    return next((k for k in ("oneOf", "anyOf") if k in d), None)
+
+
+def _hoist_nested_unions(defs: dict[str, Any]) -> None:
+    """``{tag: "state_update", allOf: [StateUpdate]}`` where StateUpdate is itself a tagged
+    union becomes a ref to a new union ``StateUpdateSessionUpdate`` whose variants carry
+    both tags, instead of dcg's numbered cross product that loses the inner fields.
+    Repeats for deeper nesting (``state: idle`` -> ``IdleStateUpdate`` by ``stopReason``).
+    """
+    work = list(defs)
+    while work:
+        name = work.pop(0)
+        d = defs[name]
+        key = _union_key(d) if isinstance(d, dict) else None
+        if key is None:
+            continue
+        fixed = frozenset(d.get("x-acp-fixed", ()))
+        for i, v in enumerate(d[key]):
+            outer = _tag_of(v, fixed)
+            all_of = v.get("allOf", [])
+            if outer is None or "x-acp-tag" in v or len(all_of) != 1 or "$ref" not in all_of[0]:
+                continue
+            inner = defs.get(all_of[0]["$ref"].rsplit("/", 1)[-1], {})
+            inner_key = _union_key(inner)
+            if inner_key is None or not any(_tag_of(b) for b in inner[inner_key]):
+                continue
+            if "properties" in inner:  # shared fields of an object+union: give them to each branch
+                _distribute(all_of[0]["$ref"].rsplit("/", 1)[-1], inner, inner_key, set(defs))
+            tag, value = outer
+            hoisted = _unique(pascal(value) + name, set(defs))
+            carried = {k: p for k, p in v.get("properties", {}).items() if isinstance(p, dict) and "const" in p}
+            members = []
+            inner_name = all_of[0]["$ref"].rsplit("/", 1)[-1]
+            for branch in inner[inner_key]:
+                branch = dict(branch)
+                if "x-acp-name" in branch:  # an untagged default variant keeps its prefix
+                    prefix = str(branch["x-acp-name"]).removesuffix(inner_name)
+                    branch["x-acp-name"] = _unique(prefix + hoisted, set(defs))
+                branch["properties"] = {**carried, **branch.get("properties", {})}
+                branch["required"] = [*carried, *(r for r in branch.get("required", []) if r not in carried)]
+                branch.setdefault("type", "object")
+                members.append(branch)
+            defs[hoisted] = {
+                "description": v.get("description", inner.get("description", "")),
+                inner_key: members,
+                "x-acp-fixed": sorted(carried),
+            }
+            d[key][i] = {"$ref": f"#/$defs/{hoisted}", "x-acp-tag": [tag, value]}
+            work.append(hoisted)
+
+
 def preprocess(raw: dict[str, Any]) -> Prepared:
     """Rewrite a raw ACP schema (left untouched) into the generator's input."""
     schema = copy.deepcopy(raw)
@@ -162,6 +226,7 @@ def preprocess(raw: dict[str, Any]) -> Prepared:
     for env in envelope_defs(schema) | set(_EXT_DEFS):
         defs.pop(env, None)
     out = Prepared({"$schema": schema.get("$schema"), "$defs": defs})
+    _hoist_nested_unions(defs)
     for name in list(defs):
         d = defs[name]
         if isinstance(d, dict) and ("oneOf" in d or "anyOf" in d):
@@ -176,7 +241,7 @@ def preprocess(raw: dict[str, Any]) -> Prepared:
 def _retitle(node: Any) -> Any:
     """Drop every schema title except the variant names assigned above."""
     if isinstance(node, dict):
-        keep = isinstance(node.get("title"), str) and _tag_of(node) is not None
+        keep = False
         if "x-acp-name" in node:
             assigned = node["x-acp-name"]
             node = {k: v for k, v in node.items() if k not in ("x-acp-name", "title")}

@@ -459,11 +459,6 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     A boolean value (`type: "boolean"`).
     """
 
-    type: Literal["boolean"]
-    value: bool
-    """
-    The boolean value.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -480,6 +475,11 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    type: Literal["boolean"]
+    value: bool
+    """
+    The boolean value.
+    """
 
 
 class CancelCreateElicitationResponse(AcpModel):
@@ -487,7 +487,6 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    action: Literal["cancel"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -498,6 +497,7 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    action: Literal["cancel"]
 
 
 class CancelNotification(AcpModel, TypedNotification):
@@ -1040,7 +1040,6 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    action: Literal["decline"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1051,6 +1050,7 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -1144,7 +1144,6 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    action: Literal["accept"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1155,6 +1154,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -1479,7 +1479,6 @@ class FormCreateElicitationRequest1(AcpModel):
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -1494,6 +1493,7 @@ class FormCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    mode: Literal["form"]
 
 
 class HttpHeader(AcpModel):
@@ -2323,14 +2323,6 @@ class OtherCreateElicitationRequest(AcpModel):
     They MUST NOT render it as a known elicitation mode.
     """
 
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     message: str
     """
     A human-readable message describing what input is needed.
@@ -2344,6 +2336,14 @@ class OtherCreateElicitationRequest(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -2360,14 +2360,6 @@ class OtherCreateElicitationResponse(AcpModel):
     responses. They MUST NOT treat it as a known elicitation action.
     """
 
-    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2377,6 +2369,14 @@ class OtherCreateElicitationResponse(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
+    """
+    Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -2774,7 +2774,6 @@ class FormCreateElicitationRequest3(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -2789,6 +2788,7 @@ class FormCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    mode: Literal["form"]
 
 
 class RequestElicitationUrlMode(ElicitationRequestScope):
@@ -3169,7 +3169,6 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     Boolean on/off toggle.
     """
 
-    type: Literal["boolean"]
     id: SessionConfigId
     """
     Unique identifier for the configuration option.
@@ -3194,6 +3193,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    type: Literal["boolean"]
 
 
 SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
@@ -3266,7 +3266,6 @@ class SelectSessionConfigOption(SessionConfigSelect):
     Single-value selector (dropdown).
     """
 
-    type: Literal["select"]
     id: SessionConfigId
     """
     Unique identifier for the configuration option.
@@ -3291,6 +3290,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    type: Literal["select"]
 
 
 SessionConfigOption = TypeAliasType(
@@ -3413,7 +3413,6 @@ class FormCreateElicitationRequest2(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -3428,6 +3427,7 @@ class FormCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    mode: Literal["form"]
 
 
 FormCreateElicitationRequest = TypeAliasType(
@@ -4386,7 +4386,6 @@ class UrlCreateElicitationRequest1(AcpModel):
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4401,6 +4400,7 @@ class UrlCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest2(
@@ -4411,7 +4411,6 @@ class UrlCreateElicitationRequest2(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4426,6 +4425,7 @@ class UrlCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest3(
@@ -4436,7 +4436,6 @@ class UrlCreateElicitationRequest3(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4451,6 +4450,7 @@ class UrlCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+    mode: Literal["url"]
 
 
 UrlCreateElicitationRequest = TypeAliasType(
@@ -4554,10 +4554,6 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     variant.
     """
 
-    value: SessionConfigValueId
-    """
-    The value ID.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -4573,6 +4569,10 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    value: SessionConfigValueId
+    """
+    The value ID.
     """
 
 

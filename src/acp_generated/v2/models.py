@@ -510,11 +510,6 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     A boolean value (`type: "boolean"`).
     """
 
-    type: Literal["boolean"]
-    value: bool
-    """
-    The boolean value.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -531,6 +526,11 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    type: Literal["boolean"]
+    value: bool
+    """
+    The boolean value.
+    """
 
 
 class CancelCreateElicitationResponse(AcpModel):
@@ -538,7 +538,6 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    action: Literal["cancel"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -547,6 +546,7 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    action: Literal["cancel"]
 
 
 class CancelRequestNotification(AcpModel, TypedNotification):
@@ -689,6 +689,117 @@ class CancelToolCallResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+
+class CancelledIdleStateUpdate(AcpModel):
+    """
+    The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class CancelledIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class CancelledIdleStateUpdateVariant(AcpModel):
+    """
+    The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledPermissionOutcome(AcpModel):
@@ -1171,7 +1282,6 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    action: Literal["decline"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1180,6 +1290,7 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -1304,7 +1415,6 @@ class AddDiffChange(DiffPathChange):
     A file was added.
     """
 
-    operation: Literal["add"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -1325,6 +1435,7 @@ class AddDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    operation: Literal["add"]
 
 
 class DeleteDiffChange(DiffPathChange):
@@ -1332,7 +1443,6 @@ class DeleteDiffChange(DiffPathChange):
     A file was deleted.
     """
 
-    operation: Literal["delete"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -1353,6 +1463,7 @@ class DeleteDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    operation: Literal["delete"]
 
 
 class DiffPathPairChange(AcpModel):
@@ -1375,7 +1486,6 @@ class CopyDiffChange(DiffPathPairChange):
     A file was copied.
     """
 
-    operation: Literal["copy"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -1396,6 +1506,7 @@ class CopyDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    operation: Literal["copy"]
 
 
 class DiffToolCallContent(Diff):
@@ -1424,7 +1535,6 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    action: Literal["accept"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1433,6 +1543,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -1628,6 +1739,93 @@ class EmbeddedResource(AcpModel):
     """
 
 
+class EndTurnIdleStateUpdate(AcpModel):
+    """
+    The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class EndTurnIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class EnumOption(AcpModel):
     """
     A titled enum option with a const value, human-readable title, and optional description.
@@ -1735,12 +1933,107 @@ class ErrorStopReason(AcpModel):
     """
 
 
+class ErrorIdleStateUpdate(ErrorStopReason):
+    """
+    The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
+    """
+    The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class ErrorIdleStateUpdateVariant(ErrorStopReason):
+    """
+    The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class FormCreateElicitationRequest1(AcpModel):
     """
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -1753,6 +2046,7 @@ class FormCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    mode: Literal["form"]
 
 
 class HttpHeader(AcpModel):
@@ -1832,11 +2126,6 @@ class IdSetSessionConfigOptionRequest(AcpModel):
     A `SessionConfigValueId` string value (`type: "id"`).
     """
 
-    type: Literal["id"]
-    value: SessionConfigValueId
-    """
-    The value ID.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -1853,584 +2142,11 @@ class IdSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-
-
-class IdleStateUpdate1(AcpModel):
+    type: Literal["id"]
+    value: SessionConfigValueId
     """
-    The active work ended successfully.
-    Includes locally handled commands that required no model call.
+    The value ID.
     """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdate2(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of tokens.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdate3(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdate4(AcpModel):
-    """
-    The active work ended because the agent refused to continue.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdate5(AcpModel):
-    """
-    The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdate6(ErrorStopReason):
-    """
-    The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdate7(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant1(AcpModel):
-    """
-    The active work ended successfully.
-    Includes locally handled commands that required no model call.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant2(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of tokens.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant3(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant4(AcpModel):
-    """
-    The active work ended because the agent refused to continue.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant5(AcpModel):
-    """
-    The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant6(ErrorStopReason):
-    """
-    The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant7(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdleStateUpdateVariant8(AcpModel):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant10(IdleStateUpdateVariant2, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant11(IdleStateUpdateVariant3, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant12(IdleStateUpdateVariant4, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant13(IdleStateUpdateVariant5, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant14(IdleStateUpdateVariant6, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant15(IdleStateUpdateVariant7, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant9(IdleStateUpdateVariant1, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
 
 
 class ImageContent(AcpModel):
@@ -2774,6 +2490,177 @@ class LogoutAuthResponse(AcpModel):
     """
 
 
+class MaxTokensIdleStateUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of tokens.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of tokens.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTokensIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of tokens.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class McpCapabilities(AcpModel):
     """
     MCP capabilities supported by the agent for session lifecycle requests.
@@ -2928,7 +2815,6 @@ class ModifyDiffChange(DiffPathChange):
     A file was modified in place.
     """
 
-    operation: Literal["modify"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -2949,6 +2835,7 @@ class ModifyDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    operation: Literal["modify"]
 
 
 class MoveDiffChange(DiffPathPairChange):
@@ -2956,7 +2843,6 @@ class MoveDiffChange(DiffPathPairChange):
     A file was moved or renamed.
     """
 
-    operation: Literal["move"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -2977,6 +2863,7 @@ class MoveDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    operation: Literal["move"]
 
 
 DiffChangeKnown = TypeAliasType(
@@ -3132,14 +3019,6 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -3159,39 +3038,64 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
-IdleStateUpdate = TypeAliasType("IdleStateUpdate", IdleStateUpdate1 | IdleStateUpdate2 | IdleStateUpdate3 | IdleStateUpdate4 | IdleStateUpdate5 | IdleStateUpdate6 | IdleStateUpdate7 | NoneIdleStateUpdate)
-"""
-No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage.
-"""
-
-
-class IdleStateUpdateVariant16(NoneIdleStateUpdate, IdleStateUpdateVariant8):
+class NoneIdleStateUpdateSessionUpdate(AcpModel):
     """
-    No foreground work is active. Background activity may continue.
+    No stop reason: `stopReason` is omitted or `null`.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+
+
+class NoneIdleStateUpdateVariant(AcpModel):
+    """
+    No stop reason: `stopReason` is omitted or `null`.
     """
 
     state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
 
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
 
-IdleStateUpdateVariant = TypeAliasType(
-    "IdleStateUpdateVariant",
-    Annotated[
-        IdleStateUpdateVariant9 | IdleStateUpdateVariant10 | IdleStateUpdateVariant11 | IdleStateUpdateVariant12 | IdleStateUpdateVariant13 | IdleStateUpdateVariant14 | IdleStateUpdateVariant15 | IdleStateUpdateVariant16,
-        Field(title="IdleStateUpdateVariant"),
-    ],
-)
-"""
-No foreground work is active. Background activity may continue.
-"""
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
 class Notice(AcpModel):
@@ -3447,14 +3351,6 @@ class OtherCreateElicitationRequest1(ElicitationSessionScope):
     Tied to a session, optionally to a specific tool call within that session.
     """
 
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     message: str
     """
     A human-readable message describing what input is needed.
@@ -3466,6 +3362,14 @@ class OtherCreateElicitationRequest1(ElicitationSessionScope):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -3475,14 +3379,6 @@ class OtherCreateElicitationRequest2(ElicitationRequestScope):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     message: str
     """
     A human-readable message describing what input is needed.
@@ -3494,6 +3390,14 @@ class OtherCreateElicitationRequest2(ElicitationRequestScope):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -3524,14 +3428,6 @@ class OtherCreateElicitationResponse(AcpModel):
     responses, and otherwise MUST handle it as `cancel`.
     """
 
-    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3539,6 +3435,14 @@ class OtherCreateElicitationResponse(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
+    """
+    Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -3557,14 +3461,6 @@ class OtherDiffChange(AcpModel):
     future ACP variants.
     """
 
-    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
-    """
-    Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -3584,6 +3480,14 @@ class OtherDiffChange(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
+    """
+    Custom or future file operation.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -3612,6 +3516,123 @@ class OtherElicitationPropertySchema(AcpModel):
     type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
     """
     Custom or future elicitation property schema type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherIdleStateUpdate(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherIdleStateUpdateVariant(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Custom or future stop reason.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -3771,14 +3792,6 @@ class OtherSessionConfigOption(AcpModel):
     data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
-    """
-    Custom or future session configuration option type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
     """
     Unique identifier for the configuration option.
@@ -3807,6 +3820,14 @@ class OtherSessionConfigOption(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
+    """
+    Custom or future session configuration option type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
 
 
 class OtherSessionUpdate(AcpModel):
@@ -3822,7 +3843,7 @@ class OtherSessionUpdate(AcpModel):
     history, and otherwise ignore it or display it generically.
     """
 
-    session_update: Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk", "available_commands_update", "compaction_summary_chunk", "compaction_update", "config_option_update", "notice", "plan_update", "session_info_update", "state_update", "terminal_output_chunk", "terminal_update", "tool_call_content_chunk", "tool_call_update", "usage_update", "user_message", "user_message_chunk"})))]
+    session_update: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk", "available_commands_update", "compaction_summary_chunk", "compaction_update", "config_option_update", "notice", "plan_update", "session_info_update", "state_update", "terminal_output_chunk", "terminal_update", "tool_call_content_chunk", "tool_call_update", "usage_update", "user_message", "user_message_chunk"})))], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     """
     Custom or future session update type.
 
@@ -3844,18 +3865,6 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     they do not support with `-32602`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "id"})))]
-    """
-    Custom or future session configuration option value type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    value: Any
-    """
-    Raw value payload for the custom or future value type.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -3871,6 +3880,18 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "id"})))]
+    """
+    Custom or future session configuration option value type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    value: Any
+    """
+    Raw value payload for the custom or future value type.
     """
 
 
@@ -3889,6 +3910,32 @@ class OtherStateUpdate(AcpModel):
     state arrives.
     """
 
+    state: Annotated[str, AfterValidator(_unknown_tag(frozenset({"idle", "requires_action", "running"})))]
+    """
+    Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherStateUpdateSessionUpdate(AcpModel):
+    """
+    Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Unless the Client advertised support for this state, Agents MUST still
+    report the standard states.
+    Clients MUST NOT treat an unrecognized state as `idle` or present the
+    previous state as confirmed, and show a generic busy state until a known
+    state arrives.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Annotated[str, AfterValidator(_unknown_tag(frozenset({"idle", "requires_action", "running"})))]
     """
     Custom or future session state.
@@ -4278,6 +4325,142 @@ Non-breaking changes should be introduced via capabilities.
 """
 
 
+class RefusalIdleStateUpdate(AcpModel):
+    """
+    The active work ended because the agent refused to continue.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateKnown = TypeAliasType(
+    "IdleStateUpdateKnown",
+    Annotated[
+        EndTurnIdleStateUpdate | MaxTokensIdleStateUpdate | MaxTurnRequestsIdleStateUpdate | RefusalIdleStateUpdate | CancelledIdleStateUpdate | ErrorIdleStateUpdate,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")])
+"""
+No foreground work is active. Background activity may continue.
+
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
+
+
+class RefusalIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended because the agent refused to continue.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateSessionUpdateKnown = TypeAliasType(
+    "IdleStateUpdateSessionUpdateKnown",
+    Annotated[
+        EndTurnIdleStateUpdateSessionUpdate | MaxTokensIdleStateUpdateSessionUpdate | MaxTurnRequestsIdleStateUpdateSessionUpdate | RefusalIdleStateUpdateSessionUpdate | CancelledIdleStateUpdateSessionUpdate | ErrorIdleStateUpdateSessionUpdate,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdateSessionUpdate = TypeAliasType("IdleStateUpdateSessionUpdate", Annotated[IdleStateUpdateSessionUpdateKnown | NoneIdleStateUpdateSessionUpdate | OtherIdleStateUpdateSessionUpdate, Field(union_mode="left_to_right")])
+"""
+No foreground work is active. Background activity may continue.
+"""
+
+
+class RefusalIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended because the agent refused to continue.
+    """
+
+    state: Literal["idle"]
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateVariantKnown = TypeAliasType(
+    "IdleStateUpdateVariantKnown",
+    Annotated[
+        EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")])
+"""
+No foreground work is active. Background activity may continue.
+"""
+
+
 class ReplayFromStart(AcpModel):
     """
     Inclusive replay cursor requesting replay from the start of retained conversation history.
@@ -4312,7 +4495,6 @@ class FormCreateElicitationRequest3(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4325,6 +4507,7 @@ class FormCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    mode: Literal["form"]
 
 
 class RequestElicitationUrlMode(ElicitationRequestScope):
@@ -4451,6 +4634,15 @@ class RequiresActionStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+
+
+class RequiresActionStateUpdateSessionUpdate(RequiresActionStateUpdate):
+    """
+    Foreground work is blocked on user action.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["requires_action"]
 
 
 class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
@@ -4676,6 +4868,15 @@ class RunningStateUpdate(AcpModel):
     """
 
 
+class RunningStateUpdateSessionUpdate(RunningStateUpdate):
+    """
+    Foreground work is in progress.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["running"]
+
+
 class RunningStateUpdateVariant(RunningStateUpdate):
     """
     Foreground work is in progress.
@@ -4826,7 +5027,6 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     Boolean on/off toggle.
     """
 
-    type: Literal["boolean"]
     config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
     """
     Unique identifier for the configuration option.
@@ -4855,6 +5055,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    type: Literal["boolean"]
 
 
 SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
@@ -4904,7 +5105,6 @@ class SelectSessionConfigOption(SessionConfigSelect):
     Single-value selector (dropdown).
     """
 
-    type: Literal["select"]
     config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
     """
     Unique identifier for the configuration option.
@@ -4933,6 +5133,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    type: Literal["select"]
 
 
 SessionConfigOptionKnown = TypeAliasType(
@@ -5078,7 +5279,6 @@ class FormCreateElicitationRequest2(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -5091,6 +5291,7 @@ class FormCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    mode: Literal["form"]
 
 
 FormCreateElicitationRequest = TypeAliasType(
@@ -5363,37 +5564,16 @@ See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/
 """
 
 
-class StateUpdateSessionUpdate1(AcpModel):
-    """
-    A snapshot of the session's aggregate foreground activity.
-    """
-
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class StateUpdateSessionUpdate2(StateUpdateSessionUpdate1):
-    """
-    A snapshot of the session's aggregate foreground activity.
-    """
-
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class StateUpdateSessionUpdate3(OtherStateUpdate, StateUpdateSessionUpdate1):
-    """
-    A snapshot of the session's aggregate foreground activity.
-    """
-
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-StateUpdateSessionUpdate = TypeAliasType(
-    "StateUpdateSessionUpdate",
+StateUpdateSessionUpdateKnown = TypeAliasType(
+    "StateUpdateSessionUpdateKnown",
     Annotated[
-        StateUpdateSessionUpdate2 | StateUpdateSessionUpdate3,
-        Field(title="StateUpdateSessionUpdate"),
+        RunningStateUpdateSessionUpdate | IdleStateUpdateSessionUpdate | RequiresActionStateUpdateSessionUpdate,
+        Field(discriminator="state"),
     ],
 )
+
+
+StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")])
 """
 A snapshot of the session's aggregate foreground activity.
 """
@@ -6423,7 +6603,6 @@ class UrlCreateElicitationRequest1(AcpModel):
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -6436,6 +6615,7 @@ class UrlCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest2(
@@ -6446,7 +6626,6 @@ class UrlCreateElicitationRequest2(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -6459,6 +6638,7 @@ class UrlCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest3(
@@ -6469,7 +6649,6 @@ class UrlCreateElicitationRequest3(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -6482,6 +6661,7 @@ class UrlCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
+    mode: Literal["url"]
 
 
 UrlCreateElicitationRequest = TypeAliasType(

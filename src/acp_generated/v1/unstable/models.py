@@ -713,11 +713,6 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     A boolean value (`type: "boolean"`).
     """
 
-    type: Literal["boolean"]
-    value: bool
-    """
-    The boolean value.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -734,6 +729,11 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    type: Literal["boolean"]
+    value: bool
+    """
+    The boolean value.
+    """
 
 
 class CancelCreateElicitationResponse(AcpModel):
@@ -741,7 +741,6 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    action: Literal["cancel"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -752,6 +751,7 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    action: Literal["cancel"]
 
 
 class CancelNotification(AcpModel, TypedNotification):
@@ -794,6 +794,47 @@ class CancelRequestNotification(AcpModel, TypedNotification):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+class CancelledIdleStateUpdate(AcpModel):
+    """
+    The work was cancelled.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class CancelledIdleStateUpdateVariant(AcpModel):
+    """
+    The work was cancelled.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledRequestPermissionOutcome(AcpModel):
@@ -1318,7 +1359,6 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    action: Literal["decline"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1329,6 +1369,7 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -1464,7 +1505,6 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    action: Literal["accept"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1475,6 +1515,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -1678,6 +1719,47 @@ class EmbeddedResource(AcpModel):
     """
 
 
+class EndTurnIdleStateUpdate(AcpModel):
+    """
+    The work ended successfully.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class EndTurnIdleStateUpdateVariant(AcpModel):
+    """
+    The work ended successfully.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class EnumOption(AcpModel):
     """
     A titled enum option with a const value, human-readable title, and optional description.
@@ -1785,6 +1867,47 @@ class ErrorStopReason(AcpModel):
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
+
+
+class ErrorIdleStateUpdate(ErrorStopReason):
+    """
+    The work ended because something failed.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class ErrorIdleStateUpdateVariant(ErrorStopReason):
+    """
+    The work ended because something failed.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class FileSystemCapabilities(AcpModel):
@@ -1912,7 +2035,6 @@ class FormCreateElicitationRequest1(AcpModel):
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -1927,6 +2049,7 @@ class FormCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    mode: Literal["form"]
 
 
 class HttpHeader(AcpModel):
@@ -1950,456 +2073,6 @@ class HttpHeader(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-class IdleStateUpdate1(AcpModel):
-    """
-    The work ended successfully.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdate2(AcpModel):
-    """
-    The work ended because the agent reached the maximum number of tokens.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdate3(AcpModel):
-    """
-    The work ended because the agent reached the maximum number of allowed
-    agent requests.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdate4(AcpModel):
-    """
-    The work ended because the agent refused to continue.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdate5(AcpModel):
-    """
-    The work was cancelled.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdate6(ErrorStopReason):
-    """
-    The work ended because something failed.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdate7(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP variants.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant1(AcpModel):
-    """
-    The work ended successfully.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant2(AcpModel):
-    """
-    The work ended because the agent reached the maximum number of tokens.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant3(AcpModel):
-    """
-    The work ended because the agent reached the maximum number of allowed
-    agent requests.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant4(AcpModel):
-    """
-    The work ended because the agent refused to continue.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant5(AcpModel):
-    """
-    The work was cancelled.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant6(ErrorStopReason):
-    """
-    The work ended because something failed.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant7(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP variants.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateVariant8(AcpModel):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant10(IdleStateUpdateVariant2, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant11(IdleStateUpdateVariant3, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant12(IdleStateUpdateVariant4, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant13(IdleStateUpdateVariant5, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant14(IdleStateUpdateVariant6, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant15(IdleStateUpdateVariant7, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant9(IdleStateUpdateVariant1, IdleStateUpdateVariant8):
-    """
-    The child is ready to process another prompt.
-    """
-
-    state: Literal["idle"]
 
 
 class ImageContent(AcpModel):
@@ -2945,6 +2618,90 @@ class LogoutResponse(AcpModel):
     """
 
 
+class MaxTokensIdleStateUpdate(AcpModel):
+    """
+    The work ended because the agent reached the maximum number of tokens.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTokensIdleStateUpdateVariant(AcpModel):
+    """
+    The work ended because the agent reached the maximum number of tokens.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdate(AcpModel):
+    """
+    The work ended because the agent reached the maximum number of allowed
+    agent requests.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
+    """
+    The work ended because the agent reached the maximum number of allowed
+    agent requests.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class McpCapabilities(AcpModel):
     """
     MCP capabilities supported by the agent
@@ -3443,14 +3200,6 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted or `null` both mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Current work state](https://agentclientprotocol.com/rfds/subagents#current-work-state)
-    """
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -3463,34 +3212,28 @@ class NoneIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
-IdleStateUpdate = TypeAliasType("IdleStateUpdate", IdleStateUpdate1 | IdleStateUpdate2 | IdleStateUpdate3 | IdleStateUpdate4 | IdleStateUpdate5 | IdleStateUpdate6 | IdleStateUpdate7 | NoneIdleStateUpdate)
-"""
-The child is ready to process another prompt.
-
-An omitted, `null`, or malformed `stopReason` means not reported.
-"""
-
-
-class IdleStateUpdateVariant16(NoneIdleStateUpdate, IdleStateUpdateVariant8):
+class NoneIdleStateUpdateVariant(AcpModel):
     """
-    The child is ready to process another prompt.
+    No stop reason: `stopReason` is omitted or `null`.
     """
 
     state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
 
-
-IdleStateUpdateVariant = TypeAliasType(
-    "IdleStateUpdateVariant",
-    Annotated[
-        IdleStateUpdateVariant9 | IdleStateUpdateVariant10 | IdleStateUpdateVariant11 | IdleStateUpdateVariant12 | IdleStateUpdateVariant13 | IdleStateUpdateVariant14 | IdleStateUpdateVariant15 | IdleStateUpdateVariant16,
-        Field(title="IdleStateUpdateVariant"),
-    ],
-)
-"""
-The child is ready to process another prompt.
-"""
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
 class Notice(AcpModel):
@@ -3620,14 +3363,6 @@ class OtherCreateElicitationRequest(AcpModel):
     They MUST NOT render it as a known elicitation mode.
     """
 
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     message: str
     """
     A human-readable message describing what input is needed.
@@ -3641,6 +3376,14 @@ class OtherCreateElicitationRequest(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -3657,14 +3400,6 @@ class OtherCreateElicitationResponse(AcpModel):
     responses. They MUST NOT treat it as a known elicitation action.
     """
 
-    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3674,6 +3409,14 @@ class OtherCreateElicitationResponse(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
+    """
+    Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -3703,6 +3446,59 @@ class OtherElicitationPropertySchema(AcpModel):
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
+    """
+
+
+class OtherIdleStateUpdate(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Other unknown values are reserved for future ACP variants.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Unrecognized stop reason.
+    """
+
+
+class OtherIdleStateUpdateVariant(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Other unknown values are reserved for future ACP variants.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Unrecognized stop reason.
     """
 
 
@@ -4453,6 +4249,79 @@ class ReadTextFileResponse(AcpModel):
     """
 
 
+class RefusalIdleStateUpdate(AcpModel):
+    """
+    The work ended because the agent refused to continue.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateKnown = TypeAliasType(
+    "IdleStateUpdateKnown",
+    Annotated[
+        EndTurnIdleStateUpdate | MaxTokensIdleStateUpdate | MaxTurnRequestsIdleStateUpdate | RefusalIdleStateUpdate | CancelledIdleStateUpdate | ErrorIdleStateUpdate,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")])
+"""
+The child is ready to process another prompt.
+
+An omitted, `null`, or malformed `stopReason` means not reported.
+"""
+
+
+class RefusalIdleStateUpdateVariant(AcpModel):
+    """
+    The work ended because the agent refused to continue.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateVariantKnown = TypeAliasType(
+    "IdleStateUpdateVariantKnown",
+    Annotated[
+        EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")])
+"""
+The child is ready to process another prompt.
+"""
+
+
 class ReleaseTerminalRequest(AcpModel, TypedRequest["ReleaseTerminalResponse"]):
     """
     Request to release a terminal and free its resources.
@@ -4510,7 +4379,6 @@ class FormCreateElicitationRequest3(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4525,6 +4393,7 @@ class FormCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    mode: Literal["form"]
 
 
 class RequestElicitationUrlMode(ElicitationRequestScope):
@@ -5078,7 +4947,6 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     Boolean on/off toggle.
     """
 
-    type: Literal["boolean"]
     id: SessionConfigId
     """
     Unique identifier for the configuration option.
@@ -5103,6 +4971,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    type: Literal["boolean"]
 
 
 SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
@@ -5175,7 +5044,6 @@ class SelectSessionConfigOption(SessionConfigSelect):
     Single-value selector (dropdown).
     """
 
-    type: Literal["select"]
     id: SessionConfigId
     """
     Unique identifier for the configuration option.
@@ -5200,6 +5068,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    type: Literal["select"]
 
 
 SessionConfigOption = TypeAliasType(
@@ -5322,7 +5191,6 @@ class FormCreateElicitationRequest2(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -5337,6 +5205,7 @@ class FormCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    mode: Literal["form"]
 
 
 FormCreateElicitationRequest = TypeAliasType(
@@ -7082,7 +6951,6 @@ class UrlCreateElicitationRequest1(AcpModel):
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -7097,6 +6965,7 @@ class UrlCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest2(
@@ -7107,7 +6976,6 @@ class UrlCreateElicitationRequest2(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -7122,6 +6990,7 @@ class UrlCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest3(
@@ -7132,7 +7001,6 @@ class UrlCreateElicitationRequest3(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -7147,6 +7015,7 @@ class UrlCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+    mode: Literal["url"]
 
 
 UrlCreateElicitationRequest = TypeAliasType(
@@ -7297,10 +7166,6 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     variant.
     """
 
-    value: SessionConfigValueId
-    """
-    The value ID.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -7316,6 +7181,10 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    value: SessionConfigValueId
+    """
+    The value ID.
     """
 
 

@@ -786,11 +786,6 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     A boolean value (`type: "boolean"`).
     """
 
-    type: Literal["boolean"]
-    value: bool
-    """
-    The boolean value.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -807,6 +802,11 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    type: Literal["boolean"]
+    value: bool
+    """
+    The boolean value.
+    """
 
 
 class CancelCreateElicitationResponse(AcpModel):
@@ -814,7 +814,6 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    action: Literal["cancel"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -823,6 +822,7 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    action: Literal["cancel"]
 
 
 class CancelRequestNotification(AcpModel, TypedNotification):
@@ -965,6 +965,101 @@ class CancelToolCallResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class CancelledIdleStateUpdate(AcpModel):
+    """
+    The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class CancelledIdleStateUpdateVariant(AcpModel):
+    """
+    The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledPermissionOutcome(AcpModel):
@@ -1447,7 +1542,6 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    action: Literal["decline"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1456,6 +1550,7 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -1580,7 +1675,6 @@ class AddDiffChange(DiffPathChange):
     A file was added.
     """
 
-    operation: Literal["add"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -1601,6 +1695,7 @@ class AddDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    operation: Literal["add"]
 
 
 class DeleteDiffChange(DiffPathChange):
@@ -1608,7 +1703,6 @@ class DeleteDiffChange(DiffPathChange):
     A file was deleted.
     """
 
-    operation: Literal["delete"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -1629,6 +1723,7 @@ class DeleteDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    operation: Literal["delete"]
 
 
 class DiffPathPairChange(AcpModel):
@@ -1651,7 +1746,6 @@ class CopyDiffChange(DiffPathPairChange):
     A file was copied.
     """
 
-    operation: Literal["copy"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -1672,6 +1766,7 @@ class CopyDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    operation: Literal["copy"]
 
 
 class DiffToolCallContent(Diff):
@@ -1742,7 +1837,6 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    action: Literal["accept"]
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1751,6 +1845,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -1946,6 +2041,85 @@ class EmbeddedResource(AcpModel):
     """
 
 
+class EndTurnIdleStateUpdate(AcpModel):
+    """
+    The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class EndTurnIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class EnumOption(AcpModel):
     """
     A titled enum option with a const value, human-readable title, and optional description.
@@ -2051,6 +2225,91 @@ class ErrorStopReason(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
+
+
+class ErrorIdleStateUpdate(ErrorStopReason):
+    """
+    The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class ErrorIdleStateUpdateVariant(ErrorStopReason):
+    """
+    The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
@@ -2161,7 +2420,6 @@ class FormCreateElicitationRequest1(AcpModel):
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -2174,6 +2432,7 @@ class FormCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    mode: Literal["form"]
 
 
 class HttpHeader(AcpModel):
@@ -2253,11 +2512,6 @@ class IdSetSessionConfigOptionRequest(AcpModel):
     A `SessionConfigValueId` string value (`type: "id"`).
     """
 
-    type: Literal["id"]
-    value: SessionConfigValueId
-    """
-    The value ID.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -2274,738 +2528,11 @@ class IdSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-class IdleStateUpdate1(AcpModel):
+    type: Literal["id"]
+    value: SessionConfigValueId
     """
-    The active work ended successfully.
-    Includes locally handled commands that required no model call.
+    The value ID.
     """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdate2(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of tokens.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdate3(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdate4(AcpModel):
-    """
-    The active work ended because the agent refused to continue.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdate5(AcpModel):
-    """
-    The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdate6(ErrorStopReason):
-    """
-    The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdate7(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant1(AcpModel):
-    """
-    The active work ended successfully.
-    Includes locally handled commands that required no model call.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant2(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of tokens.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant3(AcpModel):
-    """
-    The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant4(AcpModel):
-    """
-    The active work ended because the agent refused to continue.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant5(AcpModel):
-    """
-    The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant6(ErrorStopReason):
-    """
-    The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant7(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-    usage: Usage | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class IdleStateUpdateVariant8(AcpModel):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant10(IdleStateUpdateVariant2, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant11(IdleStateUpdateVariant3, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant12(IdleStateUpdateVariant4, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant13(IdleStateUpdateVariant5, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant14(IdleStateUpdateVariant6, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant15(IdleStateUpdateVariant7, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
-
-
-class IdleStateUpdateVariant9(IdleStateUpdateVariant1, IdleStateUpdateVariant8):
-    """
-    No foreground work is active. Background activity may continue.
-    """
-
-    state: Literal["idle"]
 
 
 class ImageContent(AcpModel):
@@ -3454,6 +2981,162 @@ class LogoutAuthResponse(AcpModel):
     """
 
 
+class MaxTokensIdleStateUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of tokens.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTokensIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of tokens.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class McpAcpCapabilities(AcpModel):
     """
     **UNSTABLE**
@@ -3859,7 +3542,6 @@ class ModifyDiffChange(DiffPathChange):
     A file was modified in place.
     """
 
-    operation: Literal["modify"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -3880,6 +3562,7 @@ class ModifyDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    operation: Literal["modify"]
 
 
 class MoveDiffChange(DiffPathPairChange):
@@ -3887,7 +3570,6 @@ class MoveDiffChange(DiffPathPairChange):
     A file was moved or renamed.
     """
 
-    operation: Literal["move"]
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -3908,6 +3590,7 @@ class MoveDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    operation: Literal["move"]
 
 
 DiffChangeKnown = TypeAliasType(
@@ -4075,14 +3758,6 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    stop_reason: Annotated[str | None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -4113,39 +3788,46 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
-IdleStateUpdate = TypeAliasType("IdleStateUpdate", IdleStateUpdate1 | IdleStateUpdate2 | IdleStateUpdate3 | IdleStateUpdate4 | IdleStateUpdate5 | IdleStateUpdate6 | IdleStateUpdate7 | NoneIdleStateUpdate)
-"""
-No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage.
-"""
-
-
-class IdleStateUpdateVariant16(NoneIdleStateUpdate, IdleStateUpdateVariant8):
+class NoneIdleStateUpdateVariant(AcpModel):
     """
-    No foreground work is active. Background activity may continue.
+    No stop reason: `stopReason` is omitted or `null`.
     """
 
     state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
 
+    This capability is not part of the spec yet, and may be removed or changed at any point.
 
-IdleStateUpdateVariant = TypeAliasType(
-    "IdleStateUpdateVariant",
-    Annotated[
-        IdleStateUpdateVariant9 | IdleStateUpdateVariant10 | IdleStateUpdateVariant11 | IdleStateUpdateVariant12 | IdleStateUpdateVariant13 | IdleStateUpdateVariant14 | IdleStateUpdateVariant15 | IdleStateUpdateVariant16,
-        Field(title="IdleStateUpdateVariant"),
-    ],
-)
-"""
-No foreground work is active. Background activity may continue.
-"""
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
 class Notice(AcpModel):
@@ -4401,14 +4083,6 @@ class OtherCreateElicitationRequest1(ElicitationSessionScope):
     Tied to a session, optionally to a specific tool call within that session.
     """
 
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4420,6 +4094,14 @@ class OtherCreateElicitationRequest1(ElicitationSessionScope):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -4429,14 +4111,6 @@ class OtherCreateElicitationRequest2(ElicitationRequestScope):
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     message: str
     """
     A human-readable message describing what input is needed.
@@ -4448,6 +4122,14 @@ class OtherCreateElicitationRequest2(ElicitationRequestScope):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -4478,14 +4160,6 @@ class OtherCreateElicitationResponse(AcpModel):
     responses, and otherwise MUST handle it as `cancel`.
     """
 
-    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4493,6 +4167,14 @@ class OtherCreateElicitationResponse(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
+    """
+    Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -4511,14 +4193,6 @@ class OtherDiffChange(AcpModel):
     future ACP variants.
     """
 
-    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
-    """
-    Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
@@ -4538,6 +4212,14 @@ class OtherDiffChange(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
+    """
+    Custom or future file operation.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
     """
 
 
@@ -4566,6 +4248,105 @@ class OtherElicitationPropertySchema(AcpModel):
     type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
     """
     Custom or future elicitation property schema type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherIdleStateUpdate(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherIdleStateUpdateVariant(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Custom or future stop reason.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -4725,14 +4506,6 @@ class OtherSessionConfigOption(AcpModel):
     data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
-    """
-    Custom or future session configuration option type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
     config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
     """
     Unique identifier for the configuration option.
@@ -4761,6 +4534,14 @@ class OtherSessionConfigOption(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
+    """
+    Custom or future session configuration option type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
 
 
 class OtherSessionUpdate(AcpModel):
@@ -4776,7 +4557,7 @@ class OtherSessionUpdate(AcpModel):
     history, and otherwise ignore it or display it generically.
     """
 
-    session_update: Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk", "available_commands_update", "compaction_summary_chunk", "compaction_update", "config_option_update", "notice", "plan_removed", "plan_update", "session_info_update", "session_message", "session_message_chunk", "state_update", "subagent_update", "terminal_output_chunk", "terminal_update", "tool_call_content_chunk", "tool_call_update", "usage_update", "user_message", "user_message_chunk"})))]
+    session_update: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk", "available_commands_update", "compaction_summary_chunk", "compaction_update", "config_option_update", "notice", "plan_removed", "plan_update", "session_info_update", "session_message", "session_message_chunk", "state_update", "subagent_update", "terminal_output_chunk", "terminal_update", "tool_call_content_chunk", "tool_call_update", "usage_update", "user_message", "user_message_chunk"})))], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     """
     Custom or future session update type.
 
@@ -4798,18 +4579,6 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     they do not support with `-32602`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "id"})))]
-    """
-    Custom or future session configuration option value type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    value: Any
-    """
-    Raw value payload for the custom or future value type.
-    """
     session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
     The ID of the session to set the configuration option for.
@@ -4825,6 +4594,18 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "id"})))]
+    """
+    Custom or future session configuration option value type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    value: Any
+    """
+    Raw value payload for the custom or future value type.
     """
 
 
@@ -4843,6 +4624,32 @@ class OtherStateUpdate(AcpModel):
     state arrives.
     """
 
+    state: Annotated[str, AfterValidator(_unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
+    """
+    Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherStateUpdateSessionUpdate(AcpModel):
+    """
+    Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Unless the Client advertised support for this state, Agents MUST still
+    report the standard states.
+    Clients MUST NOT treat an unrecognized state as `idle` or present the
+    previous state as confirmed, and show a generic busy state until a known
+    state arrives.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Annotated[str, AfterValidator(_unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
     """
     Custom or future session state.
@@ -5548,6 +5355,120 @@ Result of a `proxy/successor` request: the wrapped request's result, forwarded u
 """
 
 
+class RefusalIdleStateUpdate(AcpModel):
+    """
+    The active work ended because the agent refused to continue.
+    """
+
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateKnown = TypeAliasType(
+    "IdleStateUpdateKnown",
+    Annotated[
+        EndTurnIdleStateUpdate | MaxTokensIdleStateUpdate | MaxTurnRequestsIdleStateUpdate | RefusalIdleStateUpdate | CancelledIdleStateUpdate | ErrorIdleStateUpdate,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")])
+"""
+No foreground work is active. Background activity may continue.
+
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
+
+
+class RefusalIdleStateUpdateVariant(AcpModel):
+    """
+    The active work ended because the agent refused to continue.
+    """
+
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateVariantKnown = TypeAliasType(
+    "IdleStateUpdateVariantKnown",
+    Annotated[
+        EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
+        Field(discriminator="stop_reason"),
+    ],
+)
+
+
+IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")])
+"""
+No foreground work is active. Background activity may continue.
+"""
+
+
 class ReplayFromStart(AcpModel):
     """
     Inclusive replay cursor requesting replay from the start of retained conversation history.
@@ -5582,7 +5503,6 @@ class FormCreateElicitationRequest3(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -5595,6 +5515,7 @@ class FormCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    mode: Literal["form"]
 
 
 class RequestElicitationUrlMode(ElicitationRequestScope):
@@ -5721,6 +5642,15 @@ class RequiresActionStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class RequiresActionStateUpdateSessionUpdate(RequiresActionStateUpdate):
+    """
+    Foreground work is blocked on user action.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["requires_action"]
 
 
 class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
@@ -5958,6 +5888,15 @@ class RunningStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class RunningStateUpdateSessionUpdate(RunningStateUpdate):
+    """
+    Foreground work is in progress.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["running"]
 
 
 class RunningStateUpdateVariant(RunningStateUpdate):
@@ -6227,7 +6166,6 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     Boolean on/off toggle.
     """
 
-    type: Literal["boolean"]
     config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
     """
     Unique identifier for the configuration option.
@@ -6256,6 +6194,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    type: Literal["boolean"]
 
 
 SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
@@ -6305,7 +6244,6 @@ class SelectSessionConfigOption(SessionConfigSelect):
     Single-value selector (dropdown).
     """
 
-    type: Literal["select"]
     config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
     """
     Unique identifier for the configuration option.
@@ -6334,6 +6272,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    type: Literal["select"]
 
 
 SessionConfigOptionKnown = TypeAliasType(
@@ -6479,7 +6418,6 @@ class FormCreateElicitationRequest2(
     Form-based elicitation where the client renders a form from the provided schema.
     """
 
-    mode: Literal["form"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -6492,6 +6430,7 @@ class FormCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    mode: Literal["form"]
 
 
 FormCreateElicitationRequest = TypeAliasType(
@@ -7187,42 +7126,6 @@ ReplayFrom = TypeAliasType("ReplayFrom", Annotated[StartReplayFrom | OtherReplay
 Inclusive cursor describing where replayed session history should begin.
 
 Replay includes the position identified by the cursor.
-"""
-
-
-class StateUpdateSessionUpdate1(AcpModel):
-    """
-    A snapshot of the session's aggregate foreground activity.
-    """
-
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class StateUpdateSessionUpdate2(StateUpdateSessionUpdate1):
-    """
-    A snapshot of the session's aggregate foreground activity.
-    """
-
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class StateUpdateSessionUpdate3(OtherStateUpdate, StateUpdateSessionUpdate1):
-    """
-    A snapshot of the session's aggregate foreground activity.
-    """
-
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-StateUpdateSessionUpdate = TypeAliasType(
-    "StateUpdateSessionUpdate",
-    Annotated[
-        StateUpdateSessionUpdate2 | StateUpdateSessionUpdate3,
-        Field(title="StateUpdateSessionUpdate"),
-    ],
-)
-"""
-A snapshot of the session's aggregate foreground activity.
 """
 
 
@@ -8492,6 +8395,35 @@ class UnknownStateUpdate(AcpModel):
     """
 
 
+class UnknownStateUpdateSessionUpdate(UnknownStateUpdate):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+    This replaces previously confirmed activity without ending the work or session.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["unknown"]
+
+
+StateUpdateSessionUpdateKnown = TypeAliasType(
+    "StateUpdateSessionUpdateKnown",
+    Annotated[
+        RunningStateUpdateSessionUpdate | IdleStateUpdateVariant | RequiresActionStateUpdateSessionUpdate | UnknownStateUpdateSessionUpdate,
+        Field(discriminator="state"),
+    ],
+)
+
+
+StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")])
+"""
+A snapshot of the session's aggregate foreground activity.
+"""
+
+
 class UnknownStateUpdateVariant(UnknownStateUpdate):
     """
     **UNSTABLE**
@@ -8622,7 +8554,6 @@ class UrlCreateElicitationRequest1(AcpModel):
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -8635,6 +8566,7 @@ class UrlCreateElicitationRequest1(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest2(
@@ -8645,7 +8577,6 @@ class UrlCreateElicitationRequest2(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -8658,6 +8589,7 @@ class UrlCreateElicitationRequest2(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    mode: Literal["url"]
 
 
 class UrlCreateElicitationRequest3(
@@ -8668,7 +8600,6 @@ class UrlCreateElicitationRequest3(
     URL-based elicitation where the client directs the user to a URL.
     """
 
-    mode: Literal["url"]
     message: str
     """
     A human-readable message describing what input is needed.
@@ -8681,6 +8612,7 @@ class UrlCreateElicitationRequest3(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+    mode: Literal["url"]
 
 
 UrlCreateElicitationRequest = TypeAliasType(
@@ -8876,13 +8808,7 @@ class UserMessageSessionUpdate(UserMessage):
     session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-SessionUpdateKnown = TypeAliasType(
-    "SessionUpdateKnown",
-    Annotated[
-        UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate,
-        Field(discriminator="session_update"),
-    ],
-)
+SessionUpdateKnown = TypeAliasType("SessionUpdateKnown", UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate)
 
 
 SessionUpdate = TypeAliasType("SessionUpdate", Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")])
