@@ -48,6 +48,9 @@ class LineReader:
 
     Not safe for concurrent ``receive`` calls (a second one raises
     :class:`anyio.BusyResourceError`); cancelling a ``receive`` loses no data.
+    Lines already buffered are returned without yielding to the event loop, so a
+    burst costs no scheduling per message; a read (a checkpoint) comes at the latest
+    after one read chunk's worth of lines.
     """
 
     def __init__(

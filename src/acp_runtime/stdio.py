@@ -43,8 +43,8 @@ class _FdStream:
         self._close_fd = close_fd
         self._closed = False
         self._pollable = is_pollable(fd)
-        self._was_blocking = os.get_blocking(fd)
-        if self._pollable and self._was_blocking:
+        self._made_non_blocking = self._pollable and os.get_blocking(fd)
+        if self._made_non_blocking:
             os.set_blocking(fd, False)
 
     def _check_open(self) -> None:
@@ -57,7 +57,7 @@ class _FdStream:
         self._closed = True
         if self._pollable:
             anyio.notify_closing(self.fd)  # wakes a task parked in wait_readable/writable
-            if self._was_blocking:
+            if self._made_non_blocking:
                 os.set_blocking(self.fd, True)
         if self._close_fd:
             os.close(self.fd)
