@@ -7,7 +7,7 @@ client method by mistake); the ``"untyped"`` role checks nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
@@ -79,7 +79,7 @@ class ConnectionBuilder:
             raise ValueError(f"a handler for {name!r} is already registered")
 
     @asynccontextmanager
-    async def connect(self, transport: Transport) -> AsyncIterator[Connection]:
+    async def connect(self, transport: Transport) -> AsyncGenerator[Connection, None]:
         """Run a connection over ``transport`` for the duration of the block.
 
         Leaving the block closes it: pending outgoing requests fail with a

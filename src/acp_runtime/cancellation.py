@@ -127,7 +127,7 @@ class IncomingRequests:
         if marker is None:
             log.debug("$/cancel_request for unknown or finished id %r ignored", request_id)
             return False
-        marker._set()
+        marker._set()  # pyright: ignore[reportPrivateUsage]  # the registry owns its markers
         return True
 
     def __len__(self) -> int:

@@ -46,6 +46,8 @@ from .methods import (
     RequestMethod,
     TypedNotification,
     TypedRequest,
+    notification_method_of,
+    request_method_of,
 )
 from .peer import COUNTERPART, Peer
 from .proxied import ProxiedMessage, send_proxied_message_to
@@ -93,7 +95,7 @@ class Connection:
     """One side of a running JSON-RPC connection. Created by :class:`ConnectionBuilder`."""
 
     def __init__(self, routes: Routes, role: Role, transport: Transport, task_group: TaskGroup) -> None:
-        self.role = role
+        self.role: Role = role
         self.counterpart: Peer = COUNTERPART
         """The default peer requests and notifications go to."""
         self._routes = routes
@@ -194,9 +196,9 @@ class Connection:
     ) -> None: ...
     def send_notification(self, *args: Any, peer: Peer | None = None) -> None:
         """Send a notification. Raises :class:`RequestError` if the connection is closed."""
+        binding: NotificationMethod[Any]
         if len(args) == 1:
-            binding: NotificationMethod[Any] = type(args[0]).__acp_method__
-            params = args[0]
+            binding, params = notification_method_of(args[0]), args[0]
         else:
             binding, params = args
         check_peer_handles(self.role, binding)
@@ -398,7 +400,7 @@ class Connection:
 
 def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:
     if len(args) == 1:
-        return type(args[0]).__acp_method__, args[0]
+        return request_method_of(args[0]), args[0]
     if len(args) == 2 and isinstance(args[0], RequestMethod):
         return args[0], args[1]  # pyright: ignore[reportUnknownVariableType]
     raise TypeError("expected send_request(typed_params) or send_request(METHOD, params)")

@@ -10,7 +10,7 @@ a ``data.reason`` that tells them apart from anything a peer sent.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 from .methods import JsonValue
 
@@ -119,10 +119,9 @@ class RequestError(Exception):
     @classmethod
     def from_wire(cls, error: Any) -> RequestError:
         """Read a peer's ``error`` object; a malformed one becomes an internal error."""
-        if (
-            isinstance(error, dict)
-            and type(error.get("code")) is int
-            and isinstance(error.get("message"), str)
-        ):
-            return cls(error["code"], error["message"], error.get("data"))
+        if isinstance(error, dict):
+            fields = cast("dict[str, JsonValue]", error)
+            code, message = fields.get("code"), fields.get("message")
+            if type(code) is int and isinstance(message, str):
+                return cls(code, message, fields.get("data"))
         return cls.internal_error({"reason": "malformed_error_response", "error": error})

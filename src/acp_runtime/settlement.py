@@ -189,11 +189,11 @@ class PendingRequest:
             if marker.is_cancelled():
                 self.cancel_quietly()
             else:
-                marker._add_callback(self.cancel_quietly)
+                marker._add_callback(self.cancel_quietly)  # pyright: ignore[reportPrivateUsage]
 
     def _stop_watching(self) -> None:
         for marker in self._sources:
-            marker._remove_callback(self.cancel_quietly)
+            marker._remove_callback(self.cancel_quietly)  # pyright: ignore[reportPrivateUsage]
         self._sources.clear()
 
     # -- consumption and settlement ---------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -71,7 +71,7 @@ class WirePeer:
         before: list[Any] = []
         while True:
             message = await self.receive()
-            if message == expected:
+            if message == expected:  # pyright: ignore[reportUnknownMemberType]
                 self.log.pop()
                 return before
             before.append(message)
@@ -82,7 +82,9 @@ class WirePeer:
 
 
 @asynccontextmanager
-async def wire_connection(builder: ConnectionBuilder) -> AsyncIterator[tuple[Connection, WirePeer]]:
+async def wire_connection(
+    builder: ConnectionBuilder,
+) -> AsyncGenerator[tuple[Connection, WirePeer], None]:
     """A connection built by ``builder`` whose counterpart is a :class:`WirePeer`."""
     ours, theirs = memory_pair()
     async with builder.connect(ours) as connection:
