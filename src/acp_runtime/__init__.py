@@ -9,6 +9,8 @@ from .cancellation import CancellationMarker as CancellationMarker
 from .connection import Connection as Connection
 from .errors import ErrorCode as ErrorCode
 from .errors import RequestError as RequestError
+from .framing import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
+from .framing import LineTransport as LineTransport
 from .handlers import NotificationHandler as NotificationHandler
 from .handlers import RawNotificationHandler as RawNotificationHandler
 from .handlers import RawRequestHandler as RawRequestHandler
@@ -23,25 +25,48 @@ from .methods import TypedNotification as TypedNotification
 from .methods import TypedRequest as TypedRequest
 from .peer import COUNTERPART as COUNTERPART
 from .peer import Peer as Peer
+from .process import AgentProcess as AgentProcess
+from .process import spawn_agent as spawn_agent
+from .proxied import ProxiedMessage as ProxiedMessage
+from .proxied import ProxiedNotification as ProxiedNotification
+from .proxied import ProxiedRequest as ProxiedRequest
+from .proxy import ConductedProxy as ConductedProxy
+from .proxy import Proxy as Proxy
 from .responder import Responder as Responder
 from .roles import Role as Role
 from .sent_request import RequestCancellationHandle as RequestCancellationHandle
 from .sent_request import SentRequest as SentRequest
+from .stdio import stdio_transport as stdio_transport
+from .successor import SUCCESSOR as SUCCESSOR
+from .successor import SuccessorPeer as SuccessorPeer
+from .trace import TraceEvent as TraceEvent
+from .trace import TraceSink as TraceSink
+from .trace import TracingTransport as TracingTransport
+from .trace import jsonl_sink as jsonl_sink
+from .trace import logging_sink as logging_sink
 from .transport import MessageTooLarge as MessageTooLarge
 from .transport import Transport as Transport
 
 __all__ = [
+    "AgentProcess",
     "COUNTERPART",
     "CancellationMarker",
+    "ConductedProxy",
     "Connection",
     "ConnectionBuilder",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "ErrorCode",
     "JsonValue",
+    "LineTransport",
     "MemoryTransport",
     "MessageTooLarge",
     "NotificationHandler",
     "NotificationMethod",
     "Peer",
+    "ProxiedMessage",
+    "ProxiedNotification",
+    "ProxiedRequest",
+    "Proxy",
     "RawNotificationHandler",
     "RawRequestHandler",
     "RequestCancellationHandle",
@@ -51,9 +76,18 @@ __all__ = [
     "RequestMethod",
     "Responder",
     "Role",
+    "SUCCESSOR",
     "SentRequest",
+    "SuccessorPeer",
+    "TraceEvent",
+    "TraceSink",
+    "TracingTransport",
     "Transport",
     "TypedNotification",
     "TypedRequest",
+    "jsonl_sink",
+    "logging_sink",
     "memory_pair",
+    "spawn_agent",
+    "stdio_transport",
 ]
