@@ -284,3 +284,77 @@ async def test_downstream_closing_answers_forwarded_requests_with_connection_clo
         assert answer["id"] == "c-1"
         assert answer["error"]["code"] == ErrorCode.INTERNAL_ERROR
         assert answer["error"]["data"]["reason"] == "connection_closed"
+
+
+async def test_proxy2_gap18_source_cancelled_before_consumption_cancels_at_consumption() -> None:
+    """PROXY-2, GAP-18: a marker already set when the request is consumed sends the cancel
+    right away, right behind the request."""
+    proxy = Proxy()
+
+    async def ask(params: Ask, responder: Responder[Answer]) -> None:
+        async def later() -> None:
+            await responder.cancellation.cancelled()
+            proxy.downstream.send_request(ASK, params).forward_response_to(responder)
+
+        responder.connection.spawn(later)
+
+    proxy.upstream_builder.on_request(ASK, ask)
+    async with around(proxy) as (client, agent):
+        await client.send(request("c-1", "test/ask", {"question": "q"}))
+        await client.send(cancel("c-1"))
+        downstream_id = (await agent.receive())["id"]
+        assert await agent.receive() == cancel(downstream_id)
+        await agent.send(result(downstream_id, {"text": "anyway"}))
+        assert await client.receive() == result("c-1", {"text": "anyway"})
+
+
+async def test_proxy2_gap18_source_set_after_the_response_sends_nothing() -> None:
+    """PROXY-2, GAP-18 (OUT-7): the downstream answer was routed, the upstream request is
+    still open and then cancelled: no cancel goes downstream."""
+    proxy = Proxy()
+    downstream_answered = anyio.Event()
+
+    async def ask(params: Ask, responder: Responder[Answer]) -> None:
+        async def hold(outcome: Answer | RequestError) -> None:
+            downstream_answered.set()
+
+            async def answer_when_cancelled() -> None:
+                await responder.cancellation.cancelled()
+                responder.respond_with_result(outcome)
+
+            responder.connection.spawn(answer_when_cancelled)
+
+        sent = proxy.downstream.send_request(ASK, params)
+        sent.forward_cancellation_from(responder.cancellation).on_receiving_result(hold)
+
+    proxy.upstream_builder.on_request(ASK, ask)
+    async with around(proxy) as (client, agent):
+        await client.send(request("c-1", "test/ask", {"question": "q"}))
+        downstream_id = (await agent.receive())["id"]
+        await agent.send(result(downstream_id, {"text": "early"}))
+        with anyio.fail_after(5):
+            await downstream_answered.wait()
+        await client.send(cancel("c-1"))
+        assert await client.receive() == result("c-1", {"text": "early"})
+        await agent.receive_nothing_until_barrier()
+
+
+async def test_proxy2_gap18_detach_after_registering_ignores_the_sources() -> None:
+    """PROXY-2, GAP-18 (OUT-6): a detached request no longer watches its sources."""
+    proxy = Proxy()
+
+    async def ask(params: Ask, responder: Responder[Answer]) -> None:
+        proxy.downstream.send_request(ASK, params).forward_cancellation_from(responder.cancellation).detach()
+        responder.connection.spawn(
+            responder.respond_with, responder.cancellation.run_until_cancelled(anyio.sleep_forever())
+        )
+
+    proxy.upstream_builder.on_request(ASK, ask)
+    async with around(proxy) as (client, agent):
+        await client.send(request("c-1", "test/ask", {"question": "q"}))
+        downstream_id = (await agent.receive())["id"]
+        await client.send(cancel("c-1"))
+        assert await client.receive() == error("c-1", *CANCELLED)
+        await agent.receive_nothing_until_barrier()
+        await agent.send(result(downstream_id, {"text": "discarded"}))
+        await client.receive_nothing_until_barrier()
