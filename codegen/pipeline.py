@@ -159,7 +159,9 @@ def generate_all(release: str | None = None) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def existing_files(root: Path = OUTPUT_ROOT) -> dict[str, str]:
+def existing_files(root: Path | None = None) -> dict[str, str]:
+    """The generated files currently on disk under ``root`` (default ``src/``)."""
+    root = root or OUTPUT_ROOT
     found: dict[str, str] = {}
     for d in GENERATED_DIRS:
         for path in sorted((root / d).glob("*")):
@@ -168,8 +170,9 @@ def existing_files(root: Path = OUTPUT_ROOT) -> dict[str, str]:
     return found
 
 
-def write(files: dict[str, str], root: Path = OUTPUT_ROOT) -> list[str]:
+def write(files: dict[str, str], root: Path | None = None) -> list[str]:
     """Write ``files`` and delete stale generated files; returns the changed paths."""
+    root = root or OUTPUT_ROOT
     changed = []
     for rel, old in existing_files(root).items():
         if rel not in files:
@@ -184,9 +187,9 @@ def write(files: dict[str, str], root: Path = OUTPUT_ROOT) -> list[str]:
     return changed
 
 
-def differences(files: dict[str, str], root: Path = OUTPUT_ROOT) -> list[str]:
+def differences(files: dict[str, str], root: Path | None = None) -> list[str]:
     """Paths whose committed content differs from ``files`` (missing, stale or changed)."""
-    current = existing_files(root)
+    current = existing_files(root or OUTPUT_ROOT)
     return sorted(
         {p for p in files if current.get(p) != files[p]} | {p for p in current if p not in files}
     )

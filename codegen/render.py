@@ -20,16 +20,15 @@ SIDE_DOCS = {
 
 
 def docstring(text: str, indent: int) -> str:
-    """A safe triple-quoted docstring for ``text`` (raw when it has backslashes)."""
-    text = text.strip().replace('"""', '\\"\\"\\"' if "\\" not in text else "'''")
-    prefix = "r" if "\\" in text else ""
+    """A triple-quoted docstring for ``text``, escaped so Python reads back exactly ``text``."""
+    text = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     if not text:
         return '""""""'
     pad = " " * indent
     lines = [(pad + line).rstrip() if line else "" for line in text.splitlines()]
-    if len(lines) == 1 and len(lines[0]) + 6 < 100:
-        return f'{prefix}"""{text}"""'
-    return f'{prefix}"""\n' + "\n".join(lines) + f'\n{pad}"""'
+    if len(lines) == 1 and len(lines[0]) + 6 < 100 and not text.endswith('"'):
+        return f'"""{text}"""'
+    return '"""\n' + "\n".join(lines) + f'\n{pad}"""'
 
 
 def pyrepr(value: object) -> str:

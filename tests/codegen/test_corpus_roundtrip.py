@@ -124,7 +124,7 @@ def _message_files(version: str) -> list[Path]:
 def _def_of(pkg: Package) -> dict[tuple[str, str], str]:
     table = {}
     for m in build_method_table(pkg.raw_schema):
-        table[(m.name, "params" if True else "")] = m.params  # request or notification params
+        table[(m.name, "params")] = m.params  # mcp/message: request and notification share it
         if m.result is not None:
             table[(m.name, "result")] = m.result
     return table

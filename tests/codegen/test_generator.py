@@ -1,0 +1,362 @@
+"""The generator's pieces on small inputs, and the whole pipeline against the committed output."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import types
+import hashlib
+import io
+import json
+import tarfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import codegen.lock as lock_module
+from codegen import pipeline
+from codegen.__main__ import main as cli_main
+from codegen.fetch import fetch, unpack_verified
+from codegen.lock import LockedFile, LockedRelease, LockError, read_verified
+from codegen.method_table import build_method_table, py_name_of
+from codegen.postprocess import postprocess
+from codegen.preprocess import OpenUnion, preprocess
+from codegen.render import docstring
+
+# -- method table ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "py_name"),
+    [
+        ("session/prompt", "session_prompt"),
+        ("$/cancel_request", "cancel_request"),
+        ("document/didOpen", "document_did_open"),
+        ("fs/read_text_file", "fs_read_text_file"),
+    ],
+)
+def test_py_name_of(method: str, py_name: str) -> None:
+    assert py_name_of(method) == py_name
+
+
+def _envelope_schema(defs: dict[str, Any]) -> dict[str, Any]:
+    """A miniature ACP schema: a request, its result, and mcp/message as request + notification."""
+    ref = lambda name: {"allOf": [{"$ref": f"#/$defs/{name}"}]}  # noqa: E731
+    defs = {
+        "AgentRequest": {
+            "properties": {"id": {}, "method": {"type": "string"}, "params": {"anyOf": [ref("PingRequest"), ref("MsgRequest")]}}
+        },
+        "AgentResponse": {"anyOf": [{"properties": {"id": {}, "result": {"anyOf": [ref("PingResponse"), ref("MsgResponse")]}}}]},
+        "AgentNotification": {"properties": {"method": {"type": "string"}, "params": {"anyOf": [ref("MsgNotification")]}}},
+        **defs,
+    }
+    return {
+        "anyOf": [{"title": "Client", "anyOf": [ref("AgentRequest"), ref("AgentResponse"), ref("AgentNotification")]}],
+        "$defs": defs,
+    }
+
+
+def _method_defs() -> dict[str, Any]:
+    obj = lambda method, side: {"type": "object", "x-method": method, "x-side": side}  # noqa: E731
+    return {
+        "PingRequest": obj("ping", "agent"),
+        "PingResponse": obj("ping", "agent"),
+        "MsgRequest": obj("mcp/message", "agent"),
+        "MsgResponse": obj("mcp/message", "agent"),
+        "MsgNotification": obj("mcp/message", "agent"),
+    }
+
+
+def test_method_table_links_by_envelope_role_and_disambiguates() -> None:
+    table = build_method_table(_envelope_schema(_method_defs()))
+    by_py = {m.py_name: m for m in table}
+    assert set(by_py) == {"ping", "mcp_message", "mcp_message_notification"}
+    assert by_py["ping"].result == "PingResponse"
+    assert by_py["mcp_message"].kind == "request"
+    assert by_py["mcp_message_notification"].params == "MsgNotification"
+    assert by_py["mcp_message_notification"].result is None
+
+
+def test_method_table_refuses_a_request_without_result() -> None:
+    defs = _method_defs()
+    del defs["PingResponse"]["x-method"]
+    with pytest.raises(ValueError, match="no result def for request ping"):
+        build_method_table(_envelope_schema(defs))
+
+
+# -- preprocess -----------------------------------------------------------------------
+
+
+def _tagged(tag: str, value: str, target: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {tag: {"type": "string", "const": value}},
+        "required": [tag],
+        "allOf": [{"$ref": f"#/$defs/{target}"}],
+    }
+
+
+def test_preprocess_names_variants_and_splits_open_unions() -> None:
+    other = {
+        "title": "other",
+        "type": "object",
+        "properties": {"type": {"type": "string"}},
+        "required": ["type"],
+        "not": {"anyOf": []},
+    }
+    schema = {
+        "$defs": {
+            "Text": {"type": "object", "properties": {"text": {"type": "string"}}},
+            "Image": {"type": "object", "properties": {"data": {"type": "string"}}},
+            "Closed": {"oneOf": [_tagged("type", "text", "Text"), _tagged("type", "image", "Image")]},
+            "Open": {"anyOf": [_tagged("type", "text", "Text"), _tagged("type", "image", "Image"), other]},
+            "WithDefault": {"anyOf": [_tagged("type", "image", "Image"), {"title": "plain", "allOf": [{"$ref": "#/$defs/Text"}]}]},
+        }
+    }
+    prepared = preprocess(schema)
+    defs = prepared.schema["$defs"]
+    assert [v["title"] for v in defs["Closed"]["oneOf"]] == ["TextClosed", "ImageClosed"]
+    assert defs["Closed"]["discriminator"] == {"propertyName": "type"}
+    assert defs["Open"]["anyOf"] == [{"$ref": "#/$defs/OpenKnown"}, {"$ref": "#/$defs/OtherOpen"}]
+    assert defs["OpenKnown"]["discriminator"] == {"propertyName": "type"}
+    assert "not" not in defs["OtherOpen"]
+    assert defs["WithDefault"]["anyOf"][1] == {"$ref": "#/$defs/Text"}
+    assert prepared.open_unions == [OpenUnion("Open", "type", ("image", "text"), "OtherOpen")]
+    assert prepared.ordered_unions == ["Open", "WithDefault"]
+    assert "title" not in json.dumps(defs["Text"])
+    assert schema["$defs"]["Closed"]["oneOf"][0].get("title") is None  # input untouched
+
+
+def test_preprocess_hoists_a_tagged_union_nested_in_a_variant() -> None:
+    schema = {
+        "$defs": {
+            "Run": {"type": "object", "properties": {"pid": {"type": "integer"}}},
+            "Idle": {"type": "object", "properties": {"why": {"type": "string"}}},
+            "State": {"anyOf": [_tagged("state", "running", "Run"), _tagged("state", "idle", "Idle")]},
+            "Update": {"oneOf": [_tagged("kind", "state", "State"), _tagged("kind", "text", "Run")]},
+        }
+    }
+    defs = preprocess(schema).schema["$defs"]
+    assert {"$ref": "#/$defs/StateUpdate"} in defs["Update"]["oneOf"]
+    hoisted = defs["StateUpdate"]["oneOf"]
+    assert [v["title"] for v in hoisted] == ["RunningStateUpdate", "IdleStateUpdate"]
+    assert all(v["properties"]["kind"]["const"] == "state" for v in hoisted)
+    assert defs["StateUpdate"]["discriminator"] == {"propertyName": "state"}
+
+
+# -- postprocess ----------------------------------------------------------------------
+
+DCG_LIKE = '''# generated by datamodel-codegen:
+#   filename:  schema.json
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
+
+
+class Caps(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    load_session: Annotated[bool, Field(alias="loadSession")] = False
+    amount: float
+    ratio: int | float | None = None
+    items: Annotated[list[str], Field(validate_default=True)] = []
+
+
+class Holder(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    caps: Annotated[Caps, Field(alias="capsField", validate_default=True)] = {"loadSession": True, "amount": 2}
+
+
+class OtherThing(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    kind_tag: Annotated[str, Field(alias="kindTag")]
+
+
+Thing = TypeAliasType("Thing", Holder | OtherThing)
+'''
+
+
+def test_postprocess_rewrites_aliases_numbers_defaults_and_guards() -> None:
+    out = postprocess(DCG_LIKE, "# header\n", [OpenUnion("Thing", "kindTag", ("a", "b"), "OtherThing")], ["Thing"])
+    ast.parse(out)
+    assert out.startswith("# header\n")
+    assert not re.search(r"[(, ]alias=", out)
+    assert 'validation_alias="loadSession", serialization_alias="loadSession"' in out
+    assert "amount: int | float\n" in out
+    assert "ratio: int | float | None" in out  # already int-capable: unchanged
+    assert "Field(default_factory=lambda: list[str]())" in out
+    assert 'Field(default_factory=lambda: Caps.model_validate({"loadSession": True, "amount": 2}))' in out
+    assert 'AfterValidator(_unknown_tag(frozenset({"a", "b"})))' in out
+    assert 'serialization_alias="kindTag"' in out  # the guard keeps the alias
+    assert 'Field(union_mode="left_to_right")' in out
+    assert out.count("model_config") == 1  # only the shared AcpModel base
+    assert "class Caps(AcpModel):" in out
+
+
+def test_postprocessed_module_behaves() -> None:
+    out = postprocess(DCG_LIKE, "", [OpenUnion("Thing", "kindTag", ("a", "b"), "OtherThing")], ["Thing"])
+    module = types.ModuleType("generated_under_test")
+    sys.modules[module.__name__] = module  # pydantic resolves annotations through sys.modules
+    try:
+        exec(compile(out, "<generated>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    namespace = module.__dict__
+    caps = namespace["Caps"](load_session=True, amount=1)
+    assert caps.model_dump(by_alias=True, exclude_unset=True) == {"loadSession": True, "amount": 1}
+    assert namespace["Holder"]().caps.load_session is True
+    other = namespace["OtherThing"].model_validate({"kindTag": "_x", "extra": 1})
+    assert other.model_dump(by_alias=True, exclude_unset=True) == {"kindTag": "_x", "extra": 1}
+    with pytest.raises(ValueError, match="known tag 'a'"):
+        namespace["OtherThing"].model_validate({"kindTag": "a"})
+
+
+@pytest.mark.parametrize(
+    "text", ['one line', 'has """ quotes', "back\\slash", "two\n\nparagraphs", ""]
+)
+def test_docstring_is_valid_python(text: str) -> None:
+    source = f"def f():\n    {docstring(text, 4)}\n"
+    assert ast.get_docstring(ast.parse(source).body[0]) == text.strip()  # type: ignore[arg-type]
+
+
+# -- lock and fetch -------------------------------------------------------------------
+
+
+def _tarball(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def fake_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[LockedRelease, Path]:
+    monkeypatch.setattr(lock_module, "CACHE_DIR", tmp_path / "cache")
+    schema = b'{"$defs": {}}'
+    blob = _tarball({"package/schema/v1/schema.json": schema})
+    tarball = tmp_path / "sdk.tgz"
+    tarball.write_bytes(blob)
+    locked = LockedFile("9.9.9", "v1", "package/schema/v1/schema.json", _sha(schema))
+    return LockedRelease("9.9.9", "@example/sdk", _sha(blob), {"v1": locked}), tarball
+
+
+def test_fetch_unpacks_verified_files(fake_release: tuple[LockedRelease, Path]) -> None:
+    release, tarball = fake_release
+    [path] = fetch(release, tarball)
+    assert path.read_bytes() == b'{"$defs": {}}'
+    assert read_verified(release.files["v1"]) == b'{"$defs": {}}'
+
+
+def test_fetch_refuses_a_tarball_with_another_hash(fake_release: tuple[LockedRelease, Path]) -> None:
+    release, tarball = fake_release
+    tarball.write_bytes(_tarball({"package/schema/v1/schema.json": b"{}"}))
+    with pytest.raises(LockError, match=f"lock says {release.tarball_sha256}, downloaded"):
+        unpack_verified(release, tarball)
+    assert not release.files["v1"].cache_path.exists()
+
+
+def test_fetch_refuses_a_schema_file_with_another_hash(fake_release: tuple[LockedRelease, Path]) -> None:
+    release, tarball = fake_release
+    bad = LockedFile("9.9.9", "v1", "package/schema/v1/schema.json", "0" * 64)
+    release = LockedRelease(release.version, release.package, release.tarball_sha256, {"v1": bad})
+    with pytest.raises(LockError, match="sha256 mismatch for v1"):
+        unpack_verified(release, tarball)
+    assert not bad.cache_path.exists()
+
+
+def test_cached_file_tampering_is_refused(fake_release: tuple[LockedRelease, Path]) -> None:
+    release, tarball = fake_release
+    [path] = fetch(release, tarball)
+    path.write_bytes(b'{"$defs": {"Evil": {}}}')
+    with pytest.raises(LockError, match="sha256 mismatch"):
+        read_verified(release.files["v1"])
+
+
+def test_the_lock_names_four_files_per_release_with_sources() -> None:
+    raw = json.loads(lock_module.LOCK_PATH.read_text())
+    assert raw["current"] in raw["releases"] and len(raw["releases"]) >= 2
+    for release in raw["releases"].values():
+        assert release["npm"]["package"] == "@agentclientprotocol/sdk"
+        assert set(release["files"]) == {"v1", "v1/unstable", "v2", "v2/unstable"}
+        for entry in release["files"].values():
+            assert len(entry["sha256"]) == 64
+            assert "agentclientprotocol/agent-client-protocol" in entry["github_asset"]["url_template"]
+
+
+# -- the whole pipeline ---------------------------------------------------------------
+
+
+@cache
+def _fresh_v1() -> dict[str, str]:
+    [v1] = [v for v in pipeline.variants() if v.key == "v1"]
+    if not v1.locked.cache_path.exists():
+        pytest.skip("schemas not fetched: run `python -m codegen fetch`")
+    return pipeline.generate_variant(v1)
+
+
+def test_generation_is_deterministic_and_matches_the_committed_v1() -> None:
+    first = _fresh_v1()
+    [v1] = [v for v in pipeline.variants() if v.key == "v1"]
+    assert pipeline.generate_variant(v1) == first  # same input, same bytes
+    committed = pipeline.existing_files()
+    assert {p: committed.get(p) for p in first} == first, "run `python -m codegen generate`"
+
+
+def test_every_generated_file_has_the_header() -> None:
+    for path, text in _fresh_v1().items():
+        if path.endswith(".py"):
+            assert text.startswith("# Generated by `python -m codegen generate` from "), path
+            assert "sha256 " in text.splitlines()[1], path
+
+
+def test_check_reports_changed_missing_and_stale_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = _fresh_v1()
+    root = tmp_path / "src"
+    pipeline.write(fresh, root)
+    assert pipeline.differences(fresh, root) == []
+    models = root / "acp_generated/v1/models.py"
+    models.write_text(models.read_text() + "# hand edit\n")
+    (root / "acp_generated/v1/py.typed").unlink()
+    (root / "acp_generated/v1/stale.py").write_text("")
+    assert pipeline.differences(fresh, root) == [
+        "acp_generated/v1/models.py",
+        "acp_generated/v1/py.typed",
+        "acp_generated/v1/stale.py",
+    ]
+    monkeypatch.setattr(pipeline, "OUTPUT_ROOT", root)
+    monkeypatch.setattr(pipeline, "generate_all", lambda release=None: fresh)
+    assert cli_main(["check"]) == 1
+    assert cli_main(["generate"]) == 0
+    assert cli_main(["check"]) == 0
+    assert not (root / "acp_generated/v1/stale.py").exists()
+
+
+@pytest.mark.slow
+def test_full_generation_twice_is_byte_identical_and_committed(tmp_path: Path) -> None:
+    first = pipeline.generate_all()
+    assert pipeline.generate_all() == first
+    assert pipeline.differences(first) == []
+
+
