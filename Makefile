@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck clean dist docs
+.PHONY: setup demo test check typecheck clean dist docs fetch-schemas generate codegen-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,17 @@ typecheck: setup
 	$(PY) -m mypy
 	$(PY) -m pyright
 
-check: setup typecheck
+check: setup typecheck codegen-check
+
+# Locked ACP schemas (schema/lock.json) into schema/cache/, hash-checked; needs npm.
+fetch-schemas: setup
+	$(PY) -m codegen fetch --all
+
+generate: fetch-schemas
+	$(PY) -m codegen generate
+
+codegen-check: fetch-schemas
+	$(PY) -m codegen check
 
 dist: setup
 	rm -rf dist
