@@ -91,3 +91,21 @@ def test_echo_agent_max_message_bytes(args: tuple[str, ...], env: dict[str, str]
     replies = exchange([*INIT, big, small], *args, env=env)
     assert [r["error"]["code"] for r in replies if "error" in r] == [-32600]
     assert replies[-1] == {"jsonrpc": "2.0", "id": 3, "result": {"pong": {"pad": "ok"}}}
+
+
+def test_v2_pair_shows_accepted_then_idle_and_session_cancel() -> None:
+    agent = [sys.executable, str(REPO_ROOT / "examples" / "v2_agent.py"), "--quiet"]
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "examples" / "v2_client.py"), "--", *agent],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "-> initialize: python-v2-agent 1.0.0, protocol 2" in out
+    assert "   <- accepted as user-1 (the turn goes on)" in out
+    assert (
+        "   agent: Version two streams, then goes idle\n   [state] idle, stopReason end_turn" in out
+    )
+    assert out.rstrip().endswith("[state] idle, stopReason cancelled")
