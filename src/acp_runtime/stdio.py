@@ -8,9 +8,11 @@ Descriptors the event loop cannot poll (regular files from ``< file`` redirects,
 terminals, ``/dev/null``, and everything on Windows) fall back to blocking calls
 in a worker thread.
 
-The descriptors are not closed by :meth:`aclose` (closing fd 0/1 would let a later
-``open()`` reuse them); their blocking mode is restored instead. Anything else
-that writes to stdout (``print``) corrupts the protocol stream: log to stderr.
+By default :func:`stdio_transport` isolates the protocol: it moves the editor's
+pipes to private descriptors and points fd 0 at ``/dev/null`` and fd 1 at stderr.
+A stray ``print()`` or a child process that inherits stdio then cannot corrupt the
+message stream or steal its input, and only the transport's descriptors are
+non-blocking.
 """
 
 from __future__ import annotations
@@ -132,11 +134,40 @@ class FdSendStream(_FdStream, ByteSendStream):
                 raise
 
 
-def stdio_transport(*, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> LineTransport:
-    """Newline-delimited transport over fd 0 (in) and fd 1 (out).
+def stdio_transport(
+    *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, isolate: bool = True
+) -> LineTransport:
+    """Newline-delimited transport over this process's stdin (in) and stdout (out).
 
     Flushes :data:`sys.stdout` first so earlier buffered output cannot land in the
     middle of a message. Call once per process.
+
+    Args:
+        max_message_bytes: per-line limit for incoming messages.
+        isolate: move the protocol to private copies of fds 0 and 1, then point fd 0
+            at ``/dev/null`` and fd 1 at stderr, so later ``print()`` output goes to
+            stderr and child processes neither write into nor read from the protocol
+            stream. :meth:`~LineTransport.aclose` then closes the copies, which the
+            editor sees as EOF. With ``isolate=False`` fds 0 and 1 are used (and left
+            open) as they are.
     """
     sys.stdout.flush()
-    return LineTransport(FdReceiveStream(0), FdSendStream(1), max_message_bytes=max_message_bytes)
+    if not isolate:
+        return LineTransport(
+            FdReceiveStream(0), FdSendStream(1), max_message_bytes=max_message_bytes
+        )
+    protocol_in, protocol_out = os.dup(0), os.dup(1)  # non-inheritable copies
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.dup2(devnull, 0)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no usable stderr: drop stray output instead
+            os.dup2(devnull, 1)
+    finally:
+        os.close(devnull)
+    return LineTransport(
+        FdReceiveStream(protocol_in, close_fd=True),
+        FdSendStream(protocol_out, close_fd=True),
+        max_message_bytes=max_message_bytes,
+    )

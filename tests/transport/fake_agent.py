@@ -4,6 +4,9 @@ Modes:
   echo <backend> <limit>  echo each stdin line back through ``stdio_transport``; a
                           skipped over-limit line is answered ``{"too_large":<prefix length>}``;
                           exit 0 at stdin EOF.
+  echo-stray <backend>    like echo, but first print() to stdout and run a child process
+                          that inherits stdio and tries to read stdin and write stdout:
+                          the isolated stdio transport must send all of that to stderr.
   stderr                  write three stderr lines (one blank), then exit at stdin EOF.
   env                     print ``{"cwd":..., "value": $ACP_TEST_VALUE}``, exit at stdin EOF.
   ignore-eof              print ``{"ready":true}``, then never exit by itself.
@@ -42,6 +45,16 @@ async def echo(limit: int) -> None:
         await transport.aclose()
 
 
+async def echo_after_stray_output() -> None:
+    transport = stdio_transport()
+    print("stray print")
+    await transport.send(b'{"ready":true}')
+    child = [sys.executable, "-c", "import os; print('child read', os.read(0, 100))"]
+    await anyio.run_process(child, stdin=None, stdout=None, stderr=None)  # inherits our stdio
+    await transport.send(await transport.receive())
+    await transport.aclose()
+
+
 def say(value: object) -> None:
     sys.stdout.write(json.dumps(value) + "\n")
     sys.stdout.flush()
@@ -55,6 +68,8 @@ def main() -> None:
     mode = sys.argv[1]
     if mode == "echo":
         anyio.run(echo, int(sys.argv[3]), backend=sys.argv[2])
+    elif mode == "echo-stray":
+        anyio.run(echo_after_stray_output, backend=sys.argv[2])
     elif mode == "stderr":
         sys.stderr.write("first line\n\nsecond line\r\n")
         sys.stderr.flush()

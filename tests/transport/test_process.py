@@ -76,6 +76,24 @@ async def test_send_eof_lets_the_agent_finish_while_output_is_still_read(
 
 
 @pytest.mark.anyio
+async def test_stdio_isolation_keeps_prints_and_child_processes_off_the_protocol(
+    anyio_backend: str,
+) -> None:
+    stderr: list[bytes] = []
+    with anyio.fail_after(10):
+        async with spawn_agent(
+            fake_agent("echo-stray", anyio_backend), stderr=stderr.append
+        ) as agent:
+            assert await agent.receive() == b'{"ready":true}'
+            await agent.send(b'{"not":"for the child"}')
+            assert await agent.receive() == b'{"not":"for the child"}'
+            with pytest.raises(anyio.EndOfStream):
+                await agent.receive()
+    assert agent.returncode == 0
+    assert stderr == [b"stray print", b"child read b''"]
+
+
+@pytest.mark.anyio
 async def test_transport_closed_inside_the_block_still_shuts_down_cleanly(
     anyio_backend: str,
 ) -> None:
