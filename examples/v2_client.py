@@ -44,7 +44,8 @@ class TurnWatcher(ClientHandler):
         self.stop_reason = ""
         self._mid_line = False
 
-    def _line(self, text: str) -> None:
+    def line(self, text: str) -> None:
+        """Print a full line, ending a streamed message first if one is open."""
         if self._mid_line:
             print()
             self._mid_line = False
@@ -57,9 +58,9 @@ class TurnWatcher(ClientHandler):
     async def session_update(self, params: UpdateSessionNotification, cx: Connection) -> None:
         update = params.update
         if isinstance(update, UserMessageSessionUpdate):
-            self._line(f"   [user_message {update.message_id}] inserted")
+            self.line(f"   [user_message {update.message_id}] inserted")
         elif isinstance(update, RunningStateUpdateSessionUpdate):
-            self._line("   [state] running")
+            self.line("   [state] running")
         elif isinstance(update, AgentMessageChunkSessionUpdate):
             if isinstance(update.content, TextContentBlock):
                 if not self._mid_line:
@@ -69,7 +70,7 @@ class TurnWatcher(ClientHandler):
         elif isinstance(
             update, (EndTurnIdleStateUpdateSessionUpdate, CancelledIdleStateUpdateSessionUpdate)
         ):
-            self._line(f"   [state] idle, stopReason {update.stop_reason}")
+            self.line(f"   [state] idle, stopReason {update.stop_reason}")
             self.stop_reason = update.stop_reason
             self.idle.set()
 
@@ -99,13 +100,16 @@ async def run(args: argparse.Namespace) -> int:
         print(f"-> prompt {args.prompt!r}")
         watcher.expect_turn()
         accepted = await cx.send_request(prompt_request(sid, args.prompt))
-        print(f"   <- accepted as {accepted.message_id} (the turn goes on)")
+        # Updates may already be streaming: the dispatch loop does not wait for us.
+        watcher.line(f"   <- accepted as {accepted.message_id} (the turn goes on)")
         await watcher.idle.wait()
 
-        print(f"-> prompt {args.long_prompt!r}, then session/cancel after {args.cancel_after}s")
+        watcher.line(
+            f"-> prompt {args.long_prompt!r}, then session/cancel after {args.cancel_after}s"
+        )
         watcher.expect_turn()
         accepted = await cx.send_request(prompt_request(sid, args.long_prompt))
-        print(f"   <- accepted as {accepted.message_id}")
+        watcher.line(f"   <- accepted as {accepted.message_id}")
         await anyio.sleep(args.cancel_after)
         cx.send_notification(CancelSessionNotification(session_id=sid))
         await watcher.idle.wait()
