@@ -23,7 +23,7 @@ builders run first, which is how a proxy intercepts a method (see ``docs/proxies
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INITIALIZE_METHOD = "initialize"
+
+DRAIN_TIMEOUT = 30.0
+"""Seconds :meth:`Proxy.serve` keeps answering the client's requests after its EOF."""
 
 
 class Proxy:
@@ -94,7 +97,7 @@ class Proxy:
         return self._downstream
 
     @asynccontextmanager
-    async def connect(self, upstream: Transport, downstream: Transport) -> AsyncIterator[Proxy]:
+    async def connect(self, upstream: Transport, downstream: Transport) -> AsyncGenerator[Proxy]:
         """Run both connections for the duration of the block.
 
         Downstream connects first, so a request from upstream always finds it;
@@ -113,9 +116,17 @@ class Proxy:
         finally:
             self._upstream = self._downstream = self._ready = None
 
-    async def serve(self, upstream: Transport, downstream: Transport) -> None:
-        """Forward until either side closes, then close both."""
-        async with self.connect(upstream, downstream):
+    async def serve(
+        self, upstream: Transport, downstream: Transport, *, drain_timeout: float = DRAIN_TIMEOUT
+    ) -> None:
+        """Forward until either side closes, then close both.
+
+        When the client side ends first (EOF), the requests it already sent are still
+        answered before closing, waiting at most ``drain_timeout`` seconds.
+        """
+        draining = _AnsweredBeforeEof(upstream, drain_timeout)
+        async with self.connect(draining, downstream):
+            draining.connection = self.upstream
             async with anyio.create_task_group() as tg:
 
                 async def close_when_closed(connection: Connection) -> None:
@@ -203,3 +214,41 @@ class ConductedProxy:
             log.warning("malformed %s notification ignored", method)
         else:
             send_proxied_message_to(cx, self.successor, ProxiedNotification(method, params))
+
+
+class _AnsweredBeforeEof:
+    """A transport that holds back the peer's EOF until every request it sent has been
+    answered, so a client that half-closes still gets its answers through the proxy.
+
+    Needs no parsing: answers leave through :meth:`send`, and the connection's
+    ``incoming_request_count`` already dropped when an answer is queued.
+    """
+
+    def __init__(self, inner: Transport, timeout: float) -> None:
+        self.inner = inner
+        self.connection: Connection | None = None
+        self._timeout = timeout
+        self._answered: anyio.Event | None = None
+
+    def _outstanding(self) -> int:
+        return 0 if self.connection is None else self.connection.incoming_request_count
+
+    async def receive(self) -> bytes:
+        try:
+            return await self.inner.receive()
+        except anyio.EndOfStream:
+            with anyio.move_on_after(self._timeout):
+                while self._outstanding():
+                    self._answered = anyio.Event()
+                    await self._answered.wait()
+            if self._outstanding():
+                log.warning("%d request(s) unanswered %.0f s after EOF", self._outstanding(), self._timeout)
+            raise
+
+    async def send(self, message: bytes) -> None:
+        await self.inner.send(message)
+        if self._answered is not None and not self._outstanding():
+            self._answered.set()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
