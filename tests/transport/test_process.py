@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import sys
 import time
@@ -217,3 +218,27 @@ async def test_transport_methods_outside_the_block_raise() -> None:
     agent = spawn_agent(fake_agent("echo", "asyncio", "10"))
     with pytest.raises(RuntimeError):
         await agent.send(b"{}")
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_soak_many_messages_of_mixed_sizes_round_trip_intact(anyio_backend: str) -> None:
+    rng = random.Random(7)
+    messages = [
+        b'{"n":%d,"pad":"%s"}' % (i, b"z" * rng.choice((0, 10, 200, 5000, 70000)))
+        for i in range(50_000)
+    ]
+    before = open_fds()
+    with anyio.fail_after(300):
+        async with spawn_agent(fake_agent("echo", anyio_backend, "100000")) as agent:
+
+            async def send_all() -> None:
+                for message in messages:
+                    await agent.send(message)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_all)
+                for expected in messages:
+                    assert await agent.receive() == expected
+    assert agent.returncode == 0
+    assert open_fds() == before
