@@ -48,13 +48,14 @@ from .transport import MessageTooLarge as MessageTooLarge
 from .transport import Transport as Transport
 
 __all__ = [
-    "AgentProcess",
     "COUNTERPART",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "SUCCESSOR",
+    "AgentProcess",
     "CancellationMarker",
     "ConductedProxy",
     "Connection",
     "ConnectionBuilder",
-    "DEFAULT_MAX_MESSAGE_BYTES",
     "ErrorCode",
     "JsonValue",
     "LineTransport",
@@ -76,7 +77,6 @@ __all__ = [
     "RequestMethod",
     "Responder",
     "Role",
-    "SUCCESSOR",
     "SentRequest",
     "SuccessorPeer",
     "TraceEvent",

@@ -39,7 +39,9 @@ class ConnectionBuilder:
         self.role: Role = validate_role(role)
         self._routes = Routes()
 
-    def on_request(self, method: RequestMethod[P, R], handler: RequestHandler[P, R]) -> ConnectionBuilder:
+    def on_request(
+        self, method: RequestMethod[P, R], handler: RequestHandler[P, R]
+    ) -> ConnectionBuilder:
         """Handle ``method``: ``async (params, responder) -> result | None``."""
         check_handles(self.role, method)
         self._claim(method.name, self._routes.requests)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Coroutine
@@ -35,6 +34,7 @@ from .jsonrpc import (
     RequestId,
     Response,
     classify,
+    decode,
     encode,
     error_message,
     is_request_id,
@@ -94,7 +94,9 @@ def _identity(value: JsonValue) -> JsonValue:
 class Connection:
     """One side of a running JSON-RPC connection. Created by :class:`ConnectionBuilder`."""
 
-    def __init__(self, routes: Routes, role: Role, transport: Transport, task_group: TaskGroup) -> None:
+    def __init__(
+        self, routes: Routes, role: Role, transport: Transport, task_group: TaskGroup
+    ) -> None:
         self.role: Role = role
         self.counterpart: Peer = COUNTERPART
         """The default peer requests and notifications go to."""
@@ -135,7 +137,9 @@ class Connection:
     # -- sending ------------------------------------------------------------------------
 
     @overload
-    def send_request(self, request: TypedRequest[R], /, *, peer: Peer | None = None) -> SentRequest[R]: ...
+    def send_request(
+        self, request: TypedRequest[R], /, *, peer: Peer | None = None
+    ) -> SentRequest[R]: ...
     @overload
     def send_request(
         self, method: RequestMethod[P, R], params: P, /, *, peer: Peer | None = None
@@ -150,7 +154,9 @@ class Connection:
         return request
 
     @overload
-    def prepare_request(self, request: TypedRequest[R], /, *, peer: Peer | None = None) -> SentRequest[R]: ...
+    def prepare_request(
+        self, request: TypedRequest[R], /, *, peer: Peer | None = None
+    ) -> SentRequest[R]: ...
     @overload
     def prepare_request(
         self, method: RequestMethod[P, R], params: P, /, *, peer: Peer | None = None
@@ -162,7 +168,9 @@ class Connection:
     @overload
     def send_request_to(self, peer: Peer, request: TypedRequest[R], /) -> SentRequest[R]: ...
     @overload
-    def send_request_to(self, peer: Peer, method: RequestMethod[P, R], params: P, /) -> SentRequest[R]: ...
+    def send_request_to(
+        self, peer: Peer, method: RequestMethod[P, R], params: P, /
+    ) -> SentRequest[R]: ...
     def send_request_to(self, peer: Peer, *args: Any) -> SentRequest[Any]:
         """:meth:`send_request` to a specific peer; its cancel goes the same way (OUT-2)."""
         return self.send_request(*args, peer=peer)
@@ -178,18 +186,24 @@ class Connection:
     def prepare_raw_request(
         self, method: str, params: JsonValue = None, *, peer: Peer | None = None
     ) -> SentRequest[JsonValue]:
-        record = PendingRequest(self, self._pending.allocate_id(), method, params, peer or self.counterpart)
+        record = PendingRequest(
+            self, self._pending.allocate_id(), method, params, peer or self.counterpart
+        )
         return SentRequest(record, _identity)
 
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
         check_peer_handles(self.role, binding)
         raw = binding.params.dump(params)
-        record = PendingRequest(self, self._pending.allocate_id(), binding.name, raw, peer or self.counterpart)
+        record = PendingRequest(
+            self, self._pending.allocate_id(), binding.name, raw, peer or self.counterpart
+        )
         return SentRequest(record, binding.result.load)
 
     @overload
-    def send_notification(self, notification: TypedNotification, /, *, peer: Peer | None = None) -> None: ...
+    def send_notification(
+        self, notification: TypedNotification, /, *, peer: Peer | None = None
+    ) -> None: ...
     @overload
     def send_notification(
         self, method: NotificationMethod[P], params: P, /, *, peer: Peer | None = None
@@ -204,7 +218,9 @@ class Connection:
         check_peer_handles(self.role, binding)
         self.send_raw_notification(binding.name, binding.params.dump(params), peer=peer)
 
-    def send_raw_notification(self, method: str, params: JsonValue = None, *, peer: Peer | None = None) -> None:
+    def send_raw_notification(
+        self, method: str, params: JsonValue = None, *, peer: Peer | None = None
+    ) -> None:
         wire_method, wire_params = (peer or self.counterpart).wrap(method, params)
         try:
             self.enqueue(notification_message(wire_method, wire_params))
@@ -281,7 +297,9 @@ class Connection:
             except MessageTooLarge as exc:
                 log.warning("incoming message over %d bytes skipped", exc.limit)
                 self._reply_uncorrelated(
-                    RequestError.invalid_request({"reason": "message_too_large", "limit": exc.limit})
+                    RequestError.invalid_request(
+                        {"reason": "message_too_large", "limit": exc.limit}
+                    )
                 )
                 continue
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -291,7 +309,7 @@ class Connection:
 
     async def _dispatch(self, data: bytes) -> None:
         try:
-            value = json.loads(data)
+            value = decode(data)
         except ValueError:
             text = data.decode(errors="replace")
             log.warning("unparsable message: %.200s", text)
@@ -328,7 +346,11 @@ class Connection:
 
     def _apply_cancel(self, params: JsonValue) -> bool:
         """Update the marker before any handler runs (IN-2). False if malformed (IN-3)."""
-        if not isinstance(params, dict) or "requestId" not in params or not is_request_id(params["requestId"]):
+        if (
+            not isinstance(params, dict)
+            or "requestId" not in params
+            or not is_request_id(params["requestId"])
+        ):
             log.warning("malformed $/cancel_request params ignored: %.200r", params)
             return False
         self._incoming.cancel(params["requestId"])

@@ -55,7 +55,9 @@ def _identity(value: JsonValue) -> JsonValue:
     return value
 
 
-def typed_request_route(binding: RequestMethod[P, R], handler: RequestHandler[P, R]) -> RequestRoute:
+def typed_request_route(
+    binding: RequestMethod[P, R], handler: RequestHandler[P, R]
+) -> RequestRoute:
     async def route(method: str, raw: JsonValue, slot: ResponseSlot) -> None:
         try:
             params = binding.params.load(raw)

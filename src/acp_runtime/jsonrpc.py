@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Union
-
-from typing_extensions import TypeGuard
+from typing import TypeAlias, TypeGuard
 
 from .errors import RequestError
 from .methods import JsonValue
 
-RequestId = Union[None, int, str]
+RequestId: TypeAlias = int | str | None
 """A JSON-RPC id as received: ``null``, an integer or a string."""
 
-IdKey = tuple[type, Union[None, int, str]]
+IdKey: TypeAlias = tuple[type, int | str | None]
 """A dictionary key that matches ids by exact JSON value and type."""
 
 
@@ -63,7 +61,7 @@ class Invalid:
     reply: bool
 
 
-Message = Union[Request, Notification, Response, Invalid]
+Message: TypeAlias = Request | Notification | Response | Invalid
 
 
 def classify(value: JsonValue) -> Message:
@@ -107,9 +105,40 @@ def _classify_response(value: dict[str, JsonValue]) -> Message:
     return Response(request_id, value["result"], None)
 
 
+def _reject_constant(name: str) -> JsonValue:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def decode(data: bytes) -> JsonValue:
+    """Parse one incoming message as strict JSON in UTF-8.
+
+    Raises ``ValueError`` for anything else, including ``NaN``/``Infinity`` (which
+    :func:`encode` could not send back) and nesting too deep for the parser, which
+    Python reports as ``RecursionError``.
+    """
+    try:
+        return _DECODER.decode(data.decode())  # type: ignore[no-any-return]
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def encode(message: dict[str, JsonValue]) -> bytes:
-    """Compact UTF-8 JSON text of one message (no framing)."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact UTF-8 JSON text of one message (no framing).
+
+    Raises ``ValueError`` (or ``TypeError``) for what JSON cannot carry: ``NaN``,
+    infinities, non-JSON types, nesting too deep. Strings with lone surrogates (a peer
+    can send ``"\\ud800"``) cannot be UTF-8, so such a message is written ASCII-escaped.
+    """
+    try:
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
+    except RecursionError:
+        raise ValueError("message nested too deeply to encode") from None
 
 
 def request_message(request_id: RequestId, method: str, params: JsonValue) -> dict[str, JsonValue]:

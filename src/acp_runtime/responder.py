@@ -85,7 +85,9 @@ class ResponseSlot:
     def _answer_lost(self) -> None:
         if self.answered:
             return
-        log.warning("responder for %s id=%r was dropped unanswered; sending -32603", self.method, self.id)
+        log.warning(
+            "responder for %s id=%r was dropped unanswered; sending -32603", self.method, self.id
+        )
         self.answer_error(
             RequestError.internal_error({"reason": "responder_dropped", "method": self.method})
         )

@@ -8,7 +8,7 @@ tools).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeAlias
 
 from .methods import NotificationMethod, RequestMethod
 
@@ -17,7 +17,7 @@ Role = Literal["agent", "client", "untyped"]
 _PEER = {"agent": "client", "client": "agent"}
 _ANYWHERE = ("protocol", "both")
 
-Binding = Union[RequestMethod[Any, Any], NotificationMethod[Any]]
+Binding: TypeAlias = RequestMethod[Any, Any] | NotificationMethod[Any]
 
 
 def check_handles(role: Role, binding: Binding) -> None:

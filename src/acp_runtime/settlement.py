@@ -138,6 +138,12 @@ class PendingRequest:
             callback = self.settle(None, RequestError.connection_closed(self.method))
             if callback is not None:
                 self.link.run_callback(callback)
+        except (TypeError, ValueError):
+            # Not JSON-encodable, so never on the wire: nothing to wait for or cancel.
+            self.link.pending.discard(self)
+            self.wire = Wire.SETTLED
+            self.armed = False
+            raise
 
     # -- cancellation -----------------------------------------------------------------
 
@@ -205,7 +211,9 @@ class PendingRequest:
         self.consumer = consumer
         self._callback = callback
 
-    def settle(self, result: JsonValue, error: RequestError | None) -> Callable[[], Coroutine[Any, Any, None]] | None:
+    def settle(
+        self, result: JsonValue, error: RequestError | None
+    ) -> Callable[[], Coroutine[Any, Any, None]] | None:
         """Record the outcome (a routed response or a local failure); first one wins.
 
         Disarms cancellation before anything else (OUT-7). Returns the result callback

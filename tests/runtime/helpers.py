@@ -43,7 +43,9 @@ NOTE: NotificationMethod[Note] = NotificationMethod("test/note", Note, side="age
 Note.__acp_method__ = NOTE  # type: ignore[misc]
 
 
-def request(request_id: JsonValue, method: str = "test/ask", params: JsonValue = None) -> dict[str, Any]:
+def request(
+    request_id: JsonValue, method: str = "test/ask", params: JsonValue = None
+) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         message["params"] = params
@@ -87,7 +89,9 @@ class Parking:
     def event(self, method: str) -> anyio.Event:
         return self.arrived.setdefault(method, anyio.Event())
 
-    async def handle(self, method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+    async def handle(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
         self.responders[method] = responder
         self.event(method).set()
         return None
@@ -103,7 +107,9 @@ class Parking:
             self.cancels_seen.append(params["requestId"])
 
     def builder(self) -> ConnectionBuilder:
-        return ConnectionBuilder().on_raw_request(self.handle).on_raw_notification(self.observe_cancel)
+        return (
+            ConnectionBuilder().on_raw_request(self.handle).on_raw_notification(self.observe_cancel)
+        )
 
 
 @asynccontextmanager

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder, memory_pair
+from acp_runtime import (
+    ConnectionBuilder,
+    ErrorCode,
+    JsonValue,
+    RequestError,
+    Responder,
+    memory_pair,
+)
 from acp_runtime.testing import WirePeer, wire_connection
 
 from .helpers import request, result
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
 
 pytestmark = pytest.mark.anyio
 
@@ -107,14 +118,14 @@ async def test_failing_spawned_work_fails_the_connection() -> None:
         raise ValueError("spawned failure")
 
     with pytest.raises(BaseExceptionGroup) as caught:
-        async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        async with wire_connection(ConnectionBuilder()) as (cx, _peer):
             cx.spawn(boom)
             await anyio.sleep_forever()
     assert caught.group_contains(ValueError, match="spawned failure")
 
 
 async def test_send_notification_after_close_raises_connection_closed() -> None:
-    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+    async with wire_connection(ConnectionBuilder()) as (cx, _peer):
         pass
     with pytest.raises(RequestError) as caught:
         cx.send_raw_notification("x")

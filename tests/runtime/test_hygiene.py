@@ -31,7 +31,7 @@ async def assert_alive(peer: WirePeer) -> None:
 
 
 async def test_parse_error_gets_32700_with_id_null_and_connection_survives() -> None:
-    async with wire_connection(echo_builder()) as (cx, peer):
+    async with wire_connection(echo_builder()) as (_cx, peer):
         await peer.send(b'{"method": "test", "id": 1, INVALID}')
         assert await peer.receive() == error(
             None, -32700, "Parse error", {"line": '{"method": "test", "id": 1, INVALID}'}
@@ -60,13 +60,23 @@ async def test_parse_error_gets_32700_with_id_null_and_connection_survives() -> 
         [{"jsonrpc": "2.0", "method": "x", "id": 1}],
     ],
     ids=[
-        "number", "string", "null", "method-not-string", "wrong-version", "no-version",
-        "scalar-params", "float-id", "bool-id", "object-id", "method-and-result", "empty-batch",
+        "number",
+        "string",
+        "null",
+        "method-not-string",
+        "wrong-version",
+        "no-version",
+        "scalar-params",
+        "float-id",
+        "bool-id",
+        "object-id",
+        "method-and-result",
+        "empty-batch",
         "batch",
     ],
 )
 async def test_invalid_request_gets_32600_with_id_null(message: JsonValue) -> None:
-    async with wire_connection(echo_builder()) as (cx, peer):
+    async with wire_connection(echo_builder()) as (_cx, peer):
         await peer.send(message)
         reply = await peer.receive()
         assert reply["id"] is None
@@ -84,14 +94,14 @@ async def test_invalid_request_gets_32600_with_id_null(message: JsonValue) -> No
     ids=["result-and-error", "no-id", "array-id"],
 )
 async def test_malformed_responses_are_never_answered(message: JsonValue) -> None:
-    async with wire_connection(echo_builder()) as (cx, peer):
+    async with wire_connection(echo_builder()) as (_cx, peer):
         await peer.send(message)
         await peer.receive_nothing_until_barrier()
         await assert_alive(peer)
 
 
 async def test_method_not_found_gets_32601_with_the_method_as_data() -> None:
-    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+    async with wire_connection(ConnectionBuilder()) as (_cx, peer):
         await peer.send(request(1, "unknown/request"))
         assert await peer.receive() == error(1, -32601, "Method not found", "unknown/request")
 
@@ -100,7 +110,7 @@ async def test_invalid_params_get_32602_with_a_summary_of_validation_errors() ->
     async def handle(params: Ask, responder: Responder[Answer]) -> Answer:
         return Answer(text=params.question)
 
-    async with wire_connection(ConnectionBuilder("agent").on_request(ASK, handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder("agent").on_request(ASK, handle)) as (_cx, peer):
         await peer.send(request(3, "test/ask", {"question": 12}))
         reply = await peer.receive()
         assert reply["id"] == 3 and reply["error"]["code"] == -32602
@@ -114,11 +124,13 @@ async def test_invalid_params_get_32602_with_a_summary_of_validation_errors() ->
         assert await peer.receive() == result(5, {"text": "ok"})
 
 
-async def test_handler_crash_gets_32603_without_traceback_on_the_wire(caplog: pytest.LogCaptureFixture) -> None:
+async def test_handler_crash_gets_32603_without_traceback_on_the_wire(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def crash(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
         raise KeyError("secret-detail")
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(crash)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(crash)) as (_cx, peer):
         with caplog.at_level(logging.ERROR, logger="acp_runtime"):
             await peer.send(request(1, "x"))
             reply = await peer.receive()
@@ -131,14 +143,14 @@ async def test_handler_raising_request_error_answers_with_it() -> None:
     async def refuse(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
         raise RequestError(-32002, "Resource not found", {"uri": "file:///x"})
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(refuse)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(refuse)) as (_cx, peer):
         await peer.send(request(1, "x"))
         assert await peer.receive() == error(1, -32002, "Resource not found", {"uri": "file:///x"})
 
 
 @pytest.mark.parametrize("request_id", [0, "5", 5, None, "", -1, 2**70], ids=repr)
 async def test_ids_of_any_json_type_are_echoed_exactly(request_id: JsonValue) -> None:
-    async with wire_connection(echo_builder()) as (cx, peer):
+    async with wire_connection(echo_builder()) as (_cx, peer):
         await peer.send(request(request_id, "m"))
         reply = await peer.receive()
         assert "id" in reply and reply["id"] == request_id and type(reply["id"]) is type(request_id)
@@ -159,14 +171,16 @@ async def test_notifications_never_get_replies_even_when_failing() -> None:
         raise RequestError.internal_error()
 
     builder.on_notification(NOTE, on_note)
-    async with wire_connection(builder) as (cx, peer):
+    async with wire_connection(builder) as (_cx, peer):
         await peer.send(notification("any/thing", {"a": 1}))
         await peer.send(notification("test/note", {"text": 1}))  # invalid params
         await peer.send(notification("test/note", {"text": "x"}))  # handler raises
         await peer.receive_nothing_until_barrier()
 
 
-async def test_responses_with_unknown_ids_are_logged_and_ignored(caplog: pytest.LogCaptureFixture) -> None:
+async def test_responses_with_unknown_ids_are_logged_and_ignored(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
         sent = cx.send_raw_request("x")
         await peer.receive()
@@ -221,7 +235,7 @@ async def test_result_that_is_not_json_serializable_becomes_32603() -> None:
     async def bad(method: str, params: JsonValue, responder: Responder[JsonValue]) -> Any:
         return {"set": {1, 2}} if method == "x" else await echo(method, params, responder)
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(bad)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(bad)) as (_cx, peer):
         await peer.send(request(1, "x"))
         assert await peer.receive() == error(1, -32603, "Internal error")
         await assert_alive(peer)

@@ -47,7 +47,7 @@ async def test_in1_marker_is_set_by_cancel_request_and_run_until_cancelled_yield
             responder.respond_with, responder.cancellation.run_until_cancelled(work())
         )
 
-    async with wire_connection(ConnectionBuilder("agent").on_request(ASK, handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder("agent").on_request(ASK, handle)) as (_cx, peer):
         await peer.send(request(7, params={"question": "q"}))
         await peer.barrier()
         await peer.send(cancel(7))
@@ -73,7 +73,7 @@ async def test_in1_cancelled_waiters_wake_and_late_marker_reads_are_cancelled() 
         for n in range(3):
             responder.connection.spawn(wait, n)
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
         await peer.send(request("r", "x"))
         await peer.barrier()
         await peer.send(cancel("r"))
@@ -102,7 +102,7 @@ async def test_in1_run_until_cancelled_on_a_set_marker_never_starts_the_work() -
         await gate.wait()
         await responder.respond_with(responder.cancellation.run_until_cancelled(work()))
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
         await peer.send(request(1, "park"))
         await peer.send(cancel(1))
         await peer.barrier()
@@ -125,7 +125,7 @@ async def test_in2_marker_is_updated_before_a_user_cancel_handler_runs() -> None
         seen.append((request_id, responders[request_id].cancellation.is_cancelled()))
 
     builder = ConnectionBuilder().on_raw_request(park).on_raw_notification(observe)
-    async with wire_connection(builder) as (cx, peer):
+    async with wire_connection(builder) as (_cx, peer):
         await peer.send(request(5, "x"))
         await peer.send(cancel(5))
         await peer.barrier()
@@ -151,7 +151,7 @@ async def test_in2_typed_cancel_handler_observes_and_does_not_replace_builtin_ha
 
     builder = ConnectionBuilder("agent").on_raw_request(parking.handle)
     builder.on_notification(cancel_binding, on_cancel)
-    async with wire_connection(builder) as (cx, peer):
+    async with wire_connection(builder) as (_cx, peer):
         await peer.send(request(3, "x"))
         responder = await parking.parked("x")
         await peer.send(cancel(3))
@@ -168,10 +168,12 @@ async def test_in2_typed_cancel_handler_observes_and_does_not_replace_builtin_ha
     [None, [], {}, {"requestId": True}, {"requestId": {"x": 1}}, {"requestId": 1.5}, {"id": 1}],
     ids=["missing", "array", "empty", "bool", "object", "float", "wrong-key"],
 )
-async def test_in3_malformed_cancel_is_ignored_unanswered_and_skips_handlers(params: JsonValue) -> None:
+async def test_in3_malformed_cancel_is_ignored_unanswered_and_skips_handlers(
+    params: JsonValue,
+) -> None:
     """IN-3: malformed params are logged and ignored; no reply; user handlers not invoked."""
     parking = Parking()
-    async with wire_connection(parking.builder()) as (cx, peer):
+    async with wire_connection(parking.builder()) as (_cx, peer):
         await peer.send(request(1, "x"))
         responder = await parking.parked("x")
         await peer.send(notification(CANCEL, params))
@@ -185,7 +187,7 @@ async def test_in3_ids_match_by_exact_json_value() -> None:
     """IN-3: ``"5"`` does not cancel ``5``, ``true`` is not ``1``; null id matches null."""
     parking = Parking()
     markers: dict[str, CancellationMarker] = {}
-    async with wire_connection(parking.builder()) as (cx, peer):
+    async with wire_connection(parking.builder()) as (_cx, peer):
         for request_id, name in ((5, "five"), (1, "one"), (None, "null"), ("7", "seven")):
             await peer.send(request(request_id, name))
             markers[name] = (await parking.parked(name)).cancellation
@@ -198,11 +200,20 @@ async def test_in3_ids_match_by_exact_json_value() -> None:
         await peer.send(cancel(None))
         await peer.send(cancel("7"))
         await peer.barrier()
-        assert {name for name, m in markers.items() if m.is_cancelled()} == {"five", "null", "seven"}
+        assert {name for name, m in markers.items() if m.is_cancelled()} == {
+            "five",
+            "null",
+            "seven",
+        }
         for name in ("five", "one", "null", "seven"):
             parking.responders[name].respond(name)
         answers = [await peer.receive() for _ in range(4)]
-        assert answers == [result(5, "five"), result(1, "one"), result(None, "null"), result("7", "seven")]
+        assert answers == [
+            result(5, "five"),
+            result(1, "one"),
+            result(None, "null"),
+            result("7", "seven"),
+        ]
 
 
 async def test_in3_cancel_for_unknown_finished_or_future_id_is_not_remembered() -> None:
@@ -225,7 +236,7 @@ async def test_in3_cancel_for_unknown_finished_or_future_id_is_not_remembered() 
 async def test_in3_duplicate_cancels_fire_the_marker_once() -> None:
     """IN-3: k cancels for one id: the marker callbacks fire once, no replies."""
     parking = Parking()
-    async with wire_connection(parking.builder()) as (cx, peer):
+    async with wire_connection(parking.builder()) as (_cx, peer):
         await peer.send(request("a", "x"))
         responder = await parking.parked("x")
         fired: list[int] = []
@@ -249,7 +260,7 @@ async def test_in3_cancel_request_sent_as_a_request_is_not_a_cancellation() -> N
         await parking.handle(method, params, responder)
 
     builder.on_raw_request(park)
-    async with wire_connection(builder) as (cx, peer):
+    async with wire_connection(builder) as (_cx, peer):
         await peer.send(request(1, "x"))
         responder = await parking.parked("x")
         await peer.send(request(2, CANCEL, {"requestId": 1}))
@@ -260,7 +271,7 @@ async def test_in3_cancel_request_sent_as_a_request_is_not_a_cancellation() -> N
 
 async def test_in4_unhandled_notifications_are_ignored_and_unhandled_requests_get_32601() -> None:
     """IN-4: any unhandled notification (including other ``$/`` ones) is ignored."""
-    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+    async with wire_connection(ConnectionBuilder()) as (_cx, peer):
         await peer.send(notification("$/progress", {"x": 1}))
         await peer.send(notification("_vendor/thing"))
         await peer.send(notification("unknown/notification", [1, 2]))
@@ -276,7 +287,7 @@ async def test_in6_handler_answers_then_raises_gets_one_response() -> None:
         responder.respond("first")
         raise RequestError.internal_error("second")
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
         await peer.send(request(1, "x"))
         assert await peer.receive() == result(1, "first")
         await peer.receive_nothing_until_barrier()
@@ -291,7 +302,7 @@ async def test_in6_double_respond_and_returned_value_after_respond_send_one_resp
         responder.respond_with_error(RequestError.request_cancelled())
         return 3
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
         await peer.send(request(1, "x"))
         assert await peer.receive() == result(1, 1)
         await peer.receive_nothing_until_barrier()
@@ -303,7 +314,7 @@ async def test_in6_cancel_after_the_handler_answered_is_ignored() -> None:
     async def handle(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
         return "done"
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
         await peer.send(request(1, "x"))
         await peer.send(cancel(1))
         assert await peer.receive() == result(1, "done")
@@ -316,7 +327,7 @@ async def test_in6_responder_dropped_unanswered_sends_32603() -> None:
     async def forget(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
         return None
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(forget)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(forget)) as (_cx, peer):
         await peer.send(request("f", "forgetful"))
         gc.collect()
         reply = await peer.receive()
@@ -338,7 +349,7 @@ async def test_in6_cancel_and_close_racing_a_spawned_answer_give_at_most_one_res
         responder.connection.spawn(work)
 
     got: list[Any] = []
-    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
         await peer.send(request(1, "x"))
         await peer.send(cancel(1))
         await peer.barrier()
@@ -356,7 +367,7 @@ async def test_in1_reused_incoming_id_cancel_hits_the_newest_request() -> None:
     async def park(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
         responders.append(responder)
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(park)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(park)) as (_cx, peer):
         await peer.send(request(4, "a"))
         await peer.send(request(4, "b"))
         await peer.barrier()

@@ -27,11 +27,16 @@ from typing import Any, TypeVar
 import anyio
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from acp_runtime import COUNTERPART, JsonValue, RequestError, SentRequest
 from acp_runtime.settlement import Consumer, OutboxClosed, PendingRequest, PendingTable, Wire
-
 
 T = TypeVar("T")
 
@@ -114,7 +119,9 @@ class RequestLifecycle(RuleBasedStateMachine):
     @rule(target=requests, prepared=st.booleans())
     def create(self, prepared: bool) -> int:
         def make() -> None:
-            record = PendingRequest(self.link, self.link.pending.allocate_id(), "m", None, COUNTERPART)
+            record = PendingRequest(
+                self.link, self.link.pending.allocate_id(), "m", None, COUNTERPART
+            )
             sent: SentRequest[JsonValue] = SentRequest(record, lambda value: value)
             if not prepared:
                 record.publish()
@@ -246,7 +253,11 @@ class RequestLifecycle(RuleBasedStateMachine):
 
     def request_position(self, request_id: int) -> int | None:
         return next(
-            (n for n, m in enumerate(self.link.wire) if m.get("id") == request_id and m.get("method") == "m"),
+            (
+                n
+                for n, m in enumerate(self.link.wire)
+                if m.get("id") == request_id and m.get("method") == "m"
+            ),
             None,
         )
 
@@ -261,7 +272,9 @@ class RequestLifecycle(RuleBasedStateMachine):
                 continue
             for n in cancels:
                 assert n > position
-                assert t.settled_at is None or n < t.settled_at, f"request {t.index}: cancel after settlement"
+                assert t.settled_at is None or n < t.settled_at, (
+                    f"request {t.index}: cancel after settlement"
+                )
 
     @invariant()
     def at_most_one_delivery(self) -> None:

@@ -21,7 +21,9 @@ DEADLOCK_PROBE_SECONDS = 0.3
 async def test_handlers_run_one_at_a_time_in_arrival_order() -> None:
     events: list[str] = []
 
-    async def on_request(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+    async def on_request(
+        method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
         events.append(f"start {method}")
         await anyio.lowlevel.checkpoint()  # yielding does not let the next message in
         events.append(f"end {method}")
@@ -31,7 +33,7 @@ async def test_handlers_run_one_at_a_time_in_arrival_order() -> None:
         events.append(f"note {method}")
 
     builder = ConnectionBuilder().on_raw_request(on_request).on_raw_notification(on_notification)
-    async with wire_connection(builder) as (cx, peer):
+    async with wire_connection(builder) as (_cx, peer):
         await peer.send(request(1, "a"))
         await peer.send(notification("n1"))
         await peer.send(request(2, "b"))
@@ -55,11 +57,12 @@ async def test_in5_inline_handler_never_sees_its_cancel_but_spawned_work_does() 
             inline_saw_cancel.append(responder.cancellation.is_cancelled())
             return "timed out waiting"
         responder.connection.spawn(
-            responder.respond_with, responder.cancellation.run_until_cancelled(anyio.sleep_forever())
+            responder.respond_with,
+            responder.cancellation.run_until_cancelled(anyio.sleep_forever()),
         )
         return None
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(inline)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(inline)) as (_cx, peer):
         await peer.send(request(1, "inline"))
         await peer.send(cancel(1))
         assert await peer.receive() == result(1, "timed out waiting")
@@ -79,7 +82,10 @@ async def test_result_callback_runs_in_order_with_incoming_messages() -> None:
     async def on_notification(method: str, params: JsonValue, cx: Connection) -> None:
         events.append(f"note {method}")
 
-    async with wire_connection(ConnectionBuilder().on_raw_notification(on_notification)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_notification(on_notification)) as (
+        cx,
+        peer,
+    ):
         sent = cx.send_raw_request("x")
 
         async def on_result(value: JsonValue | RequestError) -> None:
@@ -115,7 +121,7 @@ async def test_awaiting_a_request_inside_a_handler_would_hold_the_loop() -> None
         responder.connection.spawn(work)
         return None
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(handler)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(handler)) as (_cx, peer):
         await peer.send(request(1, "inline"))
         sub = await peer.receive()
         await peer.send(result(sub["id"], "sub-result"))

@@ -356,10 +356,14 @@ async def test_out1_typed_result_that_does_not_validate_is_a_local_parse_error()
         with anyio.fail_after(5), pytest.raises(RequestError) as caught:
             await sent
         assert caught.value.code == ErrorCode.PARSE_ERROR
-        assert isinstance(caught.value.data, dict) and caught.value.data["phase"] == "deserialization"
+        assert (
+            isinstance(caught.value.data, dict) and caught.value.data["phase"] == "deserialization"
+        )
 
 
-async def test_out_cancel_storm_each_cancel_follows_its_request_and_answers_are_not_crossed() -> None:
+async def test_out_cancel_storm_each_cancel_follows_its_request_and_answers_are_not_crossed() -> (
+    None
+):
     """OUT-2/OUT-3/OUT-4 at scale: 300 requests, all cancelled in order, answered in reverse."""
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
         sent = [cx.send_raw_request("x", {"n": n}) for n in range(300)]
@@ -371,7 +375,11 @@ async def test_out_cancel_storm_each_cancel_follows_its_request_and_answers_are_
             req_pos = next(positions[id(m)] for m in seen if m.get("id") == request_.id)
             cancel_pos = next(positions[id(m)] for m in seen if m == cancel(request_.id))
             assert req_pos < cancel_pos
-        cancel_order = [m["params"]["requestId"] for m in seen if "method" in m and m["method"] == "$/cancel_request"]
+        cancel_order = [
+            m["params"]["requestId"]
+            for m in seen
+            if "method" in m and m["method"] == "$/cancel_request"
+        ]
         assert cancel_order == [r.id for r in sent]
         for request_ in reversed(sent):
             await peer.send(result(request_.id, request_.id))

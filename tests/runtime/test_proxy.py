@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 import pytest
@@ -38,7 +37,9 @@ class Chain:
 
 
 @asynccontextmanager
-async def chain(forward: Forward, proxy_up: ConnectionBuilder | None = None) -> AsyncIterator[Chain]:
+async def chain(
+    forward: Forward, proxy_up: ConnectionBuilder | None = None
+) -> AsyncIterator[Chain]:
     """client ↔ proxy(up | down) ↔ agent, the proxy forwarding every request with ``forward``."""
     agent = Parking()
     holder: dict[str, Connection] = {}
@@ -61,7 +62,9 @@ async def chain(forward: Forward, proxy_up: ConnectionBuilder | None = None) -> 
         yield Chain(client, up, down, agent, markers)
 
 
-async def forward_response(down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+async def forward_response(
+    down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]
+) -> None:
     down.send_raw_request(method, params).forward_response_to(responder)
 
 
@@ -95,7 +98,9 @@ async def test_proxy1_downstream_answers_are_forwarded_unchanged() -> None:
         (await c.agent.parked("ok")).respond({"nested": [1, None, "x"]})
         assert await settle(ok) == {"nested": [1, None, "x"]}
         bad = c.client.send_raw_request("bad")
-        (await c.agent.parked("bad")).respond_with_error(RequestError(-32002, "Resource not found", {"uri": "u"}))
+        (await c.agent.parked("bad")).respond_with_error(
+            RequestError(-32002, "Resource not found", {"uri": "u"})
+        )
         assert await settle(bad) == RequestError(-32002, "Resource not found", {"uri": "u"})
 
 
@@ -117,7 +122,9 @@ async def test_proxy1_downstream_answered_before_upstream_cancel_sends_nothing_d
 async def test_proxy2_forward_cancellation_from_with_custom_result_handling() -> None:
     """PROXY-2: register the upstream marker explicitly, then post-process the result."""
 
-    async def rewrite(down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+    async def rewrite(
+        down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> None:
         async def post_process(value: JsonValue | RequestError) -> None:
             if isinstance(value, RequestError):
                 responder.respond_with_error(value)
@@ -142,7 +149,9 @@ async def test_proxy2_forward_cancellation_from_with_custom_result_handling() ->
 async def test_proxy3_consuming_without_registering_absorbs_the_cancellation() -> None:
     """PROXY-3: the upstream marker is set, nothing goes downstream, the request completes."""
 
-    async def absorb(down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+    async def absorb(
+        down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> None:
         async def relay(value: JsonValue | RequestError) -> None:
             responder.respond_with_result(value)
 
@@ -172,7 +181,9 @@ async def test_proxy5_custom_routing_with_send_cancel_request_to() -> None:
             down = holder["down"]
             down.send_cancel_request_to(down.counterpart, id_map[params["requestId"]])
 
-    async def detached_forward(down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+    async def detached_forward(
+        down: Connection, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> None:
         holder["down"] = down
         sent = down.send_raw_request(method, params)
         id_map[responder.id] = sent.id
@@ -233,7 +244,11 @@ async def test_forwarded_sources_edge_cases() -> None:
             await pre_parked.cancellation.cancelled()
 
         # 2. several sources: one cancel
-        multi = near.send_raw_request("multi").forward_cancellation_from(m1).forward_cancellation_from(m2)
+        multi = (
+            near.send_raw_request("multi")
+            .forward_cancellation_from(m1)
+            .forward_cancellation_from(m2)
+        )
         multi.on_receiving_result(ignore)
         multi_parked = await downstream.parked("multi")
         upstream[1].cancel()

@@ -25,7 +25,7 @@ def update(kind: str, **fields: object) -> dict[str, object]:
     return notification("session/update", {**SESSION, "update": {"sessionUpdate": kind, **fields}})
 
 
-async def test_v2_1_request_cancel_after_prompt_response_changes_nothing_session_cancel_stops_turn() -> None:
+async def test_v2_1_cancel_after_prompt_response_is_a_no_op_session_cancel_stops_turn() -> None:
     """V2-1: after the prompt's response, ``cancel()`` sends no ``$/cancel_request``
     (the request is complete); the turn is stopped with the ``session/cancel``
     notification, and completion arrives as a ``state_update``."""
@@ -39,7 +39,9 @@ async def test_v2_1_request_cancel_after_prompt_response_changes_nothing_session
             idle.set()
 
     async with wire_connection(ConnectionBuilder().on_raw_notification(on_update)) as (cx, agent):
-        prompt = cx.send_raw_request("session/prompt", {**SESSION, "prompt": [{"type": "text", "text": "hi"}]})
+        prompt = cx.send_raw_request(
+            "session/prompt", {**SESSION, "prompt": [{"type": "text", "text": "hi"}]}
+        )
         assert (await agent.receive())["method"] == "session/prompt"
         await agent.send(result(prompt.id, {}))  # v2: the user message was inserted
         with anyio.fail_after(5):
@@ -54,7 +56,11 @@ async def test_v2_1_request_cancel_after_prompt_response_changes_nothing_session
         await agent.send(update("state_update", state="idle", stopReason="cancelled"))
         with anyio.fail_after(5):
             await idle.wait()
-        assert updates[-1] == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
+        assert updates[-1] == {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "cancelled",
+        }
         assert cx.pending_request_count == 0
 
 
