@@ -18,7 +18,7 @@ from typing import TypeVar
 import anyio
 
 from .errors import RequestError
-from .jsonrpc import IdKey, RequestId, id_key
+from .jsonrpc import IdKey, RequestId, id_key, log_fields
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,11 @@ class IncomingRequests:
         """Set the marker of an in-flight request; False for an unknown id."""
         marker = self._markers.get(id_key(request_id))
         if marker is None:
-            log.debug("$/cancel_request for unknown or finished id %r ignored", request_id)
+            log.debug(
+                "$/cancel_request for unknown or finished id %r ignored",
+                request_id,
+                extra=log_fields("$/cancel_request", request_id),
+            )
             return False
         marker._set()  # pyright: ignore[reportPrivateUsage]  # the registry owns its markers
         return True

@@ -38,6 +38,7 @@ from .jsonrpc import (
     encode,
     error_message,
     is_request_id,
+    log_fields,
     notification_message,
 )
 from .methods import (
@@ -340,7 +341,11 @@ class Connection:
             return
         route = self._routes.notifications.get(notification.method) or self._routes.raw_notification
         if route is None:
-            log.debug("unhandled notification %s ignored", notification.method)
+            log.debug(
+                "unhandled notification %s ignored",
+                notification.method,
+                extra=log_fields(notification.method),
+            )
             return
         await route(notification.method, notification.params, self)
 
@@ -359,7 +364,11 @@ class Connection:
     async def _on_response(self, response: Response) -> None:
         record = self._pending.take(response.id)
         if record is None:
-            log.warning("response for unknown request id %r ignored", response.id)
+            log.warning(
+                "response for unknown request id %r ignored",
+                response.id,
+                extra=log_fields(None, response.id),
+            )
             return
         callback = record.settle(response.result, response.error)
         if callback is not None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from .errors import RequestError
+from .jsonrpc import log_fields
 from .methods import JsonValue, NotificationMethod, RequestMethod
 from .responder import Responder, ResponseSlot
 from .sent_request import validation_summary
@@ -90,7 +91,12 @@ async def _call(
     except RequestError as error:
         slot.answer_error(error)
     except Exception:
-        log.exception("handler for %s id=%r failed", slot.method, slot.id)
+        log.exception(
+            "handler for %s id=%r failed",
+            slot.method,
+            slot.id,
+            extra=log_fields(slot.method, slot.id),
+        )
         slot.answer_error(RequestError.internal_error())
     else:
         if result is not None:
@@ -105,7 +111,10 @@ def typed_notification_route(
             params = binding.params.load(raw)
         except ValidationError as error:
             log.warning(
-                "notification %s with invalid params ignored: %s", method, validation_summary(error)
+                "notification %s with invalid params ignored: %s",
+                method,
+                validation_summary(error),
+                extra=log_fields(method),
             )
             return
         await _notify(handler, params, connection, method)
@@ -132,4 +141,4 @@ async def _notify(
     try:
         await handler(params, connection)
     except Exception:
-        log.exception("notification handler for %s failed", method)
+        log.exception("notification handler for %s failed", method, extra=log_fields(method))

@@ -125,6 +125,12 @@ def decode(data: bytes) -> JsonValue:
         raise ValueError("JSON nested too deeply") from None
 
 
+def log_fields(method: str | None, request_id: RequestId = None) -> dict[str, object]:
+    """``extra`` for log records, so handlers can filter or index by request:
+    ``record.acp_method`` and ``record.acp_request_id``."""
+    return {"acp_method": method, "acp_request_id": request_id}
+
+
 def encode(message: dict[str, JsonValue]) -> bytes:
     """Compact UTF-8 JSON text of one message (no framing).
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .cancellation import CancellationMarker, IncomingRequests
 from .errors import RequestError
-from .jsonrpc import RequestId, error_message, result_message
+from .jsonrpc import RequestId, error_message, log_fields, result_message
 from .methods import JsonValue
 from .settlement import OutboxClosed
 
@@ -60,6 +60,7 @@ class ResponseSlot:
                 self.method,
                 self.id,
                 "error " + str(error) if error is not None else "result",
+                extra=log_fields(self.method, self.id),
             )
             return
         self.answered = True
@@ -71,9 +72,19 @@ class ResponseSlot:
         try:
             self.connection.enqueue(message)
         except OutboxClosed:
-            log.debug("connection closed; response to %s id=%r not sent", self.method, self.id)
+            log.debug(
+                "connection closed; response to %s id=%r not sent",
+                self.method,
+                self.id,
+                extra=log_fields(self.method, self.id),
+            )
         except (TypeError, ValueError):
-            log.exception("response to %s id=%r is not JSON-serializable", self.method, self.id)
+            log.exception(
+                "response to %s id=%r is not JSON-serializable",
+                self.method,
+                self.id,
+                extra=log_fields(self.method, self.id),
+            )
             self.answered = False
             self._send(None, RequestError.internal_error())
 
@@ -86,7 +97,10 @@ class ResponseSlot:
         if self.answered:
             return
         log.warning(
-            "responder for %s id=%r was dropped unanswered; sending -32603", self.method, self.id
+            "responder for %s id=%r was dropped unanswered; sending -32603",
+            self.method,
+            self.id,
+            extra=log_fields(self.method, self.id),
         )
         self.answer_error(
             RequestError.internal_error({"reason": "responder_dropped", "method": self.method})
@@ -138,7 +152,12 @@ class Responder(Generic[R]):
         try:
             encoded = self._encode(result)
         except Exception:
-            log.exception("cannot encode the result of %s id=%r", self.method, self.id)
+            log.exception(
+                "cannot encode the result of %s id=%r",
+                self.method,
+                self.id,
+                extra=log_fields(self.method, self.id),
+            )
             self._slot.answer_error(RequestError.internal_error())
             return
         self._slot.answer(encoded)
@@ -171,7 +190,12 @@ class Responder(Generic[R]):
         except RequestError as error:
             self.respond_with_error(error)
         except Exception:
-            log.exception("work answering %s id=%r failed", self.method, self.id)
+            log.exception(
+                "work answering %s id=%r failed",
+                self.method,
+                self.id,
+                extra=log_fields(self.method, self.id),
+            )
             self.respond_with_error(RequestError.internal_error())
         else:
             self.respond(result)

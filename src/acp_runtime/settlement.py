@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from .errors import RequestError
-from .jsonrpc import RequestId, notification_message, request_message
+from .jsonrpc import RequestId, log_fields, notification_message, request_message
 from .methods import JsonValue
 from .peer import Peer
 
@@ -167,7 +167,13 @@ class PendingRequest:
         try:
             self.cancel()
         except RequestError as error:
-            log.debug("automatic cancel of %s id=%r not sent: %s", self.method, self.id, error)
+            log.debug(
+                "automatic cancel of %s id=%r not sent: %s",
+                self.method,
+                self.id,
+                error,
+                extra=log_fields(self.method, self.id),
+            )
 
     def abandon(self) -> None:
         """The consumer is gone (awaiting task cancelled, handle collected): cancel
@@ -225,7 +231,12 @@ class PendingRequest:
         self.wire = Wire.SETTLED
         self._stop_watching()
         if self.consumer is Consumer.GONE:
-            log.debug("discarding outcome of %s id=%r: no consumer", self.method, self.id)
+            log.debug(
+                "discarding outcome of %s id=%r: no consumer",
+                self.method,
+                self.id,
+                extra=log_fields(self.method, self.id),
+            )
             return None
         self.result = result
         self.error = error

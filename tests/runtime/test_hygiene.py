@@ -190,6 +190,15 @@ async def test_responses_with_unknown_ids_are_logged_and_ignored(
             await peer.send(error(None, -32700, "Parse error"))
             await peer.receive_nothing_until_barrier()
         assert caplog.text.count("unknown request id") == 5
+        structured = [r for r in caplog.records if "unknown request id" in r.getMessage()]
+        assert [r.__dict__["acp_request_id"] for r in structured] == [
+            "never-sent",
+            str(sent.id),
+            12345,
+            None,
+            None,
+        ]
+        assert {r.name for r in caplog.records} <= {"acp_runtime.connection"}
         assert "malformed response id" in caplog.text  # ``true`` is not an id at all
         assert cx.pending_request_count == 1
         await peer.send(result(sent.id, "real"))

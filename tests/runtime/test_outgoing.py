@@ -387,3 +387,16 @@ async def test_out_cancel_storm_each_cancel_follows_its_request_and_answers_are_
             for request_ in sent:
                 assert await request_ == request_.id
         assert cx.pending_request_count == 0
+
+
+async def test_out1_a_request_is_consumed_once() -> None:
+    """OUT-1: awaiting, callbacks, forwarding and detach each consume; a second is an error."""
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        sent = cx.send_raw_request("x")
+        await peer.send(result(sent.id, 1))
+        with anyio.fail_after(5):
+            assert await sent == 1
+        with pytest.raises(RuntimeError, match="already consumed"):
+            await sent
+        with pytest.raises(RuntimeError, match="already consumed"):
+            sent.detach()
