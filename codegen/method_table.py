@@ -102,7 +102,7 @@ def build_method_table(schema: dict[str, Any]) -> list[Method]:
             methods.append(
                 Method(
                     name=d["x-method"],
-                    kind=kind,  # type: ignore[arg-type]
+                    kind=kind,
                     side=d["x-side"],
                     params=def_name,
                     result=result,

@@ -48,6 +48,15 @@ class Variant:
         )
 
 
+@dataclass(frozen=True)
+class HandlerClass:
+    """One generated handler class: the methods one side handles."""
+
+    name: str
+    doc: str
+    methods: list[Binding]
+
+
 def variants(release: str | None = None) -> list[Variant]:
     current, releases = load_lock()
     rel = releases[release or current]
@@ -82,7 +91,7 @@ def _link_params(models: str, methods: list[Method], classes: dict[str, list[str
     return models, linked
 
 
-_IMPORT_SENTINEL = "from pydantic import "
+_TYPING_EXTENSIONS = "from typing_extensions import TypeAliasType\n"
 _BIND_FOOTER = '''
 
 # Link every params class to its binding (``__acp_method__``); methods.py imports this module.
@@ -96,7 +105,8 @@ def generate_variant(v: Variant) -> dict[str, str]:
     methods = build_method_table(raw)
     prepared = preprocess(raw)
     header = v.header()
-    models = postprocess(run_dcg(prepared.schema), header, prepared.open_unions, prepared.ordered_unions)
+    models_header = header + f'"""Pydantic models of {v.title}: camelCase on the wire, snake_case in Python."""\n\n'
+    models = postprocess(run_dcg(prepared.schema), models_header, prepared.open_unions, prepared.ordered_unions)
     classes, aliases = _top_level_names(models)
     defined = set(classes) | set(aliases)
     for m in methods:
@@ -105,28 +115,25 @@ def generate_variant(v: Variant) -> dict[str, str]:
                 raise RuntimeError(f"{v.key}: {m.name} refers to {name}, which dcg did not generate")
     models, linked = _link_params(models, methods, classes)
     models = models.replace(
-        _IMPORT_SENTINEL,
-        "from acp_runtime.methods import TypedNotification, TypedRequest\n" + _IMPORT_SENTINEL,
+        _TYPING_EXTENSIONS,
+        _TYPING_EXTENSIONS + "\nfrom acp_runtime.methods import TypedNotification, TypedRequest\n",
         1,
     )
-    models = models.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nimport importlib\n", 1)
+    models = models.replace("from __future__ import annotations\n\n", "from __future__ import annotations\n\nimport importlib\n", 1)
     models = models.rstrip("\n") + "\n" + _BIND_FOOTER
     bindings = [binding(m, m.params in linked) for m in methods]
     used = sorted({b.params for b in bindings} | {b.result_type for b in bindings} - {"None"})
     sides = [s for s in ("agent", "client", "proxy") if any(m.handled_by(s) for m in methods)]
     handler_classes = [
-        {
-            "name": f"{side.capitalize()}Handler",
-            "doc": SIDE_DOCS[side],
-            "methods": [b for b, m in zip(bindings, methods) if m.handled_by(side)],
-        }
+        HandlerClass(
+            f"{side.capitalize()}Handler",
+            SIDE_DOCS[side],
+            [b for b, m in zip(bindings, methods) if m.handled_by(side)],
+        )
         for side in sides
     ]
-    handler_imports = sorted(
-        {b.params for c in handler_classes for b in c["methods"]}  # type: ignore[attr-defined]
-        | {b.result_type for c in handler_classes for b in c["methods"]}  # type: ignore[attr-defined]
-        - {"None"}
-    )
+    handled = [b for c in handler_classes for b in c.methods]
+    handler_imports = sorted({b.params for b in handled} | {b.result_type for b in handled} - {"None"})
     ctx = {"header": header, "title": v.title, "package": v.package}
     methods_py = render(
         "methods.py.j2", **ctx, methods=bindings, model_imports=used, protocol_version=v.protocol_version
@@ -136,7 +143,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
     exports = [
         ("models", public_models),
         ("methods", ["PROTOCOL_VERSION", "REQUESTS", "NOTIFICATIONS", *sorted(b.const_name for b in bindings)]),
-        ("handlers", [c["name"] for c in handler_classes]),
+        ("handlers", [c.name for c in handler_classes]),
     ]
     has_unstable = not v.key.endswith("unstable")
     init_py = render("init.py.j2", **ctx, exports=exports, has_unstable=has_unstable)
@@ -174,7 +181,7 @@ def write(files: dict[str, str], root: Path | None = None) -> list[str]:
     """Write ``files`` and delete stale generated files; returns the changed paths."""
     root = root or OUTPUT_ROOT
     changed = []
-    for rel, old in existing_files(root).items():
+    for rel in existing_files(root):
         if rel not in files:
             (root / rel).unlink()
             changed.append(rel)

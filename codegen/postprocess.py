@@ -25,6 +25,7 @@ _ALIAS = re.compile(r'(?<![_\w])alias="([^"]+)"')
 
 PRELUDE = '''
 
+
 class AcpModel(BaseModel):
     """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
 
@@ -45,7 +46,7 @@ def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
         return value
 
     return check
-'''
+'''.rstrip("\n")
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,10 @@ def postprocess(source: str, header: str, open_unions: list[OpenUnion], ordered_
         "from pydantic import BaseModel, ConfigDict, Field",
         "from pydantic import AfterValidator, BaseModel, ConfigDict, Field",
     )
-    body = body.replace("from typing import ", "from typing import Callable, ", 1)
-    imports_end = body.index("\n\n\n")
-    return header + body[:imports_end] + PRELUDE + body[imports_end:]
+    body = body.replace("from typing import ", "from collections.abc import Callable\nfrom typing import ", 1)
+    last_import = max(
+        n.end_lineno or 0 for n in ast.parse(body).body if isinstance(n, (ast.Import, ast.ImportFrom))
+    )
+    lines = body.split("\n")
+    head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
+    return header + head + PRELUDE + "\n\n\n" + rest
