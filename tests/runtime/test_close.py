@@ -57,7 +57,8 @@ async def test_peer_eof_settles_every_pending_request_with_connection_closed() -
 async def test_requests_after_close_fail_at_once_without_touching_the_wire() -> None:
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
         peer.close()
-        await cx.wait_incoming_closed()
+        with anyio.fail_after(5):
+            await cx.wait_incoming_closed()
         sent = cx.send_raw_request("late")
         with anyio.fail_after(5), pytest.raises(RequestError) as caught:
             await sent
@@ -83,7 +84,8 @@ async def test_leaving_the_connect_block_settles_pending_and_cancels_spawned_wor
         async with ConnectionBuilder().connect(ours) as cx:
             sent = cx.send_raw_request("never-answered")
             cx.spawn(forever)
-            await started.wait()
+            with anyio.fail_after(5):
+                await started.wait()
 
             async def wait_for_it() -> None:
                 try:

@@ -270,7 +270,8 @@ async def test_out9_cancel_after_close_is_a_quiet_no_op_but_raw_cancel_raises() 
         sent = cx.send_raw_request("x")
         await peer.receive()
         peer.close()
-        await cx.wait_incoming_closed()
+        with anyio.fail_after(5):
+            await cx.wait_incoming_closed()
         sent.cancel()  # settled by the close: nothing to do
         with anyio.fail_after(5), pytest.raises(RequestError) as caught:
             await sent
