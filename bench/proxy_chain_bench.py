@@ -28,14 +28,22 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from acp_runtime import Connection, ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder, memory_pair
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    ErrorCode,
+    JsonValue,
+    RequestError,
+    Responder,
+    memory_pair,
+)
 from acp_runtime.process import spawn_agent
 from acp_runtime.proxy import Proxy
 
@@ -78,8 +86,8 @@ class ParkingAgent:
 
 
 @asynccontextmanager
-async def memory_chain(proxies: int, agent: ParkingAgent) -> AsyncIterator[Connection]:
-    """client ↔ proxy × n ↔ agent over memory pairs; yields the client's connection."""
+async def memory_chain(proxies: int, agent: ParkingAgent) -> AsyncGenerator[Connection]:
+    """client <-> n proxies <-> agent over memory pairs; yields the client's connection."""
     async with AsyncExitStack() as stack:
         client_end, towards_client = memory_pair()
         for _ in range(proxies):
@@ -110,7 +118,10 @@ async def bench_memory(proxies: int, iterations: int) -> dict[str, Any]:
                     raise AssertionError("the agent answered instead of cancelling")
             to_error.append(time.perf_counter() - started)
             to_marker.append(agent.marker_woke_at - started)
-    return {"cancel_to_agent_marker_us": spread_us(to_marker), "cancel_to_client_error_us": spread_us(to_error)}
+    return {
+        "cancel_to_agent_marker_us": spread_us(to_marker),
+        "cancel_to_client_error_us": spread_us(to_error),
+    }
 
 
 async def bench_pipes(proxies: int, iterations: int) -> dict[str, Any]:
@@ -122,10 +133,17 @@ async def bench_pipes(proxies: int, iterations: int) -> dict[str, Any]:
     async with spawn_agent(command, stderr="discard") as process:
         async with ConnectionBuilder().connect(process) as client:
             with anyio.fail_after(60):
-                await client.send_raw_request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-                session = await client.send_raw_request("session/new", {"cwd": str(Path.cwd()), "mcpServers": []})
+                await client.send_raw_request(
+                    "initialize", {"protocolVersion": 1, "clientCapabilities": {}}
+                )
+                session = await client.send_raw_request(
+                    "session/new", {"cwd": str(Path.cwd()), "mcpServers": []}
+                )
             assert isinstance(session, dict)
-            prompt = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "sleep 60000"}]}
+            prompt: JsonValue = {
+                "sessionId": session["sessionId"],
+                "prompt": [{"type": "text", "text": "sleep 60000"}],
+            }
             for _ in range(iterations):
                 with anyio.fail_after(STEP_TIMEOUT):
                     sent = client.send_raw_request("session/prompt", prompt)
@@ -142,12 +160,16 @@ async def bench_pipes(proxies: int, iterations: int) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="cancellation latency through a proxy chain")
     parser.add_argument("--quick", action="store_true", help="20 iterations (for CI)")
-    parser.add_argument("--iterations", type=int, default=None, help="default 500 (memory), 50 (pipes)")
+    parser.add_argument(
+        "--iterations", type=int, default=None, help="default 500 (memory), 50 (pipes)"
+    )
     parser.add_argument("--proxies", type=int, default=5)
     parser.add_argument("--transport", choices=("memory", "pipes"), default="memory")
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     args = parser.parse_args(argv)
-    iterations = args.iterations or (20 if args.quick else 500 if args.transport == "memory" else 50)
+    iterations = args.iterations or (
+        20 if args.quick else 500 if args.transport == "memory" else 50
+    )
     bench = bench_memory if args.transport == "memory" else bench_pipes
     began = time.perf_counter()
     results = anyio.run(bench, args.proxies, iterations, backend=args.backend)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from .methods import JsonValue
 from .successor import is_cancel_request
@@ -41,7 +41,7 @@ class ProxiedNotification:
     params: JsonValue
 
 
-ProxiedMessage = Union[ProxiedRequest, ProxiedNotification]
+ProxiedMessage = ProxiedRequest | ProxiedNotification
 
 
 def send_proxied_message_to(connection: Connection, peer: Peer, message: ProxiedMessage) -> None:
@@ -59,6 +59,8 @@ def send_proxied_message_to(connection: Connection, peer: Peer, message: Proxied
             message.responder
         )
     elif is_cancel_request(message.method, message.params):
-        log.debug("not tunnelling %s to %r: cancellation is re-issued per hop", message.method, peer)
+        log.debug(
+            "not tunnelling %s to %r: cancellation is re-issued per hop", message.method, peer
+        )
     else:
         connection.send_raw_notification(message.method, message.params, peer=peer)

@@ -144,9 +144,13 @@ class Proxy:
     async def _request_from_upstream(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> None:
-        send_proxied_message_to(self.downstream, COUNTERPART, ProxiedRequest(method, params, responder))
+        send_proxied_message_to(
+            self.downstream, COUNTERPART, ProxiedRequest(method, params, responder)
+        )
 
-    async def _notification_from_upstream(self, method: str, params: JsonValue, cx: Connection) -> None:
+    async def _notification_from_upstream(
+        self, method: str, params: JsonValue, cx: Connection
+    ) -> None:
         send_proxied_message_to(self.downstream, COUNTERPART, ProxiedNotification(method, params))
 
     async def _request_from_downstream(
@@ -155,7 +159,9 @@ class Proxy:
         upstream = await self._peer_of_downstream()
         send_proxied_message_to(upstream, COUNTERPART, ProxiedRequest(method, params, responder))
 
-    async def _notification_from_downstream(self, method: str, params: JsonValue, cx: Connection) -> None:
+    async def _notification_from_downstream(
+        self, method: str, params: JsonValue, cx: Connection
+    ) -> None:
         upstream = await self._peer_of_downstream()
         send_proxied_message_to(upstream, COUNTERPART, ProxiedNotification(method, params))
 
@@ -185,7 +191,9 @@ class ConductedProxy:
         self.builder.on_raw_request(self._on_request)
         self.builder.on_raw_notification(self._on_notification)
 
-    async def _on_request(self, method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+    async def _on_request(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> None:
         connection = responder.connection
         if method == PROXY_INITIALIZE_METHOD:
             self.initialized_as_proxy = True
@@ -199,17 +207,24 @@ class ConductedProxy:
             envelope = open_envelope(method, params)
             if envelope is None:
                 raise RequestError.invalid_params(
-                    {"reason": "malformed_envelope", "expected": '{"method": str, "params"?: object|array}'}
+                    {
+                        "reason": "malformed_envelope",
+                        "expected": '{"method": str, "params"?: object|array}',
+                    }
                 )
             inner = ProxiedRequest(envelope.method, envelope.params, responder)
             send_proxied_message_to(connection, COUNTERPART, inner)
         else:
-            send_proxied_message_to(connection, self.successor, ProxiedRequest(method, params, responder))
+            send_proxied_message_to(
+                connection, self.successor, ProxiedRequest(method, params, responder)
+            )
 
     async def _on_notification(self, method: str, params: JsonValue, cx: Connection) -> None:
         envelope = open_envelope(method, params)
         if envelope is not None:
-            send_proxied_message_to(cx, COUNTERPART, ProxiedNotification(envelope.method, envelope.params))
+            send_proxied_message_to(
+                cx, COUNTERPART, ProxiedNotification(envelope.method, envelope.params)
+            )
         elif method in ENVELOPE_METHODS:
             log.warning("malformed %s notification ignored", method)
         else:
@@ -242,7 +257,9 @@ class _AnsweredBeforeEof:
                     self._answered = anyio.Event()
                     await self._answered.wait()
             if self._outstanding():
-                log.warning("%d request(s) unanswered %.0f s after EOF", self._outstanding(), self._timeout)
+                log.warning(
+                    "%d request(s) unanswered %.0f s after EOF", self._outstanding(), self._timeout
+                )
             raise
 
     async def send(self, message: bytes) -> None:

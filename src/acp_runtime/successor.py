@@ -3,7 +3,8 @@
 A proxy run by a conductor has one connection, to the conductor. Messages for (and
 from) the next component down the chain, its *successor*, travel inside an envelope::
 
-    {"method": "_proxy/successor", "params": {"method": <inner>, "params": <inner params>, "_meta"?: ...}}
+    {"method": "_proxy/successor",
+     "params": {"method": <inner>, "params": <inner params>, "_meta"?: ...}}
 
 The outer message is a request when it has an ``id``; its response carries the inner
 result or error unchanged. Ids are per connection, so the outer id is the one that

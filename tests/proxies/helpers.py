@@ -15,7 +15,9 @@ from acp_runtime.testing import WirePeer
 CANCEL = "$/cancel_request"
 
 
-def request(request_id: JsonValue, method: str = "test/ask", params: JsonValue = None) -> dict[str, Any]:
+def request(
+    request_id: JsonValue, method: str = "test/ask", params: JsonValue = None
+) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         message["params"] = params

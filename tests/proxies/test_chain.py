@@ -13,7 +13,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder, memory_pair
+from acp_runtime import (
+    ConnectionBuilder,
+    ErrorCode,
+    JsonValue,
+    RequestError,
+    Responder,
+    memory_pair,
+)
 from acp_runtime.proxy import Proxy
 from acp_runtime.trace import TraceEvent, TracingTransport
 
@@ -26,7 +33,9 @@ PROXIES = 5
 @pytest.mark.anyio
 async def test_proxy1_cancel_crosses_five_proxies_hop_by_hop() -> None:
     """PROXY-1/PROXY-4: six hops, six cancels, each for the id of the request on its hop."""
-    hops: list[list[TraceEvent]] = [[] for _ in range(PROXIES + 1)]  # seen from the client end of each hop
+    hops: list[list[TraceEvent]] = [
+        [] for _ in range(PROXIES + 1)
+    ]  # seen from the client end of each hop
     parked = anyio.Event()
     marker_set = anyio.Event()
 
@@ -52,7 +61,9 @@ async def test_proxy1_cancel_crosses_five_proxies_hop_by_hop() -> None:
             traced = TracingTransport(towards_agent, hops[index + 1].append)
             proxies.append(await stack.enter_async_context(Proxy().connect(towards_client, traced)))
             towards_client = next_up
-        await stack.enter_async_context(ConnectionBuilder().on_raw_request(park).connect(towards_client))
+        await stack.enter_async_context(
+            ConnectionBuilder().on_raw_request(park).connect(towards_client)
+        )
         client = await stack.enter_async_context(ConnectionBuilder().connect(client_transport))
         with anyio.fail_after(5):
             # Each proxy uses one id of its own first, so the request's id differs on every

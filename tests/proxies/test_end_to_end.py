@@ -51,7 +51,9 @@ class QuietClient(ClientHandler):
 
 
 @asynccontextmanager
-async def client_session(command: list[str], events: list[TraceEvent]) -> AsyncIterator[tuple[Connection, str]]:
+async def client_session(
+    command: list[str], events: list[TraceEvent]
+) -> AsyncIterator[tuple[Connection, str]]:
     builder = ConnectionBuilder(role="client")
     QuietClient().attach(builder)
     async with spawn_agent(command, stderr="discard") as process:
@@ -84,12 +86,17 @@ async def cancelled_outcome(sent: SentRequest[PromptResponse]) -> str:
     return f"data:{response.stop_reason}"
 
 
-async def test_e2e_client_proxy_agent_cancel_crosses_each_hop_with_its_own_id(tmp_path: Path) -> None:
+async def test_e2e_client_proxy_agent_cancel_crosses_each_hop_with_its_own_id(
+    tmp_path: Path,
+) -> None:
     """PROXY-1/PROXY-4 over pipes: the client cancels a slow prompt; the proxy sends its own
     ``$/cancel_request`` downstream with the downstream id; the client gets -32800; no
     hop's trace carries a foreign id."""
     client_events: list[TraceEvent] = []
-    async with client_session(proxy_command(tmp_path, ECHO_AGENT), client_events) as (cx, session_id):
+    async with client_session(proxy_command(tmp_path, ECHO_AGENT), client_events) as (
+        cx,
+        session_id,
+    ):
         slow = prompt(cx, session_id, "sleep 20000")
         slow.cancel()
         assert await cancelled_outcome(slow) == "cancelled-error"

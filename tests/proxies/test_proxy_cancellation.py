@@ -10,6 +10,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from acp_generated.v1 import CANCEL_REQUEST, CancelRequestNotification
 from acp_runtime import (
     COUNTERPART,
     CancellationMarker,
@@ -22,9 +23,19 @@ from acp_runtime import (
 from acp_runtime.proxied import ProxiedNotification
 from acp_runtime.proxy import Proxy
 from acp_runtime.successor import SUCCESSOR, wrap_successor
-from acp_generated.v1 import CANCEL_REQUEST, CancelRequestNotification
 
-from .helpers import ASK, CANCELLED, Answer, Ask, around, cancel, error, notification, request, result
+from .helpers import (
+    ASK,
+    CANCELLED,
+    Answer,
+    Ask,
+    around,
+    cancel,
+    error,
+    notification,
+    request,
+    result,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -189,7 +200,7 @@ async def test_proxy4_connection_method_forwards_notifications_through_a_wrappin
     """PROXY-4: ``Connection.send_proxied_message_to`` wraps a forwarded notification for the
     target peer and still drops a cancel."""
     proxy = Proxy()
-    async with around(proxy) as (client, agent):
+    async with around(proxy) as (_client, agent):
         downstream = proxy.downstream
         downstream.send_proxied_message_to(SUCCESSOR, ProxiedNotification("note", {"a": 1}))
         downstream.send_proxied_message_to(
@@ -344,9 +355,12 @@ async def test_proxy2_gap18_detach_after_registering_ignores_the_sources() -> No
     proxy = Proxy()
 
     async def ask(params: Ask, responder: Responder[Answer]) -> None:
-        proxy.downstream.send_request(ASK, params).forward_cancellation_from(responder.cancellation).detach()
+        proxy.downstream.send_request(ASK, params).forward_cancellation_from(
+            responder.cancellation
+        ).detach()
         responder.connection.spawn(
-            responder.respond_with, responder.cancellation.run_until_cancelled(anyio.sleep_forever())
+            responder.respond_with,
+            responder.cancellation.run_until_cancelled(anyio.sleep_forever()),
         )
 
     proxy.upstream_builder.on_request(ASK, ask)

@@ -50,7 +50,10 @@ def test_wire2_wrapped_cancel_shape() -> None:
         SUCC,
         {"method": "$/cancel_request", "params": {"requestId": 7}},
     )
-    assert wrap_successor("x", None, meta={"trace": 1}) == (SUCC, {"method": "x", "_meta": {"trace": 1}})
+    assert wrap_successor("x", None, meta={"trace": 1}) == (
+        SUCC,
+        {"method": "x", "_meta": {"trace": 1}},
+    )
 
 
 def test_peeling_nested_meta_alias_and_malformed_envelopes() -> None:
@@ -79,7 +82,9 @@ def test_peeling_is_bounded() -> None:
 # -- outgoing: the SentRequest remembers the wrapping (OUT-2) --------------------------------
 
 
-async def test_out2_request_to_successor_and_its_cancel_use_the_same_envelope_and_outer_id() -> None:
+async def test_out2_request_to_successor_and_its_cancel_use_the_same_envelope_and_outer_id() -> (
+    None
+):
     """OUT-2/WIRE-2: ``send_request_to(SUCCESSOR, ...)`` wraps the request; ``cancel()``
     sends exactly one wrapped cancel whose requestId is the outer id, and no plain one."""
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
@@ -124,11 +129,14 @@ async def test_schema_dialect_peer_sends_plain_cancel_for_the_outer_id() -> None
 # -- incoming: markers peel envelopes (IN-2, GAP-15) -----------------------------------------
 
 
-def parking_builder(parked: dict[JsonValue, Responder[JsonValue]], arrived: anyio.Event) -> ConnectionBuilder:
+def parking_builder(
+    parked: dict[JsonValue, Responder[JsonValue]], arrived: anyio.Event
+) -> ConnectionBuilder:
     async def park(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
         parked[responder.id] = responder
         responder.connection.spawn(
-            responder.respond_with, responder.cancellation.run_until_cancelled(anyio.sleep_forever())
+            responder.respond_with,
+            responder.cancellation.run_until_cancelled(anyio.sleep_forever()),
         )
         arrived.set()
 
@@ -147,7 +155,7 @@ async def test_in2_gap15_wrapped_and_plain_cancels_reach_the_request_with_the_ou
     the envelopes on either; the answer is exactly -32800 "Request cancelled"."""
     parked: dict[JsonValue, Responder[JsonValue]] = {}
     arrived = anyio.Event()
-    async with wire_connection(parking_builder(parked, arrived)) as (cx, peer):
+    async with wire_connection(parking_builder(parked, arrived)) as (_cx, peer):
         message = request(7, "slow", {"n": 1})
         await peer.send(wrapped(message) if wrap_request else message)
         with anyio.fail_after(5):
@@ -156,7 +164,7 @@ async def test_in2_gap15_wrapped_and_plain_cancels_reach_the_request_with_the_ou
         assert await peer.receive() == error(7, *CANCELLED)
 
 
-async def test_in2_wrapped_cancel_updates_the_marker_before_a_claiming_handler_and_still_reaches_it() -> None:
+async def test_in2_wrapped_cancel_sets_the_marker_before_a_claiming_handler_sees_it() -> None:
     """IN-2: a user handler claiming ``_proxy/successor`` notifications sees the wrapped cancel
     unchanged, after the marker was set; unknown ids and malformed envelopes are ignored
     by the registry and still delivered."""
@@ -168,7 +176,7 @@ async def test_in2_wrapped_cancel_updates_the_marker_before_a_claiming_handler_a
         seen.append((method, params, bool(parked) and parked["r"].cancellation.is_cancelled()))
 
     builder = parking_builder(parked, arrived).on_raw_notification(observe)
-    async with wire_connection(builder) as (cx, peer):
+    async with wire_connection(builder) as (_cx, peer):
         await peer.send(request("r", "slow"))
         with anyio.fail_after(5):
             await arrived.wait()
@@ -192,8 +200,10 @@ async def test_in2_malformed_wrapped_cancel_params_are_dropped_without_reply() -
     async def observe(method: str, params: JsonValue, cx: Connection) -> None:
         seen.append(method)
 
-    async with wire_connection(ConnectionBuilder().on_raw_notification(observe)) as (cx, peer):
-        await peer.send(notification(SUCC, {"method": "$/cancel_request", "params": {"requestId": True}}))
+    async with wire_connection(ConnectionBuilder().on_raw_notification(observe)) as (_cx, peer):
+        await peer.send(
+            notification(SUCC, {"method": "$/cancel_request", "params": {"requestId": True}})
+        )
         await peer.receive_nothing_until_barrier()
     assert seen == []
 
@@ -205,7 +215,7 @@ async def test_conducted_proxy_initializes_as_proxy_and_refuses_plain_initialize
     """``_proxy/initialize`` tells the component it is a proxy; it forwards ``initialize`` to
     its successor and relays the answer. A plain ``initialize`` gets -32600."""
     proxy = ConductedProxy()
-    async with wire_connection(proxy.builder) as (cx, conductor):
+    async with wire_connection(proxy.builder) as (_cx, conductor):
         await conductor.send(request("i-1", "initialize", {"protocolVersion": 1}))
         refused = await conductor.receive()
         assert refused["id"] == "i-1" and refused["error"]["code"] == -32600
@@ -225,7 +235,7 @@ async def test_conducted_proxy_proxy1_cancels_hop_by_hop_in_both_directions() ->
     A wrapped request from the successor goes to the predecessor plain; a wrapped cancel
     for its outer id becomes a plain cancel with the proxy's id."""
     proxy = ConductedProxy()
-    async with wire_connection(proxy.builder) as (cx, conductor):
+    async with wire_connection(proxy.builder) as (_cx, conductor):
         await conductor.send(request("c-1", "session/prompt", {"sessionId": "s"}))
         down = await conductor.receive()
         assert down == wrapped(request(down["id"], "session/prompt", {"sessionId": "s"}))
@@ -248,9 +258,11 @@ async def test_conducted_proxy_proxy4_forwards_notifications_and_drops_cancels()
     """PROXY-4: notifications cross the proxy (wrapped one way, unwrapped the other), a raw
     cancel does not, in either direction; a malformed envelope is dropped."""
     proxy = ConductedProxy()
-    async with wire_connection(proxy.builder) as (cx, conductor):
+    async with wire_connection(proxy.builder) as (_cx, conductor):
         await conductor.send(notification("session/cancel", {"sessionId": "s"}))
-        assert await conductor.receive() == wrapped(notification("session/cancel", {"sessionId": "s"}))
+        assert await conductor.receive() == wrapped(
+            notification("session/cancel", {"sessionId": "s"})
+        )
         await conductor.send(wrapped(notification("session/update", {"sessionId": "s"})))
         assert await conductor.receive() == notification("session/update", {"sessionId": "s"})
         await conductor.send(cancel("nobody"))
@@ -261,7 +273,7 @@ async def test_conducted_proxy_proxy4_forwards_notifications_and_drops_cancels()
 
 async def test_conducted_proxy_malformed_request_envelope_gets_invalid_params() -> None:
     """A ``_proxy/successor`` request that does not carry a message is answered -32602."""
-    async with wire_connection(ConductedProxy().builder) as (cx, conductor):
+    async with wire_connection(ConductedProxy().builder) as (_cx, conductor):
         await conductor.send(request(3, SUCC, {"params": {}}))
         answer = await conductor.receive()
         assert answer["id"] == 3 and answer["error"]["code"] == -32602

@@ -35,10 +35,18 @@ class Hop:
         ]
 
     def cancels(self, direction: str) -> list[Any]:
-        return [m["params"]["requestId"] for d, m in self.messages if d == direction and m.get("method") == CANCEL]
+        return [
+            m["params"]["requestId"]
+            for d, m in self.messages
+            if d == direction and m.get("method") == CANCEL
+        ]
 
     def responses(self, direction: str, request_id: Any) -> list[dict[str, Any]]:
-        return [m for d, m in self.messages if d == direction and "method" not in m and m.get("id") == request_id]
+        return [
+            m
+            for d, m in self.messages
+            if d == direction and "method" not in m and m.get("id") == request_id
+        ]
 
     def foreign_cancels(self) -> list[tuple[str, Any]]:
         """Cancels naming an id that was never a request in the same direction on this hop."""
