@@ -191,25 +191,35 @@ class AgentProcess:
 
     async def _shut_down(self) -> None:
         process, transport = self.process, self.transport
-        try:
-            await transport.send_eof()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
-        if not await self._exited_within(self._exit_timeout, drain=True):
+        if not await self._exited_after_eof():
             self._signal(force=False)
-            if not await self._exited_within(self._terminate_timeout, drain=False):
+            if not await self._exited_within(self._terminate_timeout):
                 self._signal(force=True)
                 await process.wait()
         await transport.aclose()
         await process.aclose()  # closes the pipes' event-loop transports; already reaped
 
-    async def _exited_within(self, seconds: float, *, drain: bool) -> bool:
-        with anyio.move_on_after(seconds):
+    async def _exited_after_eof(self) -> bool:
+        """Close the agent's stdin and wait for it to exit, all within ``exit_timeout``.
+
+        Closing stdin waits for a send in progress, which an agent that does not read
+        can block forever: the timeout covers that wait too.
+        """
+        with anyio.move_on_after(self._exit_timeout):
             async with anyio.create_task_group() as tg:
-                if drain:
-                    tg.start_soon(self._discard_incoming)
+                tg.start_soon(self._discard_incoming)
+                try:
+                    await self.transport.send_eof()
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
                 await self.process.wait()
                 tg.cancel_scope.cancel()
+            return True
+        return False
+
+    async def _exited_within(self, seconds: float) -> bool:
+        with anyio.move_on_after(seconds):
+            await self.process.wait()
             return True
         return False
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_runtime.process import spawn_agent
+from acp_runtime.process import AgentProcess, spawn_agent
 
 FAKE_AGENT = str(Path(__file__).with_name("fake_agent.py"))
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and /proc")
@@ -120,6 +120,30 @@ async def test_agent_that_ignores_stdin_eof_is_terminated_in_bounded_time() -> N
     assert agent.returncode == -signal.SIGTERM
     assert time.monotonic() - started < 5
     assert open_fds() == before
+
+
+@posix_only
+@pytest.mark.anyio
+async def test_shutdown_is_bounded_while_a_send_is_stuck_on_an_agent_that_does_not_read() -> None:
+    outcome: list[type[Exception]] = []
+
+    async def send_forever(agent: AgentProcess) -> None:
+        try:
+            await agent.send(b'{"big":"' + b"x" * (8 * 1024 * 1024) + b'"}')
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            outcome.append(type(exc))
+
+    agent = spawn_agent(fake_agent("ignore-eof"), exit_timeout=0.3)
+    started = time.monotonic()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            async with agent:
+                assert json.loads(await agent.receive()) == {"ready": True}
+                tg.start_soon(send_forever, agent)  # the agent never reads: this send blocks
+                await anyio.wait_all_tasks_blocked()
+    assert agent.returncode == -signal.SIGTERM
+    assert len(outcome) == 1  # the stuck send failed instead of hanging
+    assert time.monotonic() - started < 5
 
 
 @posix_only
