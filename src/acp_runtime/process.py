@@ -105,7 +105,7 @@ class AgentProcess:
         self._process: Process | None = None
         self._transport: LineTransport | None = None
         self._task_group: TaskGroup | None = None
-        self._stderr_done = anyio.Event()
+        self._stderr_done: anyio.Event | None = None
 
     @property
     def process(self) -> Process:
@@ -144,6 +144,8 @@ class AgentProcess:
         await self.transport.aclose()
 
     async def __aenter__(self) -> AgentProcess:
+        if self._process is not None:
+            raise RuntimeError("an AgentProcess runs once; call spawn_agent again")
         stderr_target = _stderr_target(self._stderr)
         stderr_callback = self._stderr if callable(self._stderr) else None
         process = await anyio.open_process(
@@ -164,6 +166,7 @@ class AgentProcess:
         # user's error is not wrapped in an ExceptionGroup.
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._stderr_done = anyio.Event()
         if stderr_callback is not None and process.stderr is not None:
             self._task_group.start_soon(
                 _forward_lines, process.stderr, stderr_callback, self._stderr_done
@@ -178,7 +181,7 @@ class AgentProcess:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self._task_group is not None
+        assert self._task_group is not None and self._stderr_done is not None
         try:
             with anyio.CancelScope(shield=True):
                 await self._shut_down()

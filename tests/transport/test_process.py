@@ -266,3 +266,14 @@ async def test_soak_many_messages_of_mixed_sizes_round_trip_intact(anyio_backend
                     assert await agent.receive() == expected
     assert agent.returncode == 0
     assert open_fds() == before
+
+
+@pytest.mark.anyio
+async def test_an_agent_process_runs_only_once() -> None:
+    agent = spawn_agent(fake_agent("echo", "asyncio", "10"))
+    with anyio.fail_after(10):
+        async with agent:
+            pass
+        with pytest.raises(RuntimeError):
+            async with agent:
+                pass
