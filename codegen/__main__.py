@@ -61,7 +61,9 @@ def _diff(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("fetch", help="download the locked schemas into schema/cache/ (hash-checked)")
+    p = sub.add_parser(
+        "fetch", help="download the locked schemas into schema/cache/ (hash-checked)"
+    )
     p.add_argument("--release", help="npm release from schema/lock.json (default: current)")
     p.add_argument("--all", action="store_true", help="every locked release")
     p.add_argument("--tarball", help="use this local npm tarball instead of `npm pack`")

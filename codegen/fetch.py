@@ -45,7 +45,8 @@ def unpack_verified(release: LockedRelease, tarball: Path) -> list[Path]:
             got = sha256_bytes(blob)
             if got != locked.sha256:
                 raise LockError(
-                    f"sha256 mismatch for {key} ({locked.tarball_path}) in release {release.version}: "
+                    f"sha256 mismatch for {key} ({locked.tarball_path}) "
+                    f"in release {release.version}: "
                     f"lock says {locked.sha256}, tarball has {got}. Refusing to use it."
                 )
             contents[key] = blob

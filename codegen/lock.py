@@ -31,7 +31,12 @@ class LockedFile:
 
     @property
     def cache_path(self) -> Path:
-        return CACHE_DIR / self.release / self.key.replace("/unstable", "") / Path(self.tarball_path).name
+        return (
+            CACHE_DIR
+            / self.release
+            / self.key.replace("/unstable", "")
+            / Path(self.tarball_path).name
+        )
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ def read_verified(locked: LockedFile) -> bytes:
     if actual != locked.sha256:
         raise LockError(
             f"sha256 mismatch for {path}: lock says {locked.sha256}, file has {actual}. "
-            "Delete schema/cache/ and fetch again; if the release really changed, update schema/lock.json."
+            "Delete schema/cache/ and fetch again; "
+            "if the release really changed, update schema/lock.json."
         )
     return data

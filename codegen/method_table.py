@@ -89,7 +89,11 @@ def build_method_table(schema: dict[str, Any]) -> list[Method]:
     defs: dict[str, Any] = schema["$defs"]
     roles: dict[str, set[str]] = {"request": set(), "notification": set(), "result": set()}
     _envelope_roles(schema, roles)
-    results = {(d["x-method"], d["x-side"]): n for n, d in defs.items() if n in roles["result"] and "x-method" in d}
+    results = {
+        (d["x-method"], d["x-side"]): n
+        for n, d in defs.items()
+        if n in roles["result"] and "x-method" in d
+    }
     methods: list[Method] = []
     for kind in ("request", "notification"):
         for def_name in sorted(roles[kind]):
@@ -119,6 +123,14 @@ def _disambiguate(methods: list[Method]) -> list[Method]:
     out = []
     for m in methods:
         if m.kind == "notification" and m.name in requests:
-            m = Method(m.name, m.kind, m.side, m.params, m.result, m.description, m.py_name + "_notification")
+            m = Method(
+                m.name,
+                m.kind,
+                m.side,
+                m.params,
+                m.result,
+                m.description,
+                m.py_name + "_notification",
+            )
         out.append(m)
     return out

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from .preprocess import OpenUnion
 
 _MODEL_CONFIG = re.compile(
-    r"\n    model_config = ConfigDict\(\n        extra=\"allow\",\n        populate_by_name=True,\n    \)\n"
+    r"\n    model_config = ConfigDict\(\n        extra=\"allow\",\n"
+    r"        populate_by_name=True,\n    \)\n"
 )
 _ALIAS = re.compile(r'(?<![_\w])alias="([^"]+)"')
 
@@ -118,9 +119,18 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                     core = seg(_core_type(stmt.annotation))
                     if core in classes:
                         factory = f"lambda: {core}.model_validate({seg(stmt.value)})"
-                    elif isinstance(stmt.value, ast.Dict) and not stmt.value.keys and core.startswith("dict["):
-                        factory = f"lambda: {core}()"  # typed empty dict (a bare ``dict`` is partially unknown)
-                    elif isinstance(stmt.value, ast.List) and not stmt.value.elts and core.startswith("list["):
+                    elif (
+                        isinstance(stmt.value, ast.Dict)
+                        and not stmt.value.keys
+                        and core.startswith("dict[")
+                    ):
+                        # typed empty container: a bare ``dict`` is partially unknown to pyright
+                        factory = f"lambda: {core}()"
+                    elif (
+                        isinstance(stmt.value, ast.List)
+                        and not stmt.value.elts
+                        and core.startswith("list[")
+                    ):
                         factory = f"lambda: {core}()"
                     else:
                         raise PostprocessError(f"unhandled default in {node.name}.{stmt.target.id}")
@@ -132,15 +142,26 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                     s, e = _span(core_node, starts)
                     core = seg(core_node)
                     edits.append(
-                        _Edit(s, e, f"Annotated[{core}, AfterValidator(_unknown_tag(frozenset({{{known}}})))]")
+                        _Edit(
+                            s,
+                            e,
+                            f"Annotated[{core}, "
+                            f"AfterValidator(_unknown_tag(frozenset({{{known}}})))]",
+                        )
                     )
                     unguarded.discard(guard.other)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id in ordered and isinstance(node.value, ast.Call):
+            if (
+                isinstance(target, ast.Name)
+                and target.id in ordered
+                and isinstance(node.value, ast.Call)
+            ):
                 value = node.value.args[1]
                 s, e = _span(value, starts)
-                edits.append(_Edit(s, e, f'Annotated[{seg(value)}, Field(union_mode="left_to_right")]'))
+                edits.append(
+                    _Edit(s, e, f'Annotated[{seg(value)}, Field(union_mode="left_to_right")]')
+                )
                 ordered.discard(target.id)
     if unguarded:
         raise PostprocessError(f"catch-all tag field not found in {sorted(unguarded)}")
@@ -159,7 +180,11 @@ def _lone_floats(tree: ast.Module) -> list[ast.Name]:
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign):
             roots.append(node.annotation)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "TypeAliasType":
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "TypeAliasType"
+        ):
             roots.append(node.args[1])
     found: list[ast.Name] = []
 
@@ -189,15 +214,21 @@ def _wire_name(stmt: ast.AnnAssign, seg: object) -> str:
     """The JSON name of a field: its alias if any, else its Python name."""
     assert isinstance(stmt.target, ast.Name)
     for node in ast.walk(stmt.annotation):
-        if isinstance(node, ast.keyword) and node.arg == "alias" and isinstance(node.value, ast.Constant):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "alias"
+            and isinstance(node.value, ast.Constant)
+        ):
             return str(node.value.value)
     return stmt.target.id
 
 
-def postprocess(source: str, header: str, open_unions: list[OpenUnion], ordered_unions: list[str]) -> str:
+def postprocess(
+    source: str, header: str, open_unions: list[OpenUnion], ordered_unions: list[str]
+) -> str:
     """Turn dcg's module into the committed ``models.py``."""
     source = _structural_edits(source, open_unions, set(ordered_unions))
-    source, n_cfg = _MODEL_CONFIG.subn("\n", source)
+    source = _MODEL_CONFIG.sub("\n", source)
     source = source.replace("(BaseModel):", "(AcpModel):")
     if "model_config = " in source:
         raise PostprocessError("a model_config differs from the expected dcg output")
@@ -208,9 +239,13 @@ def postprocess(source: str, header: str, open_unions: list[OpenUnion], ordered_
         "from pydantic import BaseModel, ConfigDict, Field",
         "from pydantic import AfterValidator, BaseModel, ConfigDict, Field",
     )
-    body = body.replace("from typing import ", "from collections.abc import Callable\nfrom typing import ", 1)
+    body = body.replace(
+        "from typing import ", "from collections.abc import Callable\nfrom typing import ", 1
+    )
     last_import = max(
-        n.end_lineno or 0 for n in ast.parse(body).body if isinstance(n, (ast.Import, ast.ImportFrom))
+        n.end_lineno or 0
+        for n in ast.parse(body).body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
     )
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")

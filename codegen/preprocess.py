@@ -43,7 +43,9 @@ class Prepared:
 
 def pascal(value: str) -> str:
     """``agent_message_chunk`` / ``resource-link`` / ``_zed`` -> ``AgentMessageChunk``."""
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", value) if part)
+    return "".join(
+        part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", value) if part
+    )
 
 
 def _tag_of(variant: dict[str, Any], fixed: frozenset[str] = frozenset()) -> tuple[str, str] | None:
@@ -106,7 +108,10 @@ def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None
         v = dict(v)
         v["type"] = "object"
         v["properties"] = {**shared, **v.get("properties", {})}  # the variant's const tag wins
-        v["required"] = [*v.get("required", []), *(r for r in required if r not in v.get("required", []))]
+        v["required"] = [
+            *v.get("required", []),
+            *(r for r in required if r not in v.get("required", [])),
+        ]
         if isinstance(title, str) and _tag_of(v) is None and title not in ("other", "Other"):
             v["x-acp-name"] = _unique(pascal(title) + name, taken)
         merged.append(v)
@@ -128,7 +133,7 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     tag = next(iter(tag_names))
     taken = set(defs)
     tagged, defaults, catch_all = [], [], None
-    for v, t in zip(variants, tags):
+    for v, t in zip(variants, tags, strict=True):
         if t and "x-acp-tag" in v:
             tagged.append({"$ref": v["$ref"]})  # a hoisted nested union, named already
         elif t:
@@ -155,7 +160,11 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     members.extend(defaults)
     if catch_all is not None:
         other = _unique("Other" + name, taken)
-        body = {k: v for k, v in catch_all.items() if k not in ("title", "not", "anyOf", "unevaluatedProperties")}
+        body = {
+            k: v
+            for k, v in catch_all.items()
+            if k not in ("title", "not", "anyOf", "unevaluatedProperties")
+        }
         body.setdefault("additionalProperties", True)
         defs[other] = body
         members.append({"$ref": f"#/$defs/{other}"})
@@ -198,7 +207,11 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
                 _distribute(all_of[0]["$ref"].rsplit("/", 1)[-1], inner, inner_key, set(defs))
             tag, value = outer
             hoisted = _unique(pascal(value) + name, set(defs))
-            carried = {k: p for k, p in v.get("properties", {}).items() if isinstance(p, dict) and "const" in p}
+            carried = {
+                k: p
+                for k, p in v.get("properties", {}).items()
+                if isinstance(p, dict) and "const" in p
+            }
             members = []
             inner_name = all_of[0]["$ref"].rsplit("/", 1)[-1]
             for branch in inner[inner_key]:
@@ -207,7 +220,10 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
                     prefix = str(branch["x-acp-name"]).removesuffix(inner_name)
                     branch["x-acp-name"] = _unique(prefix + hoisted, set(defs))
                 branch["properties"] = {**carried, **branch.get("properties", {})}
-                branch["required"] = [*carried, *(r for r in branch.get("required", []) if r not in carried)]
+                branch["required"] = [
+                    *carried,
+                    *(r for r in branch.get("required", []) if r not in carried),
+                ]
                 branch.setdefault("type", "object")
                 members.append(branch)
             defs[hoisted] = {

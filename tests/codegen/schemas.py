@@ -37,7 +37,9 @@ def _raw_schema(key: str) -> dict[str, Any]:
     current, releases = load_lock()
     locked = releases[current].files[key]
     if not locked.cache_path.exists():
-        pytest.skip(f"{locked.cache_path} missing: run `python -m codegen fetch` (make fetch-schemas)")
+        pytest.skip(
+            f"{locked.cache_path} missing: run `python -m codegen fetch` (make fetch-schemas)"
+        )
     return json.loads(locked.cache_path.read_text(encoding="utf-8"))
 
 

@@ -6,7 +6,14 @@ import anyio
 import pytest
 
 from acp_generated import v1, v2
-from acp_runtime import Connection, ConnectionBuilder, JsonValue, RequestError, Responder, memory_pair
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    JsonValue,
+    RequestError,
+    Responder,
+    memory_pair,
+)
 
 
 class EchoAgent(v1.AgentHandler):
@@ -23,7 +30,9 @@ class EchoAgent(v1.AgentHandler):
         responder.connection.send_notification(
             v1.SessionNotification(
                 session_id=params.session_id,
-                update=v1.AgentMessageChunkSessionUpdate(session_update="agent_message_chunk", content=first),
+                update=v1.AgentMessageChunkSessionUpdate(
+                    session_update="agent_message_chunk", content=first
+                ),
             )
         )
         return v1.PromptResponse(stop_reason="end_turn")
@@ -31,7 +40,9 @@ class EchoAgent(v1.AgentHandler):
     async def session_cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
         self.cancelled.set()
 
-    async def ext_method(self, method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+    async def ext_method(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
         return {"method": method, "echo": params}
 
 
@@ -48,13 +59,18 @@ class Recorder(v1.ClientHandler):
 @pytest.mark.anyio
 async def test_typed_round_trip_through_handlers() -> None:
     agent, client = EchoAgent(), Recorder()
-    agent_builder, client_builder = ConnectionBuilder(role="agent"), ConnectionBuilder(role="client")
+    agent_builder, client_builder = (
+        ConnectionBuilder(role="agent"),
+        ConnectionBuilder(role="client"),
+    )
     agent.attach(agent_builder)
     client.attach(client_builder)
     a, c = memory_pair()
     with anyio.fail_after(5):
         async with agent_builder.connect(a), client_builder.connect(c) as cx:
-            prompt = v1.PromptRequest(session_id="s1", prompt=[v1.TextContentBlock(type="text", text="hi")])
+            prompt = v1.PromptRequest(
+                session_id="s1", prompt=[v1.TextContentBlock(type="text", text="hi")]
+            )
             response = await cx.send_request(prompt)
             assert response == v1.PromptResponse(stop_reason="end_turn")
             await client.got_update.wait()

@@ -30,7 +30,9 @@ def _dump(adapter: TypeAdapter[Any], value: Any) -> Any:
 
 
 def _validator(schema: dict[str, Any], def_name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{def_name}", "$defs": schema["$defs"]})
+    return jsonschema.Draft202012Validator(
+        {"$ref": f"#/$defs/{def_name}", "$defs": schema["$defs"]}
+    )
 
 
 def _typed_defs(pkg: Package) -> list[str]:
@@ -149,7 +151,10 @@ def test_realistic_messages_round_trip(pkg: Package) -> None:
             if item.kind == "extension":
                 continue  # untyped by design: the raw JSON is handed through unchanged
             if item.kind == "error":
-                assert _dump(error_adapter, error_adapter.validate_python(item.payload)) == item.payload
+                assert (
+                    _dump(error_adapter, error_adapter.validate_python(item.payload))
+                    == item.payload
+                )
                 continue
             def_name = defs[(item.method, item.kind)]
             errors = [e.message for e in _validator(schema, def_name).iter_errors(item.payload)]

@@ -54,7 +54,10 @@ def test_wrong_tag_value_for_content_block_is_named() -> None:
 @pytest.mark.parametrize("pkg", [v2, v2u], ids=["v2", "v2u"])
 def test_known_tag_with_missing_field_names_that_field(pkg: Any) -> None:
     """Open union: the known variant's error names the missing field; the catch-all refuses."""
-    payload = {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m"}}
+    payload = {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m"},
+    }
     with pytest.raises(ValidationError) as info:
         pkg.UpdateSessionNotification.model_validate(payload)
     names = _names([tuple(e["loc"]) for e in info.value.errors()])
@@ -87,4 +90,6 @@ def test_request_id_types() -> None:
     assert adapter.validate_python("5") == "5"
     with pytest.raises(ValidationError):
         adapter.validate_python(5.5)
-    assert v1.CancelRequestNotification(request_id=5).model_dump(by_alias=True, exclude_unset=True) == {"requestId": 5}
+    assert v1.CancelRequestNotification(request_id=5).model_dump(
+        by_alias=True, exclude_unset=True
+    ) == {"requestId": 5}

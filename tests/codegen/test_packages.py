@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-PACKAGES = ["acp_generated.v1", "acp_generated.v1.unstable", "acp_generated.v2", "acp_generated.v2.unstable"]
+PACKAGES = [
+    "acp_generated.v1",
+    "acp_generated.v1.unstable",
+    "acp_generated.v2",
+    "acp_generated.v2.unstable",
+]
 
 
 def _run(code: str) -> dict[str, object]:
@@ -43,7 +48,9 @@ def test_importing_a_package_builds_no_models_until_a_name_is_used() -> None:
     after = result["after"]
     assert isinstance(after, list)
     assert "acp_generated.v1.unstable.models" in after
-    assert "acp_generated.v1.models" not in after  # the unstable superset does not pay for stable v1
+    assert (
+        "acp_generated.v1.models" not in after
+    )  # the unstable superset does not pay for stable v1
 
 
 @pytest.mark.parametrize("package", PACKAGES)

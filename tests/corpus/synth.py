@@ -62,7 +62,11 @@ class Synth:
             target = self.defs[node["$ref"].rsplit("/", 1)[-1]]
             rest = {k: v for k, v in node.items() if k not in ("$ref", "description")}
             value = self.make(target, full=full, pick=pick, depth=depth + 1)
-            return self._merge(value, self.make(rest, full=full, depth=depth + 1)) if self._is_object(rest) else value
+            return (
+                self._merge(value, self.make(rest, full=full, depth=depth + 1))
+                if self._is_object(rest)
+                else value
+            )
         if "const" in node:
             return node["const"]
         if "enum" in node:
@@ -78,7 +82,9 @@ class Synth:
             if key in node:
                 branches = [b for b in node[key] if b.get("type") != "null"] or node[key]
                 index = pick if pick is not None else (len(branches) - 1 if full else 0)
-                branch_value = self.make(branches[index % len(branches)], full=full, depth=depth + 1)
+                branch_value = self.make(
+                    branches[index % len(branches)], full=full, depth=depth + 1
+                )
                 value = self._merge(value, branch_value) if has_value else branch_value
                 has_value = True
         if "type" in node or "properties" in node:
@@ -101,7 +107,9 @@ class Synth:
         if types == "number":
             if not full:
                 return 0.5  # a float
-            return int(max(node.get("minimum", 0), min(2, node.get("maximum", 2))))  # integral: must stay an int
+            return int(
+                max(node.get("minimum", 0), min(2, node.get("maximum", 2)))
+            )  # integral: must stay an int
         if types == "string":
             return self._string(node)
         if types == "array":

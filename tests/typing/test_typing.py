@@ -39,7 +39,15 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
 @cache
 def mypy_findings() -> Findings:
     bin_dir = Path(sys.executable).parent
-    proc = _run([str(bin_dir / "mypy"), "--strict", "--no-incremental", "--show-error-codes", *map(str, FILES)])
+    proc = _run(
+        [
+            str(bin_dir / "mypy"),
+            "--strict",
+            "--no-incremental",
+            "--show-error-codes",
+            *map(str, FILES),
+        ]
+    )
     out = Findings()
     for line in proc.stdout.splitlines():
         m = re.match(r"(.+?\.py):(\d+): (error|note): (.*)", line)
@@ -97,10 +105,15 @@ def test_snippet(checker: str, snippet: Path) -> None:
     got_reveals = found.reveals.get(snippet.name, {})
     for lineno, type_name in want_reveals.items():
         assert lineno in got_reveals, f"{checker}: no reveal_type output at {snippet.name}:{lineno}"
-        assert got_reveals[lineno].split(".")[-1] == type_name, (checker, lineno, got_reveals[lineno])
+        assert got_reveals[lineno].split(".")[-1] == type_name, (
+            checker,
+            lineno,
+            got_reveals[lineno],
+        )
     windows = {lineno: range(lineno, lineno + 3) for lineno in want_errors}
     for lineno, window in windows.items():
         assert got_errors & set(window), f"{checker}: expected an error at {snippet.name}:{lineno}"
     unexpected = {e for e in got_errors if not any(e in w for w in windows.values())}
-    assert not unexpected, f"{checker}: unexpected errors in {snippet.name} at lines {sorted(unexpected)}"
-
+    assert not unexpected, (
+        f"{checker}: unexpected errors in {snippet.name} at lines {sorted(unexpected)}"
+    )

@@ -23,7 +23,9 @@ update = SessionNotification(
         session_update="agent_message_chunk", content=TextContentBlock(type="text", text="x")
     ),
 )
-patch = ToolCallUpdateSessionUpdate(session_update="tool_call_update", tool_call_id="t1", title=None)
+patch = ToolCallUpdateSessionUpdate(
+    session_update="tool_call_update", tool_call_id="t1", title=None
+)
 init = InitializeRequest(protocol_version=1)
 cancel = CancelNotification(session_id="s", meta={"k": "v"})
 cancel_request = CancelRequestNotification(request_id=5)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing_extensions import reveal_type
 
 from acp_generated.v1 import (
+    SESSION_SET_CONFIG_OPTION,
     NewSessionRequest,
     PromptRequest,
     PromptResponse,
-    SESSION_SET_CONFIG_OPTION,
     TextContentBlock,
 )
 from acp_generated.v1.models import BooleanSetSessionConfigOptionRequest
@@ -24,7 +24,9 @@ async def use(cx: Connection) -> PromptResponse:
     reveal_type(session)  # expect: NewSessionResponse
     changed = await cx.send_request(
         SESSION_SET_CONFIG_OPTION,
-        BooleanSetSessionConfigOptionRequest(session_id="s", config_id="c", type="boolean", value=True),
+        BooleanSetSessionConfigOptionRequest(
+            session_id="s", config_id="c", type="boolean", value=True
+        ),
     )
     reveal_type(changed)  # expect: SetSessionConfigOptionResponse
     return response
