@@ -1,5 +1,7 @@
 """Child processes for the transport tests: ``python fake_agent.py <mode> [args]``.
 
+Modes that do not use the runtime import nothing heavy, so they start fast.
+
 Modes:
   echo <backend> <limit>  echo each stdin line back through ``stdio_transport``; a
                           skipped over-limit line is answered ``{"too_large":<prefix length>}``;
@@ -24,13 +26,13 @@ import subprocess
 import sys
 import threading
 
-import anyio
-
-from acp_runtime.stdio import stdio_transport
-from acp_runtime.transport import MessageTooLarge
-
 
 async def echo(limit: int) -> None:
+    import anyio
+
+    from acp_runtime.stdio import stdio_transport
+    from acp_runtime.transport import MessageTooLarge
+
     transport = stdio_transport(max_message_bytes=limit)
     try:
         while True:
@@ -46,6 +48,10 @@ async def echo(limit: int) -> None:
 
 
 async def echo_after_stray_output() -> None:
+    import anyio
+
+    from acp_runtime.stdio import stdio_transport
+
     transport = stdio_transport()
     print("stray print")
     await transport.send(b'{"ready":true}')
@@ -67,8 +73,12 @@ def wait_forever() -> None:
 def main() -> None:
     mode = sys.argv[1]
     if mode == "echo":
+        import anyio
+
         anyio.run(echo, int(sys.argv[3]), backend=sys.argv[2])
     elif mode == "echo-stray":
+        import anyio
+
         anyio.run(echo_after_stray_output, backend=sys.argv[2])
     elif mode == "stderr":
         sys.stderr.write("first line\n\nsecond line\r\n")
