@@ -53,7 +53,8 @@ def spawn_agent(
     """Describe an agent process; ``async with`` starts it and yields its transport.
 
     Args:
-        command: an argument list (no shell), or a single executable path.
+        command: an argument list, or a single executable path; never run through a
+            shell (pass ``["sh", "-c", line]`` for that).
         cwd: working directory of the agent; ours when None.
         env: the agent's whole environment; ours when None.
         stderr: what happens to the agent's stderr (see :data:`StderrHandling`).
@@ -94,7 +95,10 @@ class AgentProcess:
         terminate_timeout: float,
         new_process_group: bool,
     ) -> None:
-        self._command = command
+        # anyio hands a lone string to the shell; an agent command is never a shell line.
+        self._argv: Sequence[str | os.PathLike[str]] = (
+            [command] if isinstance(command, (str, os.PathLike)) else command
+        )
         self._cwd = cwd
         self._env = env
         self._stderr: StderrHandling = stderr
@@ -149,7 +153,7 @@ class AgentProcess:
         stderr_target = _stderr_target(self._stderr)
         stderr_callback = self._stderr if callable(self._stderr) else None
         process = await anyio.open_process(
-            self._command,
+            self._argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr_target,

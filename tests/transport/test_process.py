@@ -277,3 +277,17 @@ async def test_an_agent_process_runs_only_once() -> None:
         with pytest.raises(RuntimeError):
             async with agent:
                 pass
+
+
+@posix_only
+@pytest.mark.anyio
+async def test_a_single_string_is_an_executable_path_never_a_shell_line(tmp_path: Path) -> None:
+    script = tmp_path / "agent with space"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_AGENT}" env\n')
+    script.chmod(0o755)
+    with anyio.fail_after(10):
+        async with spawn_agent(str(script)) as agent:
+            assert json.loads(await agent.receive())["value"] is None
+        with pytest.raises(FileNotFoundError):
+            async with spawn_agent(f"{script}; echo injected"):
+                pass
