@@ -363,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     sys.path[:0] = [str(REPO / "src"), str(REPO)]
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     records: list[Record] = []
     stages = [bench_imports(settings), bench_ops(settings)]
     if not args.skip_generate:
@@ -376,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         "mode": "quick" if args.quick else "full",
         "seconds": round(time.perf_counter() - started, 1),
         "environment": environment(),
+        # other work on a shared machine skews every timing; compare runs at similar load
+        "load_average_1m": {"start": load_before, "end": os.getloadavg()[0]},
         "ratios": ratios(records),
     }
     print(json.dumps(summary), flush=True)
