@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - started, 1),
         "environment": environment(),
         # other work on a shared machine skews every timing; compare runs at similar load
-        "load_average_1m": {"start": load_before, "end": os.getloadavg()[0]},
+        "load_average_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
         "ratios": ratios(records),
     }
     print(json.dumps(summary), flush=True)
