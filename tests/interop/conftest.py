@@ -6,14 +6,11 @@ pinned npm packages are installed on first use if `make setup` has not done it.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from node_peers import (
+from .node_peers import (
     Event,
     echo_agent_command,
     ensure_node_modules,
@@ -21,7 +18,7 @@ from node_peers import (
     run_ts_client,
     ts_agent_command,
 )
-from scenarios import scenario_with_cwd
+from .scenarios import scenario_with_cwd
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

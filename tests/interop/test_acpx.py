@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
-from node_peers import ACPX_BIN, echo_agent_command
+
+from .node_peers import ACPX_BIN, echo_agent_command
 
 Message = dict[str, Any]
 

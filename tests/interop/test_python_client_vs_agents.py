@@ -10,7 +10,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from node_peers import echo_agent_command, ts_agent_command
 
 from acp_generated.v1 import (
     AgentMessageChunkSessionUpdate,
@@ -38,6 +37,8 @@ from acp_generated.v1 import (
 )
 from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder, SentRequest
 from acp_runtime.process import spawn_agent
+
+from .node_peers import echo_agent_command, ts_agent_command
 
 STARTUP_TIMEOUT = 15
 """Seconds for spawning the agent and initializing (Node starts slowly on a busy machine)."""

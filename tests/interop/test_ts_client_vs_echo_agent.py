@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ScenarioRuns
-from node_peers import Event
-from scenarios import NOTES_TEXT, SCENARIOS, WORKSPACE
+
+from .conftest import ScenarioRuns
+from .node_peers import Event
+from .scenarios import NOTES_TEXT, SCENARIOS, WORKSPACE
 
 
 def comparable(events: list[Event]) -> list[Event]:

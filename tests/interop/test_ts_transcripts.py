@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ScenarioRuns
-from node_peers import REPO_ROOT
-from scenarios import SCENARIOS
+
+from .conftest import ScenarioRuns
+from .node_peers import REPO_ROOT
+from .scenarios import SCENARIOS
 
 TRANSCRIPTS = REPO_ROOT / "tests" / "corpus" / "transcripts"
 

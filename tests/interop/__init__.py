@@ -1,0 +1,1 @@
+"""Interop tests against the TypeScript SDK and acpx (Node peers)."""
