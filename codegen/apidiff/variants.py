@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .keywords import JsonObject, arr, obj, ref_name, type_set
+from .keywords import DESCRIPTION_KEYS, JsonObject, arr, is_annotation, obj, ref_name, type_set
 
 CATCH_ALL = "*"
 
@@ -75,6 +75,8 @@ def variant_key(
     found, value = _const_of(member)
     if found:
         return Variant(json.dumps(value), member, True)
+    if all(k in DESCRIPTION_KEYS or is_annotation(k) for k in member):
+        return Variant("any", member, False)  # the empty schema: any JSON value
     if tag is not None:
         pinned = _tag_of(member)
         if pinned is not None and pinned[0] == tag:

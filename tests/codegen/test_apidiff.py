@@ -438,6 +438,19 @@ def test_constraint_tightened_is_breaking_and_loosened_is_additive() -> None:
     ]
 
 
+def test_any_value_narrowed_to_a_type_is_breaking() -> None:
+    """npm 2.4.0 v2 typed ``Error.data`` (any JSON before) as ``ErrorData | null``."""
+    old, new = base(), base()
+    defs(old)["Error"]["properties"]["data"] = {"description": "Extra information."}
+    defs(new)["Error"]["properties"]["data"] = {"anyOf": [ref("Implementation"), {"type": "null"}]}
+    diff = diff_schemas(old, new)
+    assert only(diff, Category.WIRE_BREAKING) == [("variant", "removed", "Error.data[any]")]
+    assert only(diff, Category.WIRE_ADDITIVE) == [
+        ("variant", "added", "Error.data[Implementation]"),
+        ("variant", "added", "Error.data[null]"),
+    ]
+
+
 def test_request_id_losing_null_is_breaking() -> None:
     """npm 2.4.0 v2 dropped ``null`` from RequestId."""
     diff = diff_after(lambda s: defs(s)["RequestId"]["anyOf"].pop(0))
