@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import tracemalloc
 from collections.abc import Iterator
 from itertools import pairwise
 
 import anyio
 import pytest
+from anyio.abc import SocketStream
 from byte_streams import QueueReceiveStream, ScriptedReceiveStream, SlowSendStream
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -247,3 +249,38 @@ def test_any_chunking_yields_the_messages_in_order_with_limits_applied(
     ]
     got = anyio.run(receive_all, transport_over(chunks, limit=limit))
     assert got == expected
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_receive_loses_no_bytes() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](4)
+    transport = LineTransport(QueueReceiveStream(receive), SlowSendStream())
+    with anyio.fail_after(5):
+        await send.send(b'{"part":')
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(transport.receive)
+                await anyio.wait_all_tasks_blocked()  # the partial line is buffered
+                scope.cancel()
+        await send.send(b"1}\n")
+        assert await transport.receive() == b'{"part":1}'
+    send.close()
+    receive.close()
+
+
+@pytest.mark.anyio
+async def test_send_eof_on_a_socket_half_closes_it() -> None:
+    left, right = socket.socketpair()
+    ours = await SocketStream.from_socket(left)
+    theirs = await SocketStream.from_socket(right)
+    transport, peer = LineTransport(ours, ours), LineTransport(theirs, theirs)
+    with anyio.fail_after(5):
+        await transport.send(b'{"last":1}')
+        await transport.send_eof()
+        assert await peer.receive() == b'{"last":1}'
+        with pytest.raises(anyio.EndOfStream):
+            await peer.receive()
+        await peer.send(b'{"reply":2}')  # the other direction still works
+        assert await transport.receive() == b'{"reply":2}'
+    await transport.aclose()
+    await peer.aclose()
