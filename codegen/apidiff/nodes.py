@@ -111,7 +111,7 @@ class NodeDiffer:
         o, n = self._bases(o, n, path)
         self._properties(o, n, path)
         if "items" in o and "items" in n:
-            self.diff(o.get("items", True), n.get("items", True), f"{path}[]")
+            self.diff(o["items"], n["items"], f"{path}[]")
         self._additional(o, n, path)
         self._all_of(o, n, path)
         self._unions(o, n, path)
