@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import random
 from typing import Any
 
 import anyio
@@ -247,4 +249,50 @@ async def test_result_that_is_not_json_serializable_becomes_32603() -> None:
     async with wire_connection(ConnectionBuilder().on_raw_request(bad)) as (_cx, peer):
         await peer.send(request(1, "x"))
         assert await peer.receive() == error(1, -32603, "Internal error")
+        await assert_alive(peer)
+
+
+def _junk_messages(seed: int, count: int) -> list[bytes]:
+    """Deterministic junk: random bytes, truncated JSON and structurally odd messages."""
+    rng = random.Random(seed)
+    atoms: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1}, "$/cancel_request"]
+    keys = ["jsonrpc", "id", "method", "params", "result", "error", "requestId"]
+    messages: list[bytes] = []
+    for _ in range(count):
+        kind = rng.randrange(3)
+        if kind == 0:
+            messages.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))))
+        else:
+            value: dict[str, Any] = {
+                k: rng.choice(atoms) for k in rng.sample(keys, rng.randrange(1, 6))
+            }
+            text = json.dumps(value)
+            messages.append(
+                text[: rng.randrange(1, len(text) + 1)].encode() if kind == 1 else text.encode()
+            )
+    return messages
+
+
+async def test_junk_input_never_breaks_the_connection_and_only_gets_id_null_or_own_id_replies() -> (
+    None
+):
+    """Whatever arrives, replies carry ``id:null`` or the id of a request that was sent, and
+    the connection keeps answering."""
+    junk = _junk_messages(seed=3, count=400)
+    async with wire_connection(echo_builder()) as (_cx, peer):
+        for data in junk:
+            await peer.send(data)
+        replies = await peer.barrier()
+        sent_ids = set()
+        for data in junk:
+            try:
+                value = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(value, dict) and "id" in value:
+                sent_ids.add(json.dumps(value["id"]))
+        for reply in replies:
+            assert reply["jsonrpc"] == "2.0"
+            assert reply["id"] is None or json.dumps(reply["id"]) in sent_ids
+            assert ("result" in reply) != ("error" in reply)
         await assert_alive(peer)
