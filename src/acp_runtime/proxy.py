@@ -64,7 +64,9 @@ class Proxy:
     :attr:`upstream_builder` / :attr:`downstream_builder` to intercept methods (they run
     first) and reach the other side through :attr:`downstream` / :attr:`upstream`.
     By default the proxy plays an agent upstream and a client downstream, so typed
-    registrations are checked against those roles.
+    registrations are checked against those roles. The builders' raw fallbacks belong to
+    the forwarding: give an extension method a typed :class:`~acp_runtime.RequestMethod`
+    binding to intercept it.
     """
 
     def __init__(
@@ -122,7 +124,8 @@ class Proxy:
         """Forward until either side closes, then close both.
 
         When the client side ends first (EOF), the requests it already sent are still
-        answered before closing, waiting at most ``drain_timeout`` seconds.
+        answered before closing, waiting at most ``drain_timeout`` seconds; requests
+        still unanswered then are abandoned (the client has stopped sending anyway).
         """
         draining = _AnsweredBeforeEof(upstream, drain_timeout)
         async with self.connect(draining, downstream):

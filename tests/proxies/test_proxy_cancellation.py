@@ -7,6 +7,8 @@ integers, so a foreign id on the agent's hop could never pass for the right one.
 
 from __future__ import annotations
 
+from functools import partial
+
 import anyio
 import pytest
 
@@ -19,10 +21,12 @@ from acp_runtime import (
     JsonValue,
     RequestError,
     Responder,
+    memory_pair,
 )
 from acp_runtime.proxied import ProxiedNotification
 from acp_runtime.proxy import Proxy
 from acp_runtime.successor import SUCCESSOR, wrap_successor
+from acp_runtime.testing import WirePeer
 
 from .helpers import (
     ASK,
@@ -372,3 +376,36 @@ async def test_proxy2_gap18_detach_after_registering_ignores_the_sources() -> No
         await agent.receive_nothing_until_barrier()
         await agent.send(result(downstream_id, {"text": "discarded"}))
         await client.receive_nothing_until_barrier()
+
+
+async def test_serve_answers_the_clients_requests_after_its_eof_then_returns() -> None:
+    """``Proxy.serve``: a client that half-closes after its last request still gets the
+    answer; then the proxy closes both sides (the agent sees EOF)."""
+    up_ours, up_theirs = memory_pair()
+    down_ours, down_theirs = memory_pair()
+    client, agent = WirePeer(up_theirs), WirePeer(down_theirs)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(Proxy().serve, up_ours, down_ours)
+        await client.send(request("c-1", "x"))
+        client.close()
+        forwarded = await agent.receive()
+        await agent.send(result(forwarded["id"], "late answer"))
+        assert await client.receive() == result("c-1", "late answer")
+        with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
+            await down_theirs.receive()  # serve returned and closed the agent's side
+
+
+async def test_serve_stops_waiting_for_answers_after_the_drain_timeout() -> None:
+    """``Proxy.serve``: an agent that never answers does not keep the proxy alive forever
+    after the client's EOF (which already ended its side of the conversation)."""
+    up_ours, up_theirs = memory_pair()
+    down_ours, down_theirs = memory_pair()
+    client, agent = WirePeer(up_theirs), WirePeer(down_theirs)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(Proxy().serve, up_ours, down_ours, drain_timeout=0.05))
+            await client.send(request("c-1", "x"))
+            await agent.receive()
+            client.close()
+    with pytest.raises(anyio.EndOfStream):
+        await client.receive()
