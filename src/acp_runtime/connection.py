@@ -111,6 +111,7 @@ class Connection:
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_done = anyio.Event()
+        self._transport_error: Exception | None = None
 
     # -- RequestLink (used by settlement records) ---------------------------------------
 
@@ -269,6 +270,12 @@ class Connection:
         await self._incoming_closed.wait()
 
     @property
+    def transport_error(self) -> Exception | None:
+        """The read or write failure that ended the connection; ``None`` after a clean EOF
+        (or while it runs). Tells a broken pipe from a peer that closed normally."""
+        return self._transport_error
+
+    @property
     def pending_request_count(self) -> int:
         """Outgoing requests on the wire still waiting for their response."""
         return len(self._pending)
@@ -305,6 +312,7 @@ class Connection:
                 continue
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 log.warning("incoming transport failed: %r", exc)
+                self._transport_error = self._transport_error or exc
                 return
             await self._dispatch(data)
 
@@ -412,6 +420,7 @@ class Connection:
                     await self._transport.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             log.warning("outgoing transport failed: %r", exc)
+            self._transport_error = self._transport_error or exc
             self._outbox.close()
             self._reader_scope.cancel()
         finally:

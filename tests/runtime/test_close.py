@@ -16,6 +16,7 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
+from acp_runtime.memory import MemoryTransport
 from acp_runtime.testing import WirePeer, wire_connection
 
 from .helpers import request, result
@@ -134,13 +135,39 @@ async def test_send_notification_after_close_raises_connection_closed() -> None:
     assert caught.value.is_connection_closed
 
 
+class _BrokenWrites:
+    """Reads normally, but every write fails as if the peer's read end were gone."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self._inner = inner
+
+    async def receive(self) -> bytes:
+        return await self._inner.receive()
+
+    async def send(self, message: bytes) -> None:
+        raise anyio.BrokenResourceError
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 async def test_writer_failure_ends_the_connection_and_settles_requests() -> None:
-    ours, theirs = memory_pair()
-    async with ConnectionBuilder().connect(ours) as cx:
-        await theirs.aclose()  # the peer vanished: our next write breaks
-        sent = cx.send_raw_request("x")
+    ours, _theirs = memory_pair()
+    async with ConnectionBuilder().connect(_BrokenWrites(ours)) as cx:
+        sent = cx.send_raw_request("x")  # its write breaks
         with anyio.fail_after(5):
             await cx.wait_incoming_closed()
             with pytest.raises(RequestError) as caught:
                 await sent
         assert caught.value.is_connection_closed
+        assert isinstance(cx.transport_error, anyio.BrokenResourceError)
+        with pytest.raises(RequestError):
+            cx.send_raw_notification("after")  # nothing accepts messages any more
+
+
+async def test_clean_eof_leaves_no_transport_error() -> None:
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        peer.close()
+        with anyio.fail_after(5):
+            await cx.wait_incoming_closed()
+        assert cx.transport_error is None
