@@ -80,6 +80,14 @@ def _bare_ref(variant: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _named_object(variant: dict[str, Any], parent: str, taken: set[str]) -> dict[str, Any]:
+    """``{"title": "Result", "type": "object", ...}`` in ``X`` is named ``ResultX``."""
+    title = variant.get("title")
+    if not isinstance(title, str) or variant.get("type") != "object" or "x-acp-name" in variant:
+        return variant
+    return {**variant, "x-acp-name": _unique(pascal(title) + parent, taken)}
+
+
 def _unique(name: str, taken: set[str]) -> str:
     while name in taken:
         name += "Variant"
@@ -127,8 +135,8 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     tags = [_tag_of(v, fixed) for v in variants]
     tag_names = {t[0] for t in tags if t}
     if len(tag_names) != 1:
-        # not a tagged union: only unwrap titled allOf variants
-        d[key] = [_bare_ref(v) or v for v in variants]
+        # not a tagged union: unwrap titled allOf variants, name titled inline objects
+        d[key] = [_bare_ref(v) or _named_object(v, name, set(defs)) for v in variants]
         return
     tag = next(iter(tag_names))
     taken = set(defs)
@@ -194,6 +202,8 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
         if key is None:
             continue
         fixed = frozenset(d.get("x-acp-fixed", ()))
+        if "properties" in d:  # give shared fields to the variants before hoisting them
+            _distribute(name, d, key, set(defs))
         for i, v in enumerate(d[key]):
             outer = _tag_of(v, fixed)
             all_of = v.get("allOf", [])
@@ -201,17 +211,17 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
                 continue
             inner = defs.get(all_of[0]["$ref"].rsplit("/", 1)[-1], {})
             inner_key = _union_key(inner)
-            if inner_key is None or not any(_tag_of(b) for b in inner[inner_key]):
+            if inner_key is None:
                 continue
             if "properties" in inner:  # shared fields of an object+union: give them to each branch
                 _distribute(all_of[0]["$ref"].rsplit("/", 1)[-1], inner, inner_key, set(defs))
+            branches = inner[inner_key]
+            if not all(_tag_of(b) or "x-acp-name" in b or _is_catch_all(b) for b in branches):
+                continue  # unnamed branches would come out numbered anyway
             tag, value = outer
             hoisted = _unique(pascal(value) + name, set(defs))
-            carried = {
-                k: p
-                for k, p in v.get("properties", {}).items()
-                if isinstance(p, dict) and "const" in p
-            }
+            carried: dict[str, Any] = v.get("properties", {})  # outer tag and shared fields
+            carried_required: list[str] = v.get("required", [])
             members = []
             inner_name = all_of[0]["$ref"].rsplit("/", 1)[-1]
             for branch in inner[inner_key]:
@@ -220,16 +230,17 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
                     prefix = str(branch["x-acp-name"]).removesuffix(inner_name)
                     branch["x-acp-name"] = _unique(prefix + hoisted, set(defs))
                 branch["properties"] = {**carried, **branch.get("properties", {})}
+                own = branch.get("required", [])
                 branch["required"] = [
-                    *carried,
-                    *(r for r in branch.get("required", []) if r not in carried),
+                    *carried_required,
+                    *(r for r in own if r not in carried_required),
                 ]
                 branch.setdefault("type", "object")
                 members.append(branch)
             defs[hoisted] = {
                 "description": v.get("description", inner.get("description", "")),
                 inner_key: members,
-                "x-acp-fixed": sorted(carried),
+                "x-acp-fixed": sorted(k for k, p in carried.items() if "const" in p),
             }
             d[key][i] = {"$ref": f"#/$defs/{hoisted}", "x-acp-tag": [tag, value]}
             work.append(hoisted)

@@ -1477,28 +1477,6 @@ class FileSystemCapabilities(AcpModel):
     """
 
 
-class FormCreateElicitationRequest1(AcpModel):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    mode: Literal["form"]
-
-
 class HttpHeader(AcpModel):
     """
     An HTTP header to set when making requests to the MCP server.
@@ -2769,10 +2747,22 @@ class RequestElicitationFormMode(ElicitationRequestScope):
     """
 
 
-class FormCreateElicitationRequest3(
-    RequestElicitationFormMode,
-    FormCreateElicitationRequest1,
-):
+class RequestElicitationUrlMode(ElicitationRequestScope):
+    """
+    URL-based elicitation mode where the client directs the user to a URL.
+    """
+
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
+    """
+
+
+class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     Form-based elicitation where the client renders a form from the provided schema.
     """
@@ -2792,20 +2782,9 @@ class FormCreateElicitationRequest3(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
     mode: Literal["form"]
-
-
-class RequestElicitationUrlMode(ElicitationRequestScope):
+    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: str
-    """
-    The URL to direct the user to.
+    A JSON Schema describing the form fields to present to the user.
     """
 
 
@@ -2870,6 +2849,36 @@ class RequestPermissionResponse(AcpModel):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    mode: Literal["url"]
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -3408,10 +3417,28 @@ Form-based elicitation mode where the client renders a form from the provided sc
 """
 
 
-class FormCreateElicitationRequest2(
-    SessionElicitationFormMode,
-    FormCreateElicitationRequest1,
-):
+class SessionElicitationUrlMode(ElicitationSessionScope):
+    """
+    URL-based elicitation mode where the client directs the user to a URL.
+    """
+
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
+    """
+
+
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
+"""
+URL-based elicitation mode where the client directs the user to a URL.
+"""
+
+
+class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     Form-based elicitation where the client renders a form from the provided schema.
     """
@@ -3431,38 +3458,15 @@ class FormCreateElicitationRequest2(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
     mode: Literal["form"]
+    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
+    """
+    A JSON Schema describing the form fields to present to the user.
+    """
 
 
-FormCreateElicitationRequest = TypeAliasType(
-    "FormCreateElicitationRequest",
-    Annotated[
-        FormCreateElicitationRequest2 | FormCreateElicitationRequest3,
-        Field(title="FormCreateElicitationRequest"),
-    ],
-)
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
 """
 Form-based elicitation where the client renders a form from the provided schema.
-"""
-
-
-class SessionElicitationUrlMode(ElicitationSessionScope):
-    """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: str
-    """
-    The URL to direct the user to.
-    """
-
-
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
-"""
-URL-based elicitation mode where the client directs the user to a URL.
 """
 
 
@@ -3670,6 +3674,36 @@ class SessionResumeCapabilities(AcpModel):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    mode: Literal["url"]
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -4384,85 +4418,7 @@ The input specification for a command.
 """
 
 
-class UrlCreateElicitationRequest1(AcpModel):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    mode: Literal["url"]
-
-
-class UrlCreateElicitationRequest2(
-    SessionElicitationUrlMode,
-    UrlCreateElicitationRequest1,
-):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    mode: Literal["url"]
-
-
-class UrlCreateElicitationRequest3(
-    RequestElicitationUrlMode,
-    UrlCreateElicitationRequest1,
-):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    mode: Literal["url"]
-
-
-UrlCreateElicitationRequest = TypeAliasType(
-    "UrlCreateElicitationRequest",
-    Annotated[
-        UrlCreateElicitationRequest2 | UrlCreateElicitationRequest3,
-        Field(title="UrlCreateElicitationRequest"),
-    ],
-)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
 """
 URL-based elicitation where the client directs the user to a URL.
 """

@@ -2033,26 +2033,6 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-class FormCreateElicitationRequest1(AcpModel):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Literal["form"]
-
-
 class HttpHeader(AcpModel):
     """
     An HTTP header to set when making requests to the MCP server.
@@ -4491,10 +4471,22 @@ class RequestElicitationFormMode(ElicitationRequestScope):
     """
 
 
-class FormCreateElicitationRequest3(
-    RequestElicitationFormMode,
-    FormCreateElicitationRequest1,
-):
+class RequestElicitationUrlMode(ElicitationRequestScope):
+    """
+    URL-based elicitation mode where the client directs the user to a URL.
+    """
+
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
+    """
+
+
+class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     Form-based elicitation where the client renders a form from the provided schema.
     """
@@ -4512,20 +4504,9 @@ class FormCreateElicitationRequest3(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
     mode: Literal["form"]
-
-
-class RequestElicitationUrlMode(ElicitationRequestScope):
+    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: str
-    """
-    The URL to direct the user to.
+    A JSON Schema describing the form fields to present to the user.
     """
 
 
@@ -4604,6 +4585,34 @@ class RequestPermissionResponse(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+
+
+class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    mode: Literal["url"]
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -5275,41 +5284,6 @@ Form-based elicitation mode where the client renders a form from the provided sc
 """
 
 
-class FormCreateElicitationRequest2(
-    SessionElicitationFormMode,
-    FormCreateElicitationRequest1,
-):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Literal["form"]
-
-
-FormCreateElicitationRequest = TypeAliasType(
-    "FormCreateElicitationRequest",
-    Annotated[
-        FormCreateElicitationRequest2 | FormCreateElicitationRequest3,
-        Field(title="FormCreateElicitationRequest"),
-    ],
-)
-"""
-Form-based elicitation where the client renders a form from the provided schema.
-"""
-
-
 class SessionElicitationUrlMode(ElicitationSessionScope):
     """
     URL-based elicitation mode where the client directs the user to a URL.
@@ -5328,6 +5302,36 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
 ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
 """
 URL-based elicitation mode where the client directs the user to a URL.
+"""
+
+
+class SessionFormCreateElicitationRequest(ElicitationSessionScope):
+    """
+    Form-based elicitation where the client renders a form from the provided schema.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    mode: Literal["form"]
+    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
+    """
+    A JSON Schema describing the form fields to present to the user.
+    """
+
+
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
+"""
+Form-based elicitation where the client renders a form from the provided schema.
 """
 
 
@@ -5455,6 +5459,34 @@ class SessionNotFoundErrorData(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+
+
+class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+    """
+    mode: Literal["url"]
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -6602,79 +6634,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
 
 
-class UrlCreateElicitationRequest1(AcpModel):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Literal["url"]
-
-
-class UrlCreateElicitationRequest2(
-    SessionElicitationUrlMode,
-    UrlCreateElicitationRequest1,
-):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Literal["url"]
-
-
-class UrlCreateElicitationRequest3(
-    RequestElicitationUrlMode,
-    UrlCreateElicitationRequest1,
-):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Literal["url"]
-
-
-UrlCreateElicitationRequest = TypeAliasType(
-    "UrlCreateElicitationRequest",
-    Annotated[
-        UrlCreateElicitationRequest2 | UrlCreateElicitationRequest3,
-        Field(title="UrlCreateElicitationRequest"),
-    ],
-)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
 """
 URL-based elicitation where the client directs the user to a URL.
 """

@@ -2217,6 +2217,26 @@ range LSP reserves (-32899 to -32800).
 """
 
 
+class ErrorMessageMcpResponse(AcpModel):
+    """
+    A structured inner MCP error.
+    """
+
+    error: McpError
+    """
+    Required, non-null MCP error object.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+    This is ACP metadata, not the inner MCP message's `_meta`.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
 class ErrorStopReason(AcpModel):
     """
     Details of a failure that ended active work.
@@ -2417,26 +2437,6 @@ class ForkSessionResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-class FormCreateElicitationRequest1(AcpModel):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Literal["form"]
 
 
 class HttpHeader(AcpModel):
@@ -3484,61 +3484,6 @@ class MessageMcpRequest(AcpModel, TypedRequest["MessageMcpResponse"]):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-class MessageMcpResponse1(AcpModel):
-    """
-    An opaque inner MCP result.
-    """
-
-    result: Any
-    """
-    Required, even if JSON null.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This is ACP metadata, not the inner MCP message's `_meta`.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class MessageMcpResponse2(AcpModel):
-    """
-    A structured inner MCP error.
-    """
-
-    error: McpError
-    """
-    Required, non-null MCP error object.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This is ACP metadata, not the inner MCP message's `_meta`.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-MessageMcpResponse = TypeAliasType("MessageMcpResponse", MessageMcpResponse1 | MessageMcpResponse2)
-"""
-**UNSTABLE**
-
-The successful outer ACP `mcp/message` response carries exactly one
-inner MCP outcome: an opaque result (including JSON null), or an MCP error.
-Outer ACP errors are reserved for binding and runtime failures.
-
-Both branches require their carrier key. An error must be a non-null object.
-Unknown outer fields are ignored. Inner result and error fields are preserved.
-Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present.
-"""
 
 
 class ModifyDiffChange(DiffPathChange):
@@ -5499,10 +5444,22 @@ class RequestElicitationFormMode(ElicitationRequestScope):
     """
 
 
-class FormCreateElicitationRequest3(
-    RequestElicitationFormMode,
-    FormCreateElicitationRequest1,
-):
+class RequestElicitationUrlMode(ElicitationRequestScope):
+    """
+    URL-based elicitation mode where the client directs the user to a URL.
+    """
+
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
+    """
+
+
+class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     Form-based elicitation where the client renders a form from the provided schema.
     """
@@ -5520,20 +5477,9 @@ class FormCreateElicitationRequest3(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
     mode: Literal["form"]
-
-
-class RequestElicitationUrlMode(ElicitationRequestScope):
+    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: str
-    """
-    The URL to direct the user to.
+    A JSON Schema describing the form fields to present to the user.
     """
 
 
@@ -5612,6 +5558,34 @@ class RequestPermissionResponse(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Literal["url"]
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -5744,6 +5718,41 @@ class ResourceLinkContentBlock(ResourceLink):
     """
 
     type: Literal["resource_link"]
+
+
+class ResultMessageMcpResponse(AcpModel):
+    """
+    An opaque inner MCP result.
+    """
+
+    result: Any
+    """
+    Required, even if JSON null.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+    This is ACP metadata, not the inner MCP message's `_meta`.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+MessageMcpResponse = TypeAliasType("MessageMcpResponse", ResultMessageMcpResponse | ErrorMessageMcpResponse)
+"""
+**UNSTABLE**
+
+The successful outer ACP `mcp/message` response carries exactly one
+inner MCP outcome: an opaque result (including JSON null), or an MCP error.
+Outer ACP errors are reserved for binding and runtime failures.
+
+Both branches require their carrier key. An error must be a non-null object.
+Unknown outer fields are ignored. Inner result and error fields are preserved.
+Carrier `_meta` is optional. Null or invalid values are treated as absent.
+Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+"""
 
 
 class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
@@ -6414,41 +6423,6 @@ Form-based elicitation mode where the client renders a form from the provided sc
 """
 
 
-class FormCreateElicitationRequest2(
-    SessionElicitationFormMode,
-    FormCreateElicitationRequest1,
-):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Literal["form"]
-
-
-FormCreateElicitationRequest = TypeAliasType(
-    "FormCreateElicitationRequest",
-    Annotated[
-        FormCreateElicitationRequest2 | FormCreateElicitationRequest3,
-        Field(title="FormCreateElicitationRequest"),
-    ],
-)
-"""
-Form-based elicitation where the client renders a form from the provided schema.
-"""
-
-
 class SessionElicitationUrlMode(ElicitationSessionScope):
     """
     URL-based elicitation mode where the client directs the user to a URL.
@@ -6489,6 +6463,36 @@ class SessionForkCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class SessionFormCreateElicitationRequest(ElicitationSessionScope):
+    """
+    Form-based elicitation where the client renders a form from the provided schema.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Literal["form"]
+    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
+    """
+    A JSON Schema describing the form fields to present to the user.
+    """
+
+
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
+"""
+Form-based elicitation where the client renders a form from the provided schema.
+"""
 
 
 SessionId = TypeAliasType("SessionId", str)
@@ -6951,6 +6955,34 @@ class SessionTitleCapabilities(AcpModel):
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
+    """
+    URL-based elicitation where the client directs the user to a URL.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Literal["url"]
+    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
+    """
+    The unique identifier for this elicitation.
+    """
+    url: str
+    """
+    The URL to direct the user to.
     """
 
 
@@ -8553,79 +8585,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
 
 
-class UrlCreateElicitationRequest1(AcpModel):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Literal["url"]
-
-
-class UrlCreateElicitationRequest2(
-    SessionElicitationUrlMode,
-    UrlCreateElicitationRequest1,
-):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Literal["url"]
-
-
-class UrlCreateElicitationRequest3(
-    RequestElicitationUrlMode,
-    UrlCreateElicitationRequest1,
-):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Literal["url"]
-
-
-UrlCreateElicitationRequest = TypeAliasType(
-    "UrlCreateElicitationRequest",
-    Annotated[
-        UrlCreateElicitationRequest2 | UrlCreateElicitationRequest3,
-        Field(title="UrlCreateElicitationRequest"),
-    ],
-)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
 """
 URL-based elicitation where the client directs the user to a URL.
 """
