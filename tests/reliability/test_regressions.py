@@ -40,9 +40,11 @@ async def receive_strict(peer: WirePeer) -> Any:
 
 
 @pytest.mark.parametrize("depth", [1_000, 100_000])
-async def test_deeply_nested_json_gets_a_parse_error_and_the_connection_survives(depth: int) -> None:
+async def test_deeply_nested_json_gets_a_parse_error_and_the_connection_survives(
+    depth: int,
+) -> None:
     line = b'{"jsonrpc":"2.0","id":1,"method":"echo","params":' + b"[" * depth + b"]" * depth + b"}"
-    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (_cx, peer):
         await peer.send(line)
         reply = await peer.receive()
         assert (reply["id"], reply["error"]["code"]) == (None, -32700)
@@ -56,7 +58,7 @@ async def test_a_result_nested_too_deeply_to_encode_gets_internal_error() -> Non
             value = [value]
         return value
 
-    async with wire_connection(ConnectionBuilder().on_raw_request(deep)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(deep)) as (_cx, peer):
         await peer.send({"jsonrpc": "2.0", "id": 7, "method": "deep"})
         assert await peer.receive() == {
             "jsonrpc": "2.0",
@@ -66,7 +68,7 @@ async def test_a_result_nested_too_deeply_to_encode_gets_internal_error() -> Non
 
 
 async def test_lone_surrogates_in_id_and_params_are_echoed_escaped() -> None:
-    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (_cx, peer):
         await peer.send(b'{"jsonrpc":"2.0","id":"\\ud800","method":"echo","params":["\\udfff x"]}')
         reply = await peer.receive()
         assert reply == {"jsonrpc": "2.0", "id": "\ud800", "result": {"params": ["\udfff x"]}}
@@ -77,7 +79,7 @@ async def test_lone_surrogates_in_id_and_params_are_echoed_escaped() -> None:
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity"])
 async def test_non_json_number_literals_get_a_parse_error(literal: bytes) -> None:
-    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (_cx, peer):
         await peer.send(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":[' + literal + b"]}")
         reply = await receive_strict(peer)
         assert (reply["id"], reply["error"]["code"]) == (None, -32700)
@@ -85,7 +87,7 @@ async def test_non_json_number_literals_get_a_parse_error(literal: bytes) -> Non
 
 
 async def test_a_number_that_overflows_to_infinity_is_never_echoed_as_invalid_json() -> None:
-    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (cx, peer):
+    async with wire_connection(ConnectionBuilder().on_raw_request(echo)) as (_cx, peer):
         await peer.send(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":[1e400]}')
         reply = await receive_strict(peer)
         assert (reply["id"], reply["error"]["code"]) == (1, -32603)
