@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .lock import LockError, load_lock
+from .lock import CACHE_DIR, LockError, load_lock
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -55,7 +55,15 @@ def _diff(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:
         print("codegen.apidiff is not available in this checkout", file=sys.stderr)
         return 2
-    return int(apidiff.main(args.rest))
+    rest = list(args.rest)
+    if not rest:  # default: every other locked release -> the current one
+        current, releases = load_lock()
+        older = [v for v in releases if v != current]
+        if not older:
+            print("only one release is locked; pass OLD NEW paths", file=sys.stderr)
+            return 2
+        rest = [str(CACHE_DIR / older[0]), str(CACHE_DIR / current)]
+    return int(apidiff.main(rest))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,10 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=text)
         p.add_argument("--release", help="npm release from schema/lock.json (default: current)")
         p.set_defaults(run=run)
-    p = sub.add_parser("diff", help="API diff between two locked releases (codegen.apidiff)")
+    p = sub.add_parser(
+        "diff",
+        help="API diff between two schema sets (codegen.apidiff); default: older locked -> current",
+    )
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(run=_diff)
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["diff"]:  # everything after "diff" belongs to codegen.apidiff
+        args = argparse.Namespace(run=_diff, rest=argv[1:])
+    else:
+        args = parser.parse_args(argv)
     try:
         return int(args.run(args))
     except LockError as exc:

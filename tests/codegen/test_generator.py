@@ -409,3 +409,16 @@ def test_full_generation_twice_is_byte_identical_and_committed(tmp_path: Path) -
     first = pipeline.generate_all()
     assert pipeline.generate_all() == first
     assert pipeline.differences(first) == []
+
+
+def test_cli_diff_defaults_to_older_locked_release_against_current(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    current, releases = lock_module.load_lock()
+    if not all(f.cache_path.exists() for r in releases.values() for f in r.files.values()):
+        pytest.skip("schemas not fetched: run `python -m codegen fetch --all`")
+    assert cli_main(["diff", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    older = next(v for v in releases if v != current)
+    assert report["schemas"][0]["old_path"].endswith(f"{older}/v1/schema.json")
+    assert report["schemas"][0]["new_path"].endswith(f"{current}/v1/schema.json")
