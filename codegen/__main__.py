@@ -56,13 +56,13 @@ def _diff(args: argparse.Namespace) -> int:
         print("codegen.apidiff is not available in this checkout", file=sys.stderr)
         return 2
     rest = list(args.rest)
-    if not rest:  # default: every other locked release -> the current one
+    if not [a for a in rest if not a.startswith("-")]:  # no paths: older locked -> current
         current, releases = load_lock()
         older = [v for v in releases if v != current]
         if not older:
             print("only one release is locked; pass OLD NEW paths", file=sys.stderr)
             return 2
-        rest = [str(CACHE_DIR / older[0]), str(CACHE_DIR / current)]
+        rest += [str(CACHE_DIR / older[0]), str(CACHE_DIR / current)]
     return int(apidiff.main(rest))
 
 
