@@ -140,7 +140,7 @@ async def bench_pipes(proxies: int, iterations: int) -> dict[str, Any]:
                     "session/new", {"cwd": str(Path.cwd()), "mcpServers": []}
                 )
             assert isinstance(session, dict)
-            prompt: JsonValue = {
+            prompt: dict[str, Any] = {
                 "sessionId": session["sessionId"],
                 "prompt": [{"type": "text", "text": "sleep 60000"}],
             }

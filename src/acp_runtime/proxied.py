@@ -54,8 +54,9 @@ def send_proxied_message_to(connection: Connection, peer: Peer, message: Proxied
     plain or inside ``_proxy/successor`` envelopes, is dropped: its id belongs to
     another connection (PROXY-4). Other notifications are forwarded as they are.
     """
+    params = _structured(message.params)
     if isinstance(message, ProxiedRequest):
-        connection.send_raw_request(message.method, message.params, peer=peer).forward_response_to(
+        connection.send_raw_request(message.method, params, peer=peer).forward_response_to(
             message.responder
         )
     elif is_cancel_request(message.method, message.params):
@@ -63,4 +64,10 @@ def send_proxied_message_to(connection: Connection, peer: Peer, message: Proxied
             "not tunnelling %s to %r: cancellation is re-issued per hop", message.method, peer
         )
     else:
-        connection.send_raw_notification(message.method, message.params, peer=peer)
+        connection.send_raw_notification(message.method, params, peer=peer)
+
+
+def _structured(params: JsonValue) -> dict[str, JsonValue] | list[JsonValue] | None:
+    """Params as JSON-RPC allows them (an object, an array or absent); incoming messages
+    and successor envelopes were validated to that shape already."""
+    return params if isinstance(params, (dict, list)) else None

@@ -31,6 +31,7 @@ import anyio
 
 from .builder import ConnectionBuilder
 from .errors import RequestError
+from .handlers import RawNotificationHandler, RawRequestHandler
 from .methods import JsonValue
 from .peer import COUNTERPART
 from .proxied import ProxiedNotification, ProxiedRequest, send_proxied_message_to
@@ -191,8 +192,24 @@ class ConductedProxy:
         self.successor = successor
         self.initialized_as_proxy = False
         """Set once ``_proxy/initialize`` arrived: the component knows it is a proxy."""
+        self._successor_requests: dict[str, RawRequestHandler] = {}
+        self._successor_notifications: dict[str, RawNotificationHandler] = {}
         self.builder.on_raw_request(self._on_request)
         self.builder.on_raw_notification(self._on_notification)
+
+    def on_request_from_successor(self, method: str, handler: RawRequestHandler) -> ConductedProxy:
+        """Handle ``method`` coming from the successor instead of forwarding it to the
+        predecessor. ``handler`` gets the inner params; its responder answers under the
+        envelope's (outer) id, and its marker is set by a cancel for that id."""
+        self._successor_requests[method] = handler
+        return self
+
+    def on_notification_from_successor(
+        self, method: str, handler: RawNotificationHandler
+    ) -> ConductedProxy:
+        """Handle notification ``method`` coming from the successor instead of forwarding it."""
+        self._successor_notifications[method] = handler
+        return self
 
     async def _on_request(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
@@ -215,6 +232,12 @@ class ConductedProxy:
                         "expected": '{"method": str, "params"?: object|array}',
                     }
                 )
+            handler = self._successor_requests.get(envelope.method)
+            if handler is not None:
+                result = await handler(envelope.method, envelope.params, responder)
+                if result is not None:
+                    responder.respond(result)
+                return
             inner = ProxiedRequest(envelope.method, envelope.params, responder)
             send_proxied_message_to(connection, COUNTERPART, inner)
         else:
@@ -225,9 +248,12 @@ class ConductedProxy:
     async def _on_notification(self, method: str, params: JsonValue, cx: Connection) -> None:
         envelope = open_envelope(method, params)
         if envelope is not None:
-            send_proxied_message_to(
-                cx, COUNTERPART, ProxiedNotification(envelope.method, envelope.params)
-            )
+            handler = self._successor_notifications.get(envelope.method)
+            if handler is not None:
+                await handler(envelope.method, envelope.params, cx)
+                return
+            forwarded = ProxiedNotification(envelope.method, envelope.params)
+            send_proxied_message_to(cx, COUNTERPART, forwarded)
         elif method in ENVELOPE_METHODS:
             log.warning("malformed %s notification ignored", method)
         else:

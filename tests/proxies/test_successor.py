@@ -277,3 +277,37 @@ async def test_conducted_proxy_malformed_request_envelope_gets_invalid_params() 
         await conductor.send(request(3, SUCC, {"params": {}}))
         answer = await conductor.receive()
         assert answer["id"] == 3 and answer["error"]["code"] == -32602
+
+
+async def test_conducted_proxy_handles_chosen_methods_from_the_successor_itself() -> None:
+    """Handle locally, for messages from the successor: the responder answers under the
+    envelope's outer id, and a wrapped cancel for that id sets its marker (IN-2)."""
+    proxy = ConductedProxy()
+    notes: list[JsonValue] = []
+
+    async def auto_approve(
+        method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
+        if isinstance(params, dict) and params.get("hold"):
+            work = responder.cancellation.run_until_cancelled(anyio.sleep_forever())
+            responder.connection.spawn(responder.respond_with, work)
+            return None
+        return {"outcome": {"outcome": "selected", "optionId": "allow"}}
+
+    async def note(method: str, params: JsonValue, cx: Connection) -> None:
+        notes.append(params)
+
+    proxy.on_request_from_successor("session/request_permission", auto_approve)
+    proxy.on_notification_from_successor("session/update", note)
+    async with wire_connection(proxy.builder) as (_cx, conductor):
+        await conductor.send(wrapped(request(5, "session/request_permission", {"sessionId": "s"})))
+        assert await conductor.receive() == result(
+            5, {"outcome": {"outcome": "selected", "optionId": "allow"}}
+        )
+        await conductor.send(wrapped(request(6, "session/request_permission", {"hold": True})))
+        await conductor.barrier()
+        await conductor.send(wrapped(cancel(6)))
+        assert await conductor.receive() == error(6, *CANCELLED)
+        await conductor.send(wrapped(notification("session/update", {"sessionId": "s"})))
+        await conductor.receive_nothing_until_barrier()
+    assert notes == [{"sessionId": "s"}]
