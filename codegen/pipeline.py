@@ -13,7 +13,7 @@ from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, rea
 from .method_table import Method, build_method_table
 from .postprocess import postprocess
 from .preprocess import preprocess
-from .render import SIDE_DOCS, Binding, binding, render
+from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
 
 OUTPUT_ROOT = REPO_ROOT / "src"
 GENERATED_DIRS = (
@@ -142,11 +142,12 @@ def generate_variant(v: Variant) -> dict[str, str]:
     models = models.rstrip("\n") + "\n" + _BIND_FOOTER
     bindings = [binding(m, m.params in linked) for m in methods]
     used = sorted({b.params for b in bindings} | {b.result_type for b in bindings} - {"None"})
-    sides = [s for s in ("agent", "client", "proxy") if any(m.handled_by(s) for m in methods)]
+    found = {m.side for m in methods} - {"protocol", "both"}  # $/ methods: the runtime's
+    sides = sorted(found, key=lambda side: (SIDE_ORDER.get(side, len(SIDE_ORDER)), side))
     handler_classes = [
         HandlerClass(
             f"{side.capitalize()}Handler",
-            SIDE_DOCS[side],
+            SIDE_DOCS.get(side, f"Methods the {side} side handles."),
             [b for b, m in zip(bindings, methods, strict=True) if m.handled_by(side)],
         )
         for side in sides

@@ -12,6 +12,9 @@ from .method_table import Method
 
 TEMPLATES = Path(__file__).parent / "templates"
 
+SIDE_ORDER = {"agent": 0, "client": 1, "proxy": 2}
+"""Handler classes come in this order; a side a future schema adds comes after, by name."""
+
 SIDE_DOCS = {
     "agent": "Methods the agent handles: what the client sends to the agent.",
     "client": "Methods the client handles: what the agent sends to the client.",
