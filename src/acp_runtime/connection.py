@@ -32,7 +32,9 @@ from .jsonrpc import (
     Notification,
     Request,
     RequestId,
+    RawParams,
     Response,
+    as_json,
     classify,
     decode,
     encode,
@@ -178,7 +180,7 @@ class Connection:
         return self.send_request(*args, peer=peer)
 
     def send_raw_request(
-        self, method: str, params: JsonValue = None, *, peer: Peer | None = None
+        self, method: str, params: RawParams = None, *, peer: Peer | None = None
     ) -> SentRequest[JsonValue]:
         """Publish an untyped request (extension methods); the result is plain JSON."""
         request = self.prepare_raw_request(method, params, peer=peer)
@@ -186,10 +188,11 @@ class Connection:
         return request
 
     def prepare_raw_request(
-        self, method: str, params: JsonValue = None, *, peer: Peer | None = None
+        self, method: str, params: RawParams = None, *, peer: Peer | None = None
     ) -> SentRequest[JsonValue]:
+        """Like :meth:`send_raw_request`, but not published until consumed (OUT-8)."""
         record = PendingRequest(
-            self, self._pending.allocate_id(), method, params, peer or self.counterpart
+            self, self._pending.allocate_id(), method, as_json(params), peer or self.counterpart
         )
         return SentRequest(record, _identity)
 
@@ -221,9 +224,10 @@ class Connection:
         self.send_raw_notification(binding.name, binding.params.dump(params), peer=peer)
 
     def send_raw_notification(
-        self, method: str, params: JsonValue = None, *, peer: Peer | None = None
+        self, method: str, params: RawParams = None, *, peer: Peer | None = None
     ) -> None:
-        wire_method, wire_params = (peer or self.counterpart).wrap(method, params)
+        """Send an untyped notification. Raises :class:`RequestError` if closed."""
+        wire_method, wire_params = (peer or self.counterpart).wrap(method, as_json(params))
         try:
             self.enqueue(notification_message(wire_method, wire_params))
         except OutboxClosed:

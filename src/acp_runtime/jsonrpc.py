@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TypeAlias, TypeGuard
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias, TypeGuard, cast
 
 from .errors import RequestError
 from .methods import JsonValue
@@ -20,6 +21,17 @@ RequestId: TypeAlias = int | str | None
 
 IdKey: TypeAlias = tuple[type, int | str | None]
 """A dictionary key that matches ids by exact JSON value and type."""
+
+
+RawParams: TypeAlias = "JsonValue | Mapping[str, Any] | Sequence[Any]"
+"""Params of an untyped call: normally a JSON object or array (any JSON-encodable
+contents), or ``None`` for none. Looser than :data:`JsonValue` so ``dict[str, str]`` and
+friends type-check (``dict`` is invariant)."""
+
+
+def as_json(params: RawParams) -> JsonValue:
+    """View raw params as a JSON value (they are encoded as they are)."""
+    return cast(JsonValue, params)
 
 
 def id_key(request_id: RequestId) -> IdKey:

@@ -40,7 +40,7 @@ class Note(BaseModel, TypedNotification):
 ASK: RequestMethod[Ask, Answer] = RequestMethod("test/ask", Ask, Answer, side="agent")
 Ask.__acp_method__ = ASK
 NOTE: NotificationMethod[Note] = NotificationMethod("test/note", Note, side="agent")
-Note.__acp_method__ = NOTE  # type: ignore[misc]
+Note.__acp_method__ = NOTE
 
 
 def request(
@@ -72,10 +72,6 @@ def error(request_id: JsonValue, code: int, message: str, data: JsonValue = None
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": err}
-
-
-def is_cancel(message: Any, request_id: JsonValue) -> bool:
-    return message == cancel(request_id)
 
 
 class Parking:

@@ -22,7 +22,7 @@ from acp_runtime.testing import WirePeer, wire_connection
 from .helpers import request, result
 
 if sys.version_info < (3, 11):
-    from exceptiongroup import BaseExceptionGroup
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
 
 pytestmark = pytest.mark.anyio
 

@@ -34,12 +34,12 @@ async def test_in1_marker_is_set_by_cancel_request_and_run_until_cancelled_yield
     stopped = anyio.Event()
     forever = anyio.Event()
 
-    async def work() -> str:
+    async def work() -> Answer:
         try:
             await forever.wait()
         finally:
             stopped.set()
-        return "never"
+        return Answer(text="never")
 
     async def handle(params: Ask, responder: Responder[Answer]) -> None:
         assert not responder.cancellation.is_cancelled()
@@ -142,7 +142,9 @@ async def test_in2_typed_cancel_handler_observes_and_does_not_replace_builtin_ha
         model_config = ConfigDict(populate_by_name=True)
         request_id: int | str | None = Field(alias="requestId")
 
-    cancel_binding = NotificationMethod(CANCEL, CancelRequest, side="protocol")
+    cancel_binding: NotificationMethod[CancelRequest] = NotificationMethod(
+        CANCEL, CancelRequest, side="protocol"
+    )
     observed: list[JsonValue] = []
     parking = Parking()
 

@@ -14,6 +14,7 @@ from acp_runtime import (
     NotificationMethod,
     RequestMethod,
     Responder,
+    Role,
     TypedRequest,
 )
 from acp_runtime.testing import wire_connection
@@ -49,8 +50,9 @@ def test_protocol_methods_are_allowed_for_every_role() -> None:
     async def on_note(params: Note, cx: Connection) -> None:
         pass
 
-    for role in ("agent", "client", "untyped"):
-        ConnectionBuilder(role).on_notification(PROTOCOL_NOTE, on_note)  # type: ignore[arg-type]
+    roles: tuple[Role, ...] = ("agent", "client", "untyped")
+    for role in roles:
+        ConnectionBuilder(role).on_notification(PROTOCOL_NOTE, on_note)
 
 
 def test_duplicate_registration_and_unknown_role_are_rejected() -> None:

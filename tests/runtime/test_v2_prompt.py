@@ -8,20 +8,22 @@ the generated v2 bindings: the runtime does not know protocol versions.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder
+from acp_runtime import ConnectionBuilder, JsonValue
 from acp_runtime.testing import wire_connection
 
 from .helpers import notification, request, result
 
 pytestmark = pytest.mark.anyio
 
-SESSION = {"sessionId": "sess_1"}
+SESSION: dict[str, JsonValue] = {"sessionId": "sess_1"}
 
 
-def update(kind: str, **fields: object) -> dict[str, object]:
+def update(kind: str, **fields: JsonValue) -> dict[str, Any]:
     return notification("session/update", {**SESSION, "update": {"sessionUpdate": kind, **fields}})
 
 
