@@ -126,7 +126,11 @@ class Echo:
     text: str
 
 
-Command = Sleep | Chunks | Permission | Read | Mixed | Error | Echo
+Immediate = Chunks | Mixed | Error | Echo
+"""Commands answered at once, inside the request handler."""
+Waiting = Sleep | Permission | Read
+"""Commands that wait (on time or on the client): run as spawned work."""
+Command = Immediate | Waiting
 
 _SLEEP = re.compile(r"(sleep|sleep-ignore)\s+(\d+)")
 _CHUNKS = re.compile(r"chunks\s+(\d+)(?:\s+size\s+(\d+))?")
@@ -264,17 +268,20 @@ class EchoAgent(AgentHandler):
 
     async def session_prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
-    ) -> None:
-        # Register the turn before returning, so a `session/cancel` right behind this
-        # request finds it; then run it as spawned work so the dispatch loop keeps
-        # reading (and sees cancellations) while the turn waits (IN-5).
+    ) -> PromptResponse | None:
         turn = Turn(params.session_id, responder)
-        self._turns[params.session_id] = turn
         command = parse_command(prompt_text(params.prompt))
         log.info("prompt %s: %s", params.session_id, command)
+        if isinstance(command, Immediate):
+            return PromptResponse(stop_reason=self._answer_now(turn, command))
+        # Waiting work: register the turn before returning, so a `session/cancel` right
+        # behind this request finds it, and run it as spawned work so the dispatch loop
+        # keeps reading (and sees cancellations) while the turn waits (IN-5).
+        self._turns[params.session_id] = turn
         self._in_flight += 1
         self._idle = anyio.Event()
         responder.connection.spawn(self._run_turn, turn, command)
+        return None
 
     async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
         log.info("session/cancel %s", params.session_id)
@@ -293,7 +300,7 @@ class EchoAgent(AgentHandler):
         """Wait until no prompt turn is running."""
         await self._idle.wait()
 
-    async def _run_turn(self, turn: Turn, command: Command) -> None:
+    async def _run_turn(self, turn: Turn, command: Waiting) -> None:
         try:
             await turn.responder.respond_with(self._turn_result(turn, command))
         finally:
@@ -303,30 +310,29 @@ class EchoAgent(AgentHandler):
             if self._in_flight == 0:
                 self._idle.set()
 
-    async def _turn_result(self, turn: Turn, command: Command) -> PromptResponse:
-        stop_reason = await self._execute(turn, command)
+    async def _turn_result(self, turn: Turn, command: Waiting) -> PromptResponse:
+        if isinstance(command, Sleep):
+            stop_reason = await self._sleep(turn, command)
+        elif isinstance(command, Permission):
+            stop_reason = await self._ask_permission(turn)
+        else:
+            await self._read(turn, command.path)
+            stop_reason = "end_turn"
         return PromptResponse(stop_reason=stop_reason)
 
-    async def _execute(self, turn: Turn, command: Command) -> StopReason:
-        if isinstance(command, Sleep):
-            return await self._sleep(turn, command)
+    def _answer_now(self, turn: Turn, command: Immediate) -> StopReason:
+        """Commands that never wait: answered inside the handler, no spawned task."""
         if isinstance(command, Chunks):
             for i in range(command.n):
                 turn.say(f"chunk {i}\n" if command.size is None else "x" * command.size)
-            return "end_turn"
-        if isinstance(command, Permission):
-            return await self._ask_permission(turn)
-        if isinstance(command, Read):
-            await self._read(turn, command.path)
-            return "end_turn"
-        if isinstance(command, Mixed):
+        elif isinstance(command, Mixed):
             for update in MIXED_UPDATES:
                 turn.send(update)
-            return "end_turn"
-        if isinstance(command, Error):
+        elif isinstance(command, Error):
             raise RequestError(command.code, command.message)
-        for piece in echo_pieces(command.text):
-            turn.say(piece)
+        else:
+            for piece in echo_pieces(command.text):
+                turn.say(piece)
         return "end_turn"
 
     async def _sleep(self, turn: Turn, command: Sleep) -> StopReason:
