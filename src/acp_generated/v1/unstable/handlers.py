@@ -5,8 +5,9 @@
 
 Subclass one, override the methods you support (typed, with the schema's docs), and
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
-so the runtime answers the others with -32601 (method not found). Extension methods
-(``_``-prefixed or unknown) reach :meth:`ext_method` / :meth:`ext_notification`.
+so the runtime answers the others with -32601 (method not found). When overridden,
+:meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
+has no typed handler (extension methods are ``_``-prefixed).
 """
 
 from __future__ import annotations
@@ -396,11 +397,11 @@ class AgentHandler:
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
-        """An extension (or otherwise unknown) request; the default answers -32601."""
+        """A request without a typed handler (an extension method); the default answers -32601."""
         raise RequestError.method_not_found(method)
 
     async def ext_notification(self, method: str, params: JsonValue, cx: Connection) -> None:
-        """An extension (or otherwise unknown) notification; the default ignores it."""
+        """A notification without a typed handler (an extension); the default ignores it."""
 
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
@@ -574,11 +575,11 @@ class ClientHandler:
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
-        """An extension (or otherwise unknown) request; the default answers -32601."""
+        """A request without a typed handler (an extension method); the default answers -32601."""
         raise RequestError.method_not_found(method)
 
     async def ext_notification(self, method: str, params: JsonValue, cx: Connection) -> None:
-        """An extension (or otherwise unknown) notification; the default ignores it."""
+        """A notification without a typed handler (an extension); the default ignores it."""
 
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
@@ -683,11 +684,11 @@ class ProxyHandler:
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
-        """An extension (or otherwise unknown) request; the default answers -32601."""
+        """A request without a typed handler (an extension method); the default answers -32601."""
         raise RequestError.method_not_found(method)
 
     async def ext_notification(self, method: str, params: JsonValue, cx: Connection) -> None:
-        """An extension (or otherwise unknown) notification; the default ignores it."""
+        """A notification without a typed handler (an extension); the default ignores it."""
 
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
