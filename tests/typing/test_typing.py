@@ -32,22 +32,35 @@ class Findings:
     reveals: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+@cache
+def _checker_processes() -> dict[str, subprocess.Popen[str]]:
+    """Start both checkers at once (they take seconds each); collected on first use."""
+    bin_dir = Path(sys.executable).parent
+    commands = {
+        "mypy": [str(bin_dir / "mypy"), "--strict", "--no-incremental", "--show-error-codes"],
+        "pyright": [str(bin_dir / "pyright"), "--outputjson"],
+    }
+    return {
+        name: subprocess.Popen(
+            [*cmd, *map(str, FILES)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, cmd in commands.items()
+    }
+
+
+def _run(name: str) -> subprocess.CompletedProcess[str]:
+    proc = _checker_processes()[name]
+    stdout, stderr = proc.communicate(timeout=300)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 @cache
 def mypy_findings() -> Findings:
-    bin_dir = Path(sys.executable).parent
-    proc = _run(
-        [
-            str(bin_dir / "mypy"),
-            "--strict",
-            "--no-incremental",
-            "--show-error-codes",
-            *map(str, FILES),
-        ]
-    )
+    proc = _run("mypy")
     out = Findings()
     for line in proc.stdout.splitlines():
         m = re.match(r"(.+?\.py):(\d+): (error|note): (.*)", line)
@@ -65,8 +78,7 @@ def mypy_findings() -> Findings:
 
 @cache
 def pyright_findings() -> Findings:
-    bin_dir = Path(sys.executable).parent
-    proc = _run([str(bin_dir / "pyright"), "--outputjson", *map(str, FILES)])
+    proc = _run("pyright")
     out = Findings()
     try:
         report = json.loads(proc.stdout)
