@@ -107,12 +107,15 @@ class LineReader:
                     return b""
                 return None
         end = newline - 1 if newline and buffer[newline - 1] == _CR else newline
+        if end > self.max_line_bytes:  # keep only the prefix: no copy of the whole line
+            prefix = bytes(buffer[: self._prefix_bytes])
+            del buffer[: newline + 1]
+            self._scanned = 0
+            raise MessageTooLarge(self.max_line_bytes, prefix)
         with memoryview(buffer) as view:
             line = bytes(view[:end])
         del buffer[: newline + 1]  # O(1): bytearray drops a prefix by moving its start
         self._scanned = 0
-        if end > self.max_line_bytes:
-            raise MessageTooLarge(self.max_line_bytes, line[: self._prefix_bytes])
         return line
 
     async def _fill(self) -> None:
