@@ -110,6 +110,10 @@ class RequestLifecycle(RuleBasedStateMachine):
                 with anyio.fail_after(5):
                     await t.awaiter_done.wait()
 
+    def cancellable(self, t: Tracked) -> bool:
+        """Published, unsettled and not cancelled yet."""
+        return t.record.wire is Wire.PUBLISHED and t.record.armed
+
     def mark_settled(self, t: Tracked) -> None:
         if t.settled_at is None and t.record.wire is Wire.SETTLED:
             t.settled_at = len(self.link.wire)
@@ -190,6 +194,8 @@ class RequestLifecycle(RuleBasedStateMachine):
         if scope is None or done is None or done.is_set():
             return
 
+        must_cancel = self.cancellable(t)
+
         async def give_up() -> None:
             scope.cancel()
             with anyio.fail_after(5):
@@ -197,6 +203,8 @@ class RequestLifecycle(RuleBasedStateMachine):
             await self.drain()
 
         self.run(give_up)
+        if must_cancel and scope.cancelled_caught:  # OUT-5: an abandoned await cancels once
+            assert len(self.cancels_for(t.record.id)) == 1
 
     @rule(i=requests, as_error=st.booleans())
     def respond(self, i: int, as_error: bool) -> None:
@@ -222,8 +230,11 @@ class RequestLifecycle(RuleBasedStateMachine):
         t = self.tracked[i]
         if t.sent is None:
             return
+        must_cancel = self.cancellable(t) and t.record.consumer is Consumer.NONE
         t.sent = None  # the last reference: CPython finalizes it right here
         self.on_loop(lambda: None)
+        if must_cancel:  # OUT-5: an unconsumed pending request collected cancels once
+            assert len(self.cancels_for(t.record.id)) == 1
 
     @rule()
     def close(self) -> None:
