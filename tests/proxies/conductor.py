@@ -10,7 +10,7 @@ and ``initialize`` reaches a proxy as ``_proxy/initialize``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 
@@ -44,7 +44,7 @@ class Conductor:
     @asynccontextmanager
     async def connect(
         self, client: Transport, components: Sequence[Transport]
-    ) -> AsyncIterator[Conductor]:
+    ) -> AsyncGenerator[Conductor]:
         async with AsyncExitStack() as stack:
             for builder, transport in zip(self.component_builders, components, strict=True):
                 self.components.append(await stack.enter_async_context(builder.connect(transport)))

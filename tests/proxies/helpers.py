@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar
 
@@ -50,7 +50,7 @@ CANCELLED = (-32800, "Request cancelled")
 
 
 @asynccontextmanager
-async def around(proxy: Proxy) -> AsyncIterator[tuple[WirePeer, WirePeer]]:
+async def around(proxy: Proxy) -> AsyncGenerator[tuple[WirePeer, WirePeer]]:
     """Run ``proxy`` between two raw peers: (client side, agent side)."""
     up_ours, up_theirs = memory_pair()
     down_ours, down_theirs = memory_pair()

@@ -63,7 +63,7 @@ async def test_cancel_crosses_a_conductor_chain_wrapped_on_proxy_hops_plain_on_o
     ]  # conductor's side of each hop
 
     async with AsyncExitStack() as stack:
-        conductor_ends = []
+        conductor_ends: list[TracingTransport] = []
         for index, proxy in enumerate(proxies):
             ours, theirs = memory_pair()
             conductor_ends.append(TracingTransport(ours, traces[index].append))

@@ -8,7 +8,7 @@ proxy's downstream ids differ: a tunnelled (foreign) id would show in the traces
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -53,7 +53,7 @@ class QuietClient(ClientHandler):
 @asynccontextmanager
 async def client_session(
     command: list[str], events: list[TraceEvent]
-) -> AsyncIterator[tuple[Connection, str]]:
+) -> AsyncGenerator[tuple[Connection, str]]:
     builder = ConnectionBuilder(role="client")
     QuietClient().attach(builder)
     async with spawn_agent(command, stderr="discard") as process:

@@ -362,9 +362,13 @@ async def test_proxy2_gap18_detach_after_registering_ignores_the_sources() -> No
         proxy.downstream.send_request(ASK, params).forward_cancellation_from(
             responder.cancellation
         ).detach()
+
+        async def forever() -> Answer:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
         responder.connection.spawn(
-            responder.respond_with,
-            responder.cancellation.run_until_cancelled(anyio.sleep_forever()),
+            responder.respond_with, responder.cancellation.run_until_cancelled(forever())
         )
 
     proxy.upstream_builder.on_request(ASK, ask)

@@ -64,7 +64,14 @@ def test_peeling_nested_meta_alias_and_malformed_envelopes() -> None:
     assert is_cancel_request(method, params)
     assert open_envelope(SUCC, {"method": "m", "meta": {"k": 1}}) == Envelope("m", None, {"k": 1})
     assert open_envelope("proxy/successor", {"method": "m", "params": []}) == Envelope("m", [])
-    for bad in ({"bogus": True}, {"method": 3}, {"method": "m", "params": 5}, [], None):
+    malformed: list[JsonValue] = [
+        {"bogus": True},
+        {"method": 3},
+        {"method": "m", "params": 5},
+        [],
+        None,
+    ]
+    for bad in malformed:
         assert open_envelope(SUCC, bad) is None
         assert peel_envelopes(SUCC, bad) == (SUCC, bad)
     assert not is_cancel_request(SUCC, {"method": "session/update", "params": {}})
@@ -73,7 +80,8 @@ def test_peeling_nested_meta_alias_and_malformed_envelopes() -> None:
 
 def test_peeling_is_bounded() -> None:
     """A pathological nest stops at MAX_ENVELOPE_DEPTH instead of recursing without end."""
-    method, params = "$/cancel_request", {"requestId": 1}
+    method: str = "$/cancel_request"
+    params: JsonValue = {"requestId": 1}
     for _ in range(MAX_ENVELOPE_DEPTH + 1):
         method, params = wrap_successor(method, params)
     assert peel_envelopes(method, params)[0] == SUCC
