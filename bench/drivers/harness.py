@@ -1,0 +1,153 @@
+"""The workload loops of the Python drivers, written once against :class:`BenchClient`.
+
+Each driver adapts one SDK's client to :class:`BenchClient` and calls :func:`main`,
+which runs every workload against a freshly spawned agent and prints one JSON object:
+the figures of this run, plus the peak RSS of both processes.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import anyio
+
+from bench.stats import latency_figures
+from bench.workload_spec import Spec
+
+Figures = dict[str, Any]
+
+
+class BenchClient(Protocol):
+    """One SDK's client, connected (initialized, one session) to its benchmark agent."""
+
+    cancel_mechanism: str
+
+    async def ping(self, i: int) -> None:
+        """`_echo/ping` with ``{"n": i}``; returns when the answer arrived."""
+
+    async def prompt(self, text: str) -> None:
+        """`session/prompt` with one text block; returns when answered (result validated)."""
+
+    async def stream(self, n: int, size: int) -> int:
+        """Prompt ``chunks n size s``; the number of message chunks received before the answer."""
+
+    async def cancel_latency_ns(self) -> int:
+        """Start a ``wait-cancel`` prompt, wait for its ``ready`` chunk, cancel it; the
+        agent's observation time minus the time just before the cancel call."""
+
+    async def agent_max_rss_kb(self) -> int: ...
+
+
+def _timed(n: int, elapsed_ns: int, samples: list[int]) -> Figures:
+    return {"n": n, "per_s": round(n / (elapsed_ns / 1e9), 1), **latency_figures(samples)}
+
+
+async def sequential(call: Callable[[int], Awaitable[None]], n: int) -> Figures:
+    samples: list[int] = []
+    now = time.perf_counter_ns
+    start = now()
+    for i in range(n):
+        t = now()
+        await call(i)
+        samples.append(now() - t)
+    return _timed(n, now() - start, samples)
+
+
+async def in_flight(call: Callable[[int], Awaitable[None]], total: int, concurrency: int) -> Figures:
+    samples: list[int] = []
+    now = time.perf_counter_ns
+    issued = 0
+
+    async def worker() -> None:
+        nonlocal issued
+        while issued < total:
+            issued += 1
+            t = now()
+            await call(issued)
+            samples.append(now() - t)
+
+    start = now()
+    async with anyio.create_task_group() as tg:
+        for _ in range(concurrency):
+            tg.start_soon(worker)
+    return {**_timed(total, now() - start, samples), "concurrency": concurrency}
+
+
+async def notifications(client: BenchClient, n: int, size: int) -> Figures:
+    start = time.perf_counter_ns()
+    received = await client.stream(n, size)
+    elapsed = time.perf_counter_ns() - start
+    if received != n:
+        raise RuntimeError(f"expected {n} chunks, got {received}")
+    return {"n": n, "bytes": size, "per_s": round(n / (elapsed / 1e9), 1)}
+
+
+async def cancellations(client: BenchClient, n: int) -> Figures:
+    samples = [await client.cancel_latency_ns() for _ in range(n)]
+    return {"n": n, "mechanism": client.cancel_mechanism, **latency_figures(samples)}
+
+
+async def mixed(client: BenchClient, chunks: int, size: int, pings: int) -> Figures:
+    """One prompt streaming ``chunks`` while ``pings`` sequential pings run beside it."""
+    result: Figures = {}
+
+    async def stream() -> None:
+        result.update(await notifications(client, chunks, size))
+
+    async def ping() -> None:
+        result["ping"] = await sequential(client.ping, pings)
+
+    start = time.perf_counter_ns()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stream)
+        tg.start_soon(ping)
+    ping_figures = result.pop("ping")
+    return {
+        "chunks": chunks,
+        "bytes": size,
+        "chunks_per_s": result["per_s"],
+        "total_ms": round((time.perf_counter_ns() - start) / 1e6, 1),
+        "pings": pings,
+        "ping_p50_us": ping_figures["p50_us"],
+        "ping_p99_us": ping_figures["p99_us"],
+    }
+
+
+async def run_workloads(client: BenchClient, spec: Spec) -> Figures:
+    for i in range(spec["warmup"]):
+        await client.ping(i)
+        await client.prompt("noop")
+    await client.stream(spec["warmup"], spec["notify_bytes"])
+    figures: Figures = {}
+    figures["ping"] = await sequential(client.ping, spec["ping"])
+    figures["prompt"] = await sequential(lambda _: client.prompt("noop"), spec["prompt"])
+    figures["inflight"] = await in_flight(
+        client.ping, spec["inflight_total"], spec["inflight_concurrency"]
+    )
+    figures["notify"] = await notifications(client, spec["notify"], spec["notify_bytes"])
+    figures["cancel"] = await cancellations(client, spec["cancel"])
+    figures["mixed"] = await mixed(
+        client, spec["mixed_chunks"], spec["mixed_chunk_bytes"], spec["mixed_pings"]
+    )
+    figures["rss"] = {
+        "client_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "agent_kb": await client.agent_max_rss_kb(),
+    }
+    return figures
+
+
+def main(open_client: Callable[[], AbstractAsyncContextManager[BenchClient]]) -> None:
+    """``driver '<spec json>'``: run the workloads, print one JSON object on stdout."""
+    spec: Spec = json.loads(sys.argv[1])
+
+    async def run() -> Figures:
+        async with open_client() as client:
+            return await run_workloads(client, spec)
+
+    print(json.dumps(anyio.run(run)), flush=True)

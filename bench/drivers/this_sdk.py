@@ -1,0 +1,105 @@
+"""Driver for this SDK: the client in this process, ``bench/peers/this_agent.py`` as a child."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from acp_generated.v1 import (
+    AgentMessageChunkSessionUpdate,
+    ClientHandler,
+    InitializeRequest,
+    NewSessionRequest,
+    PromptRequest,
+    SessionNotification,
+    TextContentBlock,
+)
+from acp_runtime import Connection, ConnectionBuilder, RequestError
+from acp_runtime.process import spawn_agent
+from bench.drivers.harness import BenchClient, main
+
+AGENT = Path(__file__).resolve().parents[1] / "peers" / "this_agent.py"
+
+
+class _Updates(ClientHandler):
+    """Counts message chunks; sets ``ready`` on the next one while it is armed."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.ready: anyio.Event | None = None
+
+    async def session_update(self, params: SessionNotification, cx: Connection) -> None:
+        if isinstance(params.update, AgentMessageChunkSessionUpdate):
+            self.chunks += 1
+            if self.ready is not None:
+                self.ready.set()
+
+
+class ThisSdkClient:
+    cancel_mechanism = "$/cancel_request"
+
+    def __init__(self, cx: Connection, updates: _Updates, session_id: str) -> None:
+        self._cx = cx
+        self._updates = updates
+        self._session_id = session_id
+
+    def _prompt_request(self, text: str) -> PromptRequest:
+        return PromptRequest(
+            session_id=self._session_id, prompt=[TextContentBlock(type="text", text=text)]
+        )
+
+    async def ping(self, i: int) -> None:
+        await self._cx.send_raw_request("_echo/ping", {"n": i})
+
+    async def prompt(self, text: str) -> None:
+        await self._cx.send_request(self._prompt_request(text))
+
+    async def stream(self, n: int, size: int) -> int:
+        self._updates.chunks = 0
+        await self.prompt(f"chunks {n} size {size}")
+        return self._updates.chunks
+
+    async def cancel_latency_ns(self) -> int:
+        ready = self._updates.ready = anyio.Event()
+        sent = self._cx.send_request(self._prompt_request("wait-cancel"))
+        with anyio.fail_after(5):
+            await ready.wait()
+        self._updates.ready = None
+        start = time.perf_counter_ns()
+        sent.cancel()
+        try:
+            with anyio.fail_after(5):
+                await sent
+        except RequestError as error:
+            data: Any = error.data
+            return int(data["observedNs"]) - start
+        raise RuntimeError("wait-cancel was answered without an error")
+
+    async def agent_max_rss_kb(self) -> int:
+        answer: Any = await self._cx.send_raw_request("_bench/rss")
+        return int(answer["maxRssKb"])
+
+
+@asynccontextmanager
+async def open_client() -> AsyncIterator[BenchClient]:
+    updates = _Updates()
+    builder = ConnectionBuilder(role="client")
+    updates.attach(builder)
+    async with (
+        spawn_agent([sys.executable, str(AGENT)]) as agent,
+        builder.connect(agent.transport) as cx,
+    ):
+        await cx.send_request(InitializeRequest(protocol_version=1))
+        session = await cx.send_request(NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
+        yield ThisSdkClient(cx, updates, session.session_id)
+
+
+if __name__ == "__main__":
+    main(open_client)

@@ -1,0 +1,12 @@
+// Loads @agentclientprotocol/sdk 2.4.0 from the interop tests' install
+// (tests/interop/node_modules, `make setup`), so the benchmarks need no second copy.
+const entry = new URL(
+  "../../tests/interop/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js",
+  import.meta.url,
+);
+export const acp = await import(entry.href);
+
+/** CLOCK_MONOTONIC in ns, the clock Python's time.perf_counter_ns() reads on Linux. */
+export function monotonicNs() {
+  return Number(process.hrtime.bigint());
+}

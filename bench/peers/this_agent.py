@@ -1,0 +1,107 @@
+"""Benchmark agent on this SDK (``acp_runtime`` + ``acp_generated.v1``), over stdio.
+
+The three benchmark agents (this file, ``pypi_agent.py``, ``ts_agent.mjs``) answer the
+same small command language, written the way each SDK's docs suggest:
+
+* ``session/prompt`` text ``noop``: answer ``end_turn`` at once;
+* ``chunks <n> size <s>``: n ``agent_message_chunk`` updates of s times ``x``, then
+  ``end_turn``;
+* ``wait-cancel``: one chunk ``ready``, then wait until the request is cancelled
+  (``$/cancel_request``) and answer -32800 with ``data.observedNs``: the
+  CLOCK_MONOTONIC time (ns) at which the handler saw the marker set;
+* ``_echo/ping``: ``{"pong": params}``; ``_bench/rss``: ``{"maxRssKb": peak RSS}``.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import sys
+import time
+
+import anyio
+
+from acp_generated.v1 import (
+    AgentCapabilities,
+    AgentHandler,
+    AgentMessageChunkSessionUpdate,
+    InitializeRequest,
+    InitializeResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    PromptRequest,
+    PromptResponse,
+    SessionNotification,
+    TextContentBlock,
+)
+from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder
+from acp_runtime.stdio import stdio_transport
+
+_CHUNKS = re.compile(r"chunks (\d+) size (\d+)")
+
+
+def max_rss_kb() -> int:
+    """Peak resident set size of this process, in KiB (Linux ``ru_maxrss``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _chunk(session_id: str, text: str) -> SessionNotification:
+    return SessionNotification(
+        session_id=session_id,
+        update=AgentMessageChunkSessionUpdate(
+            session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text)
+        ),
+    )
+
+
+class BenchAgent(AgentHandler):
+    async def initialize(
+        self, params: InitializeRequest, responder: Responder[InitializeResponse]
+    ) -> InitializeResponse:
+        return InitializeResponse(protocol_version=1, agent_capabilities=AgentCapabilities())
+
+    async def session_new(
+        self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
+    ) -> NewSessionResponse:
+        return NewSessionResponse(session_id="bench-1")
+
+    async def session_prompt(
+        self, params: PromptRequest, responder: Responder[PromptResponse]
+    ) -> PromptResponse | None:
+        text = "".join(b.text for b in params.prompt if isinstance(b, TextContentBlock)).strip()
+        cx = responder.connection
+        if text == "wait-cancel":
+            cx.send_notification(_chunk(params.session_id, "ready"))
+            cx.spawn(self._answer_when_cancelled, responder)  # IN-5: keep the loop reading
+            return None
+        if m := _CHUNKS.fullmatch(text):
+            piece = "x" * int(m[2])
+            for _ in range(int(m[1])):
+                cx.send_notification(_chunk(params.session_id, piece))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _answer_when_cancelled(self, responder: Responder[PromptResponse]) -> None:
+        await responder.cancellation.cancelled()
+        observed = time.perf_counter_ns()
+        responder.respond_with_error(
+            RequestError(ErrorCode.REQUEST_CANCELLED, "Request cancelled", {"observedNs": observed})
+        )
+
+    async def ext_method(
+        self, method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
+        if method == "_echo/ping":
+            return {"pong": params}
+        if method == "_bench/rss":
+            return {"maxRssKb": max_rss_kb()}
+        raise RequestError.method_not_found(method)
+
+
+async def serve() -> None:
+    builder = ConnectionBuilder(role="agent")
+    BenchAgent().attach(builder)
+    await builder.serve(stdio_transport())
+
+
+if __name__ == "__main__":
+    anyio.run(serve, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio")

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// Benchmark agent on the TypeScript SDK, over stdio. Same command language as
+// this_agent.py (see its docstring): noop, chunks <n> size <s>, wait-cancel
+// (answers -32800 with data.observedNs once the request's signal aborts),
+// _echo/ping and _bench/rss.
+import { Readable, Writable } from "node:stream";
+import { acp, monotonicNs } from "./sdk.mjs";
+
+const CHUNKS = /^chunks (\d+) size (\d+)$/;
+
+function chunk(client, sessionId, text) {
+  return client.notify(acp.methods.client.session.update, {
+    sessionId,
+    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+  });
+}
+
+function aborted(signal) {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", resolve, { once: true });
+  });
+}
+
+const app = acp
+  .agent({ name: "ts-bench-agent" })
+  .onRequest(acp.methods.agent.initialize, () => ({ protocolVersion: acp.PROTOCOL_VERSION, agentCapabilities: {} }))
+  .onRequest(acp.methods.agent.session.new, () => ({ sessionId: "bench-1" }))
+  .onRequest(acp.methods.agent.session.prompt, async ({ params, signal, client }) => {
+    const text = params.prompt
+      .filter((block) => block.type === "text")
+      .map((block) => block.text)
+      .join("")
+      .trim();
+    if (text === "wait-cancel") {
+      await chunk(client, params.sessionId, "ready");
+      await aborted(signal);
+      throw new acp.RequestError(-32800, "Request cancelled", { observedNs: monotonicNs() });
+    }
+    const m = CHUNKS.exec(text);
+    if (m) {
+      const piece = "x".repeat(Number(m[2]));
+      for (let i = 0; i < Number(m[1]); i++) await chunk(client, params.sessionId, piece);
+    }
+    return { stopReason: "end_turn" };
+  })
+  .onRequest("_echo/ping", (params) => params, ({ params }) => ({ pong: params }))
+  .onRequest("_bench/rss", (params) => params, () => ({ maxRssKb: process.resourceUsage().maxRSS }));
+
+const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+await connection.closed;
+process.exit(0);

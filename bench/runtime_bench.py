@@ -1,0 +1,188 @@
+"""Runtime benchmark suite: this SDK against the PyPI package and the TypeScript SDK.
+
+Every run starts one driver process per implementation (its client) which spawns that
+implementation's benchmark agent over stdio pipes, runs the workloads of
+:mod:`bench.workload_spec` and prints its figures. Implementations take turns
+(A B C, A B C, ...) so a load change on the machine hits all of them alike.
+
+Output on stdout, one JSON object per line: a ``run`` record per (implementation, run),
+then a ``summary`` with min/median/max over the runs and, next to each figure, the
+ratio of this SDK to each peer (``> 1``: this SDK is better, whatever the unit). A
+readable table of the medians goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.stats import spread
+from bench.workload_spec import FULL, QUICK, Spec
+
+REPO = Path(__file__).resolve().parents[1]
+TS_SDK = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/package.json"
+IMPLS = ("this", "pypi", "ts")
+PEERS = ("pypi", "ts")
+
+METRICS: list[tuple[str, bool]] = [
+    # (workload.figure, higher is better)
+    ("ping.per_s", True),
+    ("ping.p50_us", False),
+    ("ping.p99_us", False),
+    ("prompt.per_s", True),
+    ("prompt.p50_us", False),
+    ("prompt.p99_us", False),
+    ("inflight.per_s", True),
+    ("inflight.p50_us", False),
+    ("inflight.p99_us", False),
+    ("notify.per_s", True),
+    ("cancel.p50_us", False),
+    ("cancel.p99_us", False),
+    ("rss.client_kb", False),
+    ("rss.agent_kb", False),
+    ("mixed.total_ms", False),
+    ("mixed.chunks_per_s", True),
+    ("mixed.ping_p50_us", False),
+    ("mixed.ping_p99_us", False),
+]
+
+
+def driver_command(impl: str, spec: Spec) -> list[str]:
+    arg = json.dumps(spec)
+    if impl == "ts":
+        node = shutil.which("node")
+        assert node is not None
+        return [node, str(REPO / "bench/peers/ts_client.mjs"), arg]
+    module = {"this": "bench.drivers.this_sdk", "pypi": "bench.drivers.pypi"}[impl]
+    return [sys.executable, "-m", module, arg]
+
+
+def unavailable(impl: str) -> str | None:
+    """Why ``impl`` cannot run here, or None."""
+    if impl == "ts":
+        if shutil.which("node") is None:
+            return "node not found"
+        if not TS_SDK.exists():
+            return "tests/interop/node_modules missing (make setup)"
+    if impl == "pypi":
+        try:
+            import acp  # noqa: F401
+        except ImportError:
+            return "agent-client-protocol not installed (pip install -e '.[bench]')"
+    return None
+
+
+def run_driver(impl: str, spec: Spec, timeout: float) -> dict[str, Any]:
+    started = time.perf_counter()
+    proc = subprocess.run(
+        driver_command(impl, spec),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{impl} driver exited {proc.returncode}")
+    figures: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    figures["wall_s"] = round(time.perf_counter() - started, 2)
+    return figures
+
+
+def figure(figures: dict[str, Any], path: str) -> float:
+    workload, name = path.split(".")
+    return float(figures[workload][name])
+
+
+def ratio(ours: float, peer: float, higher_is_better: bool) -> float | None:
+    if ours == 0 or peer == 0:
+        return None
+    return round(ours / peer if higher_is_better else peer / ours, 2)
+
+
+def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for path, higher in METRICS:
+        entry: dict[str, Any] = {"higher_is_better": higher}
+        for impl, records in runs.items():
+            if records:
+                entry[impl] = spread([figure(r, path) for r in records])
+        if "this" in entry:
+            for peer in PEERS:
+                if peer in entry:
+                    entry[f"this_vs_{peer}"] = ratio(
+                        entry["this"]["median"], entry[peer]["median"], higher
+                    )
+        metrics[path] = entry
+    return metrics
+
+
+def table(metrics: dict[str, Any], impls: list[str]) -> str:
+    """Medians per implementation and the ratios, as a Markdown table."""
+    peers = [p for p in PEERS if p in impls and "this" in impls]
+    head = ["figure", *impls, *(f"this/{p}" for p in peers)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for path, entry in metrics.items():
+        cells = [path]
+        cells += [f"{entry[i]['median']:g}" if i in entry else "-" for i in impls]
+        cells += [f"{entry.get(f'this_vs_{p}') or '-'}x" for p in peers]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny workloads, one run (CI)")
+    parser.add_argument("--runs", type=int, help="runs per implementation (default 3; 1 quick)")
+    parser.add_argument(
+        "--impl", action="append", choices=IMPLS, help="repeat to pick; default: all three"
+    )
+    args = parser.parse_args(argv)
+    spec = QUICK if args.quick else FULL
+    runs_wanted = args.runs or (1 if args.quick else 3)
+    impls: list[str] = []
+    for impl in args.impl or IMPLS:
+        reason = unavailable(impl)
+        if reason is None:
+            impls.append(impl)
+        else:
+            emit({"kind": "skipped", "impl": impl, "reason": reason})
+    timeout = 120.0 if args.quick else 900.0
+    started = time.time()
+    load_start = os.getloadavg()[0]
+    runs: dict[str, list[dict[str, Any]]] = {impl: [] for impl in impls}
+    for k in range(runs_wanted):
+        for impl in impls:
+            load = os.getloadavg()[0]
+            figures = run_driver(impl, spec, timeout)
+            runs[impl].append(figures)
+            emit({"kind": "run", "impl": impl, "run": k, "load_1m": round(load, 2), **figures})
+    metrics = summarize(runs)
+    emit(
+        {
+            "kind": "summary",
+            "runs": runs_wanted,
+            "impls": impls,
+            "quick": args.quick,
+            "spec": dict(spec),
+            "duration_s": round(time.time() - started, 1),
+            "load_1m": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "metrics": metrics,
+        }
+    )
+    print(table(metrics, impls), file=sys.stderr)
+    return 0

@@ -1,0 +1,38 @@
+"""``python -m bench --quick`` runs end to end and prints well-formed JSON (no timing asserts)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    runs = [r for r in records if r["kind"] == "run"]
+    summary = records[-1]
+    assert summary["kind"] == "summary"
+    ran = {r["impl"] for r in runs}
+    skipped = {r["impl"] for r in records if r["kind"] == "skipped"}
+    assert "this" in ran and ran | skipped == {"this", "pypi", "ts"}
+    for run in runs:
+        for workload in ("ping", "prompt", "inflight", "notify", "cancel", "mixed", "rss"):
+            assert workload in run, (run["impl"], workload)
+        assert run["notify"]["n"] == summary["spec"]["notify"]
+        assert run["cancel"]["p50_us"] > 0
+    ping = summary["metrics"]["ping.per_s"]
+    assert ping["this"]["min"] <= ping["this"]["median"] <= ping["this"]["max"]
+    for peer in ran - {"this"}:
+        assert f"this_vs_{peer}" in ping
