@@ -14,7 +14,10 @@ REPO_ROOT = INTEROP_DIR.parents[1]
 PEERS_DIR = INTEROP_DIR / "peers"
 TS_AGENT = PEERS_DIR / "agent.mjs"
 TS_CLIENT = PEERS_DIR / "client.mjs"
+TS_V2_AGENT = PEERS_DIR / "v2_agent.mjs"
+TS_V2_CLIENT = PEERS_DIR / "v2_client.mjs"
 ECHO_AGENT = REPO_ROOT / "examples" / "echo_agent.py"
+V2_AGENT = REPO_ROOT / "examples" / "v2_agent.py"
 ACPX_BIN = INTEROP_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
 
 Event = dict[str, Any]
@@ -49,9 +52,32 @@ def ts_agent_command(*args: str) -> list[str]:
     return [node, str(TS_AGENT), *args]
 
 
+def ts_v2_agent_command(*args: str) -> list[str]:
+    """Command line that starts the TypeScript v2 peer agent."""
+    node = node_executable()
+    assert node is not None
+    return [node, str(TS_V2_AGENT), *args]
+
+
+def v2_agent_command(*args: str) -> list[str]:
+    """Command line that starts examples/v2_agent.py with this interpreter."""
+    return [sys.executable, str(V2_AGENT), *args]
+
+
 def echo_agent_command(*args: str) -> list[str]:
     """Command line that starts examples/echo_agent.py with this interpreter."""
     return [sys.executable, str(ECHO_AGENT), *args]
+
+
+def _run_node(cmd: list[str], timeout: float) -> list[Event]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"{Path(cmd[1]).name} exited {proc.returncode}\nstderr:\n{proc.stderr}\nevents:\n"
+            + "\n".join(json.dumps(e) for e in events)
+        )
+    return events
 
 
 def run_ts_client(
@@ -67,13 +93,22 @@ def run_ts_client(
     cmd = [node, str(TS_CLIENT), "--scenario", json.dumps(scenario)]
     if transcript is not None:
         cmd += ["--transcript", str(transcript)]
-    proc = subprocess.run(
-        [*cmd, "--", *agent], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"TS client exited {proc.returncode}\nstderr:\n{proc.stderr}\nevents:\n"
-            + "\n".join(json.dumps(e) for e in events)
-        )
-    return events
+    return _run_node([*cmd, "--", *agent], timeout)
+
+
+def run_ts_v2_client(
+    agent: list[str],
+    prompt: str,
+    long_prompt: str,
+    *,
+    cwd: str,
+    transcript: Path | None = None,
+    timeout: float = 30.0,
+) -> list[Event]:
+    """Run peers/v2_client.mjs: `prompt` to idle, then `long_prompt` stopped by session/cancel."""
+    node = node_executable()
+    assert node is not None
+    cmd = [node, str(TS_V2_CLIENT), "--cwd", cwd]
+    if transcript is not None:
+        cmd += ["--transcript", str(transcript)]
+    return _run_node([*cmd, prompt, long_prompt, "--", *agent], timeout)

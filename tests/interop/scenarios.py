@@ -85,6 +85,13 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+V2_SCENARIO = "v2_prompt_lifecycle"
+"""The v2 transcript: peers/v2_client.mjs sends V2_PROMPT (runs to idle), then
+V2_LONG_PROMPT, which it stops with session/cancel once the turn is running."""
+V2_PROMPT = "hello v2 from ts"
+V2_LONG_PROMPT = "sleep 20000"
+
+
 def scenario_with_cwd(name: str) -> Scenario:
     """The named scenario with the fixed workspace cwd filled in."""
     return {"cwd": WORKSPACE, **SCENARIOS[name]}

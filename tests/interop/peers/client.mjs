@@ -26,8 +26,9 @@
 // read_text_file, result, error, agent_exit, done.
 import * as acp from "@agentclientprotocol/sdk";
 import { spawn } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { Readable, Writable } from "node:stream";
+import { Transcript } from "./transcript.mjs";
 
 function parseArgs(argv) {
   const split = argv.indexOf("--");
@@ -62,29 +63,6 @@ class Events {
 function errorFields(error) {
   if (error instanceof acp.RequestError) return { code: error.code, message: error.message, data: error.data };
   return { code: null, message: String(error?.message ?? error) };
-}
-
-/** Wraps a message stream so every message in both directions is recorded in order. */
-function recorded(stream, transcript) {
-  const writer = stream.writable.getWriter();
-  return {
-    readable: stream.readable.pipeThrough(
-      new TransformStream({
-        transform(msg, controller) {
-          transcript.push({ dir: "a2c", msg });
-          controller.enqueue(msg);
-        },
-      }),
-    ),
-    writable: new WritableStream({
-      write(msg) {
-        transcript.push({ dir: "c2a", msg });
-        return writer.write(msg);
-      },
-      close: () => writer.close(),
-      abort: (reason) => writer.abort(reason),
-    }),
-  };
 }
 
 function buildClient(scenario, events) {
@@ -190,9 +168,9 @@ async function main() {
   const events = new Events();
   const child = spawn(options.agent[0], options.agent.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const transcript = [];
+  const transcript = new Transcript();
   let stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  if (options.transcript) stream = recorded(stream, transcript);
+  if (options.transcript) stream = transcript.wrapClientStream(stream);
   const app = buildClient(options.scenario, events);
   // Not connectWith: it closes the agent's stdin as soon as the steps finish, and
   // we want to observe the agent's own exit after EOF.
@@ -207,9 +185,7 @@ async function main() {
   const exit = await exited;
   connection.close();
   events.emit("agent_exit", exit);
-  if (options.transcript) {
-    await writeFile(options.transcript, transcript.map((entry) => JSON.stringify(entry)).join("\n") + "\n");
-  }
+  if (options.transcript) await transcript.save(options.transcript);
   if (failure) {
     events.emit("failed", { error: errorFields(failure) });
     process.exit(1);
