@@ -118,9 +118,7 @@ def test_known_tag_with_bad_payload_is_not_taken_as_other(pkg: Package) -> None:
 
 def _message_files(version: str) -> list[Path]:
     files = sorted((CORPUS / "handwritten").glob(f"{version}*.jsonl"))
-    if version == "v1":
-        files += sorted((CORPUS / "transcripts").glob("v1_*.jsonl"))
-    return files
+    return files + sorted((CORPUS / "transcripts").glob(f"{version}_*.jsonl"))
 
 
 def _def_of(pkg: Package) -> dict[tuple[str, str], str]:
