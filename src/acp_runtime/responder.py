@@ -53,15 +53,18 @@ class ResponseSlot:
     def answer_error(self, error: RequestError) -> None:
         self._send(None, error)
 
+    def warn_duplicate(self, what: str) -> None:
+        log.warning(
+            "request %s id=%r already answered; dropping %s",
+            self.method,
+            self.id,
+            what,
+            extra=log_fields(self.method, self.id),
+        )
+
     def _send(self, result: JsonValue, error: RequestError | None) -> None:
         if self.answered:
-            log.warning(
-                "request %s id=%r already answered; dropping %s",
-                self.method,
-                self.id,
-                "error " + str(error) if error is not None else "result",
-                extra=log_fields(self.method, self.id),
-            )
+            self.warn_duplicate("result" if error is None else f"error {error}")
             return
         self.answered = True
         self.registry.finish(self.id, self.marker)
@@ -147,7 +150,7 @@ class Responder(Generic[R]):
     def respond(self, result: R) -> None:
         """Answer with a result. A second answer is logged and dropped."""
         if self._slot.answered:
-            self._slot.answer(None)  # logs the duplicate
+            self._slot.warn_duplicate("result")
             return
         try:
             encoded = self._encode(result)
