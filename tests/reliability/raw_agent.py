@@ -46,7 +46,7 @@ def main() -> None:
         if mode == "kill-me":
             say({"method": "turn/started", "params": {"id": request["id"]}})
         elif mode == "half-line":
-            sys.stdout.write('{"jsonrpc":"2.0","id":%s,"res' % json.dumps(request["id"]))
+            sys.stdout.write(f'{{"jsonrpc":"2.0","id":{json.dumps(request["id"])},"res')
             sys.stdout.flush()
             os.close(1)
             sys.stdin.read()  # keep running until the client closes our stdin

@@ -184,6 +184,6 @@ async def test_agent_stops_reading_and_the_close_is_still_bounded(
         elapsed = time.monotonic() - started
         assert client.work_cancelled
     print(
-        f"\n[peer fault no-read] 64 pending (1 MiB unsent) settled and agent reaped in {elapsed:.2f} s"
+        f"\n[peer fault no-read] 64 pending (1 MiB unsent) settled, agent reaped in {elapsed:.2f} s"
     )
     assert elapsed < flush_timeout + 2 * 0.5 + SETTLE_BOUND
