@@ -68,6 +68,16 @@ SCENARIOS: dict[str, Scenario] = {
             {"op": "await", "target": "turn"},
         ],
     },
+    "v1_permission_cancelled_answered_with_error": {
+        "permission": "hold",
+        "onPermissionCancel": "error",
+        "steps": [
+            {"op": "prompt", "text": "permission", "as": "turn", "wait": False},
+            {"op": "wait_event", "event": "permission_request"},
+            {"op": "cancel"},
+            {"op": "await", "target": "turn"},
+        ],
+    },
     "v1_cancel_request": {
         "steps": [
             {"op": "prompt", "text": "sleep 10000", "as": "sleep", "wait": False},
