@@ -106,12 +106,12 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
         return data[start:end].decode()
 
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    guards = {u.other: u for u in open_unions}
+    guards = {cls: u for u in open_unions for cls in u.classes}
     unguarded = set(guards)
     edits: list[_Edit] = [_Edit(*_span(n, starts), "int | float") for n in _lone_floats(tree)]
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            guard = guards.get(re.sub(r"\d+$", "", node.name))
+            guard = guards.get(node.name)
             for stmt in node.body:
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                     continue
@@ -149,7 +149,7 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                             f"AfterValidator(_unknown_tag(frozenset({{{known}}})))]",
                         )
                     )
-                    unguarded.discard(guard.other)
+                    unguarded.discard(node.name)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if (

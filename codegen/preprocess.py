@@ -30,6 +30,11 @@ class OpenUnion:
     tag: str
     known: tuple[str, ...]
     other: str
+    guarded: tuple[str, ...] = ()  # classes whose tag is checked; default: just ``other``
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.guarded or (self.other,)
 
 
 @dataclass
@@ -169,15 +174,21 @@ def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prep
     if catch_all is not None:
         other = _unique("Other" + name, taken)
         body = {
-            k: v
-            for k, v in catch_all.items()
-            if k not in ("title", "not", "anyOf", "unevaluatedProperties")
+            k: v for k, v in catch_all.items() if k not in ("title", "not", "unevaluatedProperties")
         }
-        body.setdefault("additionalProperties", True)
+        guarded: tuple[str, ...] = ()
+        inner_key = _union_key(body)
+        if inner_key is not None:  # the catch-all is itself a union (elicitation scopes)
+            _distribute(other, body, inner_key, taken)
+            for branch in body[inner_key]:
+                branch.setdefault("additionalProperties", True)
+            guarded = tuple(str(b["x-acp-name"]) for b in body[inner_key])
+        else:
+            body.setdefault("additionalProperties", True)
         defs[other] = body
         members.append({"$ref": f"#/$defs/{other}"})
         known_tags = tuple(sorted(t[1] for t in tags if t))
-        out.open_unions.append(OpenUnion(name, tag, known_tags, other))
+        out.open_unions.append(OpenUnion(name, tag, known_tags, other, guarded))
     d.pop("oneOf", None)
     d.pop("discriminator", None)
     d["anyOf"] = members

@@ -3301,43 +3301,6 @@ class NumberElicitationPropertySchema(NumberPropertySchema):
     type: Literal["number"]
 
 
-class OtherCreateElicitationRequest(AcpModel):
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
 class OtherCreateElicitationResponse(AcpModel):
     """
     Custom or future elicitation action.
@@ -4375,6 +4338,43 @@ The Server MUST reply with the same value in the Response object if included. Th
 
 \\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
 """
+
+
+class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
 
 
 class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
@@ -5585,6 +5585,57 @@ class SessionNotification(AcpModel, TypedNotification):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest)
+"""
+Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode.
+"""
 
 
 class SessionResumeCapabilities(AcpModel):

@@ -4027,75 +4027,6 @@ class OtherContentBlock(AcpModel):
     """
 
 
-class OtherCreateElicitationRequest1(ElicitationSessionScope):
-    """
-    Tied to a session, optionally to a specific tool call within that session.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherCreateElicitationRequest2(ElicitationRequestScope):
-    """
-    Tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", OtherCreateElicitationRequest1 | OtherCreateElicitationRequest2)
-"""
-Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode.
-"""
-
-
 class OtherCreateElicitationResponse(AcpModel):
     """
     Custom or future elicitation action.
@@ -5493,6 +5424,41 @@ a request with it is still awaiting a response.
 """
 
 
+class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
 class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
     """
     Request for user permission to proceed with an operation.
@@ -6756,6 +6722,55 @@ class SessionNotFoundErrorData(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode.
+    """
+
+    message: str
+    """
+    A human-readable message describing what input is needed.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    """
+    Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest)
+"""
+Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode.
+"""
 
 
 SessionStatus = TypeAliasType("SessionStatus", Literal["open"] | Literal["saved"] | str)
