@@ -2,8 +2,8 @@
 
 Two connections over an in-memory pair send each other ``count`` requests at once. The
 serving side spawns each one's work (a random number of scheduler turns, or until
-cancelled, stopped by its cancellation marker). Every request gets one cancel timing, chosen by a seeded
-generator:
+cancelled), stopped by its cancellation marker. Every request gets one cancel timing,
+chosen by a seeded generator:
 
 * ``before``: cancelled before publication (a no-op, not remembered), then awaited;
 * ``in-flight``: cancelled after a random number of turns while awaited;

@@ -22,7 +22,7 @@ from .wire_strategies import ODD_LITERALS, corpus, nested
 
 pytestmark = pytest.mark.anyio
 
-QUICK_ROUNDS = 8
+QUICK_ROUNDS = 6
 SLOW_ROUNDS = 100
 GROWTH_LIMIT_BLOCKS = 300
 """Allowed growth in live heap blocks from the end of round 2 to the end of the run; a

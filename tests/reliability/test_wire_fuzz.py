@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from .fuzz_rig import FuzzRig
 from .wire_strategies import cases, chunkings
 
-QUICK_EXAMPLES = 200
+QUICK_EXAMPLES = 120
 SLOW_EXAMPLES = 5_000
 
 
