@@ -73,3 +73,11 @@ def test_import_time_of_one_version_is_bounded() -> None:
     )
     seconds = result["seconds"]
     assert isinstance(seconds, float) and seconds < 3.0
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_numbered_class_names(package: str) -> None:
+    """dcg numbers colliding names (``Foo1``, ``Foo2``); the preprocessing names them all."""
+    models = importlib.import_module(f"{package}.models")
+    numbered = [name for name in dir(models) if name[:1].isupper() and name[-1].isdigit()]
+    assert numbered == []
