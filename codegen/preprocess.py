@@ -86,9 +86,14 @@ def _bare_ref(variant: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _named_object(variant: dict[str, Any], parent: str, taken: set[str]) -> dict[str, Any]:
-    """``{"title": "Result", "type": "object", ...}`` in ``X`` is named ``ResultX``."""
+    """``{"title": "Result", "type": "object", ...}`` in ``X`` is named ``ResultX`` (arrays too)."""
     title = variant.get("title")
-    if not isinstance(title, str) or variant.get("type") != "object" or "x-acp-name" in variant:
+    named_kinds = ("object", "array")  # scalars (RequestId's Null/Number/Str) stay inline
+    if (
+        not isinstance(title, str)
+        or variant.get("type") not in named_kinds
+        or "x-acp-name" in variant
+    ):
         return variant
     return {**variant, "x-acp-name": _unique(pascal(title) + parent, taken)}
 

@@ -1200,12 +1200,6 @@ class ElicitationCapabilities(AcpModel):
     """
 
 
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str])
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
 class ElicitationFormCapabilities(AcpModel):
     """
     Form-based elicitation capabilities.
@@ -3344,6 +3338,17 @@ class SessionConfigSelectGroup(AcpModel):
     """
 
 
+GroupedSessionConfigSelectOptions = TypeAliasType(
+    "GroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
+    ],
+)
+"""
+A list of options grouped under headers.
+"""
+
+
 class SessionConfigSelectOption(AcpModel):
     """
     A possible value for a session configuration option.
@@ -3369,12 +3374,6 @@ class SessionConfigSelectOption(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", list[SessionConfigSelectOption] | list[SessionConfigSelectGroup])
-"""
-Possible values for a session configuration option.
-"""
 
 
 SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
@@ -3849,6 +3848,21 @@ StopReason = TypeAliasType("StopReason", Literal["end_turn", "max_tokens", "max_
 Reasons why an agent stops processing a prompt turn.
 
 See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
+"""
+
+
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
+"""
+Allowed wire representations for `ElicitationContentValue`.
 """
 
 
@@ -4441,6 +4455,24 @@ Tool kinds help clients choose appropriate icons and optimize how they
 display tool execution progress.
 
 See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/tool-calls#creating)
+"""
+
+
+UngroupedSessionConfigSelectOptions = TypeAliasType(
+    "UngroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectOption],
+        Field(title="UngroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A flat list of options with no grouping.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
+"""
+Possible values for a session configuration option.
 """
 
 

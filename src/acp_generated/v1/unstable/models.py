@@ -1561,12 +1561,6 @@ class ElicitationCapabilities(AcpModel):
     """
 
 
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str])
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
 class ElicitationFormCapabilities(AcpModel):
     """
     Form-based elicitation capabilities.
@@ -5122,6 +5116,17 @@ class SessionConfigSelectGroup(AcpModel):
     """
 
 
+GroupedSessionConfigSelectOptions = TypeAliasType(
+    "GroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
+    ],
+)
+"""
+A list of options grouped under headers.
+"""
+
+
 class SessionConfigSelectOption(AcpModel):
     """
     A possible value for a session configuration option.
@@ -5147,12 +5152,6 @@ class SessionConfigSelectOption(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", list[SessionConfigSelectOption] | list[SessionConfigSelectGroup])
-"""
-Possible values for a session configuration option.
-"""
 
 
 SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
@@ -6092,6 +6091,21 @@ See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/dr
 """
 
 
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
+"""
+Allowed wire representations for `ElicitationContentValue`.
+"""
+
+
 StringFormat = TypeAliasType("StringFormat", Literal["email", "uri", "date", "date-time"])
 """
 String format types for string properties in elicitation schemas.
@@ -6949,6 +6963,24 @@ class UnarchiveSessionResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+UngroupedSessionConfigSelectOptions = TypeAliasType(
+    "UngroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectOption],
+        Field(title="UngroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A flat list of options with no grouping.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
+"""
+Possible values for a session configuration option.
+"""
 
 
 class UnknownStateUpdate(AcpModel):

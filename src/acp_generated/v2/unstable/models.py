@@ -1890,12 +1890,6 @@ class ElicitationCapabilities(AcpModel):
     """
 
 
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | list[str] | Any)
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
 class ElicitationFormCapabilities(AcpModel):
     """
     Form-based elicitation capabilities.
@@ -6296,6 +6290,18 @@ class SessionConfigSelectGroup(AcpModel):
     """
 
 
+GroupedSessionConfigSelectOptions = TypeAliasType(
+    "GroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectGroup],
+        Field(min_length=1, title="GroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A list of options grouped under headers.
+"""
+
+
 class SessionConfigSelectOption(AcpModel):
     """
     A possible value for a session configuration option.
@@ -6323,30 +6329,6 @@ class SessionConfigSelectOption(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-SessionConfigSelectOptions1 = TypeAliasType(
-    "SessionConfigSelectOptions1",
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)],
-)
-"""
-A flat list of options with no grouping.
-"""
-
-
-SessionConfigSelectOptions2 = TypeAliasType(
-    "SessionConfigSelectOptions2",
-    Annotated[list[SessionConfigSelectGroup], Field(min_length=1)],
-)
-"""
-A list of options grouped under headers.
-"""
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", SessionConfigSelectOptions1 | SessionConfigSelectOptions2)
-"""
-Possible values for a session configuration option.
-"""
 
 
 SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
@@ -7206,6 +7188,21 @@ MCP servers provide tools and context that the agent can use when
 processing prompts.
 
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
+"""
+
+
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue | Any)
+"""
+Allowed wire representations for `ElicitationContentValue`.
 """
 
 
@@ -8406,6 +8403,24 @@ class UnarchiveSessionResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+UngroupedSessionConfigSelectOptions = TypeAliasType(
+    "UngroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectOption],
+        Field(min_length=1, title="UngroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A flat list of options with no grouping.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
+"""
+Possible values for a session configuration option.
+"""
 
 
 class UnknownStateUpdate(AcpModel):
