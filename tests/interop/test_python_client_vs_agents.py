@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -35,8 +37,16 @@ from acp_generated.v1 import (
     ToolCallSessionUpdate,
     ToolCallUpdateSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder, SentRequest
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    RequestError,
+    Responder,
+    SentRequest,
+    Transport,
+)
 from acp_runtime.process import spawn_agent
+from acp_runtime.trace import TraceEvent, TraceSink, TracingTransport
 
 from .node_peers import echo_agent_command, ts_agent_command
 
@@ -122,24 +132,33 @@ def agent_command(request: pytest.FixtureRequest) -> list[str]:
 
 
 @asynccontextmanager
-async def session(agent: list[str], *, permission: str = "allow") -> AsyncIterator[Session]:
+async def session(
+    agent: list[str], *, permission: str = "allow", trace: TraceSink | None = None
+) -> AsyncIterator[Session]:
     client = RecordingClient(permission)
     builder = ConnectionBuilder(role="client")
     client.attach(builder)
-    async with spawn_agent(agent, stderr="discard") as process, builder.connect(process) as cx:
-        with anyio.fail_after(STARTUP_TIMEOUT):
-            init = await cx.send_request(
-                InitializeRequest(
-                    protocol_version=1,
-                    client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(read_text_file=True)
-                    ),
-                )
+    async with spawn_agent(agent, stderr="discard") as process:
+        transport: Transport = process if trace is None else TracingTransport(process, trace)
+        async with builder.connect(transport) as cx:
+            yield await _open_session(cx, client)
+
+
+async def _open_session(cx: Connection, client: RecordingClient) -> Session:
+    """initialize (advertising fs reads) and session/new."""
+    with anyio.fail_after(STARTUP_TIMEOUT):
+        init = await cx.send_request(
+            InitializeRequest(
+                protocol_version=1,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=True)
+                ),
             )
-            assert init.protocol_version == 1
-            new = await cx.send_request(NewSessionRequest(cwd=str(Path.cwd()), mcp_servers=[]))
-        assert new.session_id == "sess-1"
-        yield Session(cx, new.session_id, client)
+        )
+        new = await cx.send_request(NewSessionRequest(cwd=str(Path.cwd()), mcp_servers=[]))
+    assert init.protocol_version == 1
+    assert new.session_id == "sess-1"
+    return Session(cx, new.session_id, client)
 
 
 @pytest.mark.anyio
@@ -235,3 +254,56 @@ async def test_agent_cancels_its_permission_request_to_the_python_client(
             response = await turn
     assert response.stop_reason == "cancelled"
     assert s.client.texts() == ["permission:cancelled"]
+
+
+class WireLog:
+    """Trace sink: decoded messages in both directions, and an event per awaited match."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, dict[str, Any]]] = []
+        self._waiters: list[tuple[Callable[[str, dict[str, Any]], bool], anyio.Event]] = []
+
+    def __call__(self, event: TraceEvent) -> None:
+        message = json.loads(event.message)
+        self.messages.append((event.direction, message))
+        for matches, seen in self._waiters:
+            if matches(event.direction, message):
+                seen.set()
+
+    def when(self, matches: Callable[[str, dict[str, Any]], bool]) -> anyio.Event:
+        seen = anyio.Event()
+        self._waiters.append((matches, seen))
+        return seen
+
+
+@pytest.mark.anyio
+async def test_abandoned_prompt_is_cancelled_on_the_wire(agent_command: list[str]) -> None:
+    """OUT-5 against a real peer: when the task awaiting a request is cancelled, the
+    runtime sends `$/cancel_request`; the agent then answers -32800, and the late answer
+    is dropped quietly."""
+    wire = WireLog()
+    async with session(agent_command, trace=wire) as s:
+        prompt_sent = wire.when(lambda d, m: d == "out" and m.get("method") == "session/prompt")
+        answered = wire.when(lambda d, m: d == "in" and m.get("error", {}).get("code") == -32800)
+
+        async def await_prompt() -> None:
+            await s.prompt("sleep 20000")
+
+        with anyio.fail_after(STEP_TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(await_prompt)
+                await prompt_sent.wait()
+                tg.cancel_scope.cancel()  # the awaiting task gives up
+            await answered.wait()
+            after = await s.prompt("still usable")
+    out = [m for d, m in wire.messages if d == "out"]
+    prompt = next(m for m in out if m.get("method") == "session/prompt")
+    assert {
+        "jsonrpc": "2.0",
+        "method": "$/cancel_request",
+        "params": {"requestId": prompt["id"]},
+    } in out
+    responses = [m for d, m in wire.messages if d == "in" and "method" not in m]
+    [answer] = [m for m in responses if m["id"] == prompt["id"]]
+    assert answer["error"]["code"] == -32800
+    assert after.stop_reason == "end_turn"
