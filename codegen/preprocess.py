@@ -4,9 +4,16 @@
 * name every tagged union variant ``<Tag><Union>`` (``TextContentBlock``,
   ``AgentMessageChunkSessionUpdate``) and a catch-all ``Other<Union>``, as the Rust SDK does,
   so names are stable across releases instead of dcg's numbered collisions;
+* name titled untagged variants ``<Title><Union>`` (``ResultMessageMcpResponse``);
+* move an object's shared properties into each variant of its union, and hoist a union
+  nested in a tagged variant into a named union of complete variants (v2 ``state_update``),
+  instead of dcg's numbered multiple-inheritance cross products;
 * split an open union (tagged variants + untagged defaults + catch-all) into a natively
   discriminated ``<Union>Known`` tried first, then the defaults, then the catch-all; the
   catch-all later gets a guard rejecting known tags (what the schema's ``not`` says).
+
+Names are carried to dcg as ``title`` (it runs with ``--use-title-as-name``); every other
+title is dropped first, since the schema's own titles ("other", "Request") collide.
 """
 
 from __future__ import annotations
@@ -137,6 +144,7 @@ def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None
 
 
 def _rewrite_union(name: str, d: dict[str, Any], defs: dict[str, Any], out: Prepared) -> None:
+    """Name the variants of union def ``name`` and, if it is open, split it (see module doc)."""
     key = "oneOf" if "oneOf" in d else "anyOf"
     if "properties" in d:
         _distribute(name, d, key, set(defs))
