@@ -14,8 +14,7 @@
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -52,6 +51,7 @@ from .methods import (
     notification_method_of,
     request_method_of,
 )
+from .outbox import Outbox
 from .peer import COUNTERPART, Peer
 from .proxied import ProxiedMessage, send_proxied_message_to
 from .responder import ResponseSlot
@@ -76,6 +76,9 @@ _LINE_EXCERPT = 200
 
 CLOSE_TIMEOUT = 5.0
 """Seconds the shutdown may spend on result callbacks and flushing queued messages."""
+
+WRITE_BATCH_BYTES = 64 * 1024
+"""Most bytes the writer hands a transport's ``send_many`` at once (a pipe's capacity)."""
 
 
 @dataclass
@@ -106,7 +109,7 @@ class Connection:
         self._routes = routes
         self._transport = transport
         self._tg = task_group
-        self._outbox, self._outbox_reader = anyio.create_memory_object_stream[bytes](math.inf)
+        self._outbox = Outbox()
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
         self._call_soon = current_soon_caller()
@@ -123,11 +126,7 @@ class Connection:
 
     def enqueue(self, message: dict[str, JsonValue]) -> None:
         """Queue one message for the writer; raises :class:`OutboxClosed` once closed."""
-        data = encode(message)
-        try:
-            self._outbox.send_nowait(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise OutboxClosed from None
+        self._outbox.put(encode(message))
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self._call_soon(callback)
@@ -417,17 +416,25 @@ class Connection:
                     await callback()
 
     async def _run_writer(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Write queued messages in order; a backlog goes out in one ``send_many`` call
+        when the transport has one (``LineTransport``: one write for many lines)."""
         task_status.started()
+        send_many: Callable[[Sequence[bytes]], Awaitable[None]] | None = getattr(
+            self._transport, "send_many", None
+        )
+        max_batch = 1 if send_many is None else WRITE_BATCH_BYTES
         try:
-            async with self._outbox_reader:
-                async for data in self._outbox_reader:
-                    await self._transport.send(data)
+            while batch := await self._outbox.take(max_batch):
+                if len(batch) == 1 or send_many is None:
+                    await self._transport.send(batch[0])
+                else:
+                    await send_many(batch)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             log.warning("outgoing transport failed: %r", exc)
             self._transport_error = self._transport_error or exc
-            self._outbox.close()
             self._reader_scope.cancel()
         finally:
+            self._outbox.close()
             self._writer_done.set()
 
     async def _shutdown(self) -> None:

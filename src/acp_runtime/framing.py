@@ -20,6 +20,7 @@ Reading rules:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import anyio
@@ -188,6 +189,15 @@ class LineTransport:
         if b"\n" in message:
             raise ValueError("a newline-delimited message must not contain a newline")
         frame = message + b"\n"
+        async with self._send_lock:
+            await self._send_stream.send(frame)
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """:meth:`send` for several messages, in order, in one write: a backlog costs
+        one system call and one wake-up of the peer instead of one per message."""
+        if any(b"\n" in message for message in messages):
+            raise ValueError("a newline-delimited message must not contain a newline")
+        frame = b"\n".join(messages) + b"\n"
         async with self._send_lock:
             await self._send_stream.send(frame)
 
