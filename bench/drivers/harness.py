@@ -13,14 +13,23 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
 
+from bench.profiling import profiled_client
 from bench.stats import latency_figures
 from bench.workload_spec import Spec
 
 Figures = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AgentStats:
+    max_rss_kb: int
+    cpu_ns: int
+    """CPU time (user + system) the agent process has used so far."""
 
 
 class BenchClient(Protocol):
@@ -41,7 +50,20 @@ class BenchClient(Protocol):
         """Start a ``wait-cancel`` prompt, wait for its ``ready`` chunk, cancel it; the
         agent's observation time minus the time just before the cancel call."""
 
-    async def agent_max_rss_kb(self) -> int: ...
+    async def agent_stats(self) -> AgentStats: ...
+
+
+async def with_cpu(client: BenchClient, n: int, work: Awaitable[Figures]) -> Figures:
+    """``work``'s figures plus the CPU time each side spent per operation, in µs: far less
+    sensitive to other load on the machine than wall-clock figures."""
+    agent_before = await client.agent_stats()
+    client_before = time.process_time_ns()
+    figures = await work
+    client_cpu = time.process_time_ns() - client_before
+    agent_cpu = (await client.agent_stats()).cpu_ns - agent_before.cpu_ns
+    figures["client_cpu_us"] = round(client_cpu / n / 1000, 2)
+    figures["agent_cpu_us"] = round(agent_cpu / n / 1000, 2)
+    return figures
 
 
 def _timed(n: int, elapsed_ns: int, samples: list[int]) -> Figures:
@@ -59,7 +81,9 @@ async def sequential(call: Callable[[int], Awaitable[None]], n: int) -> Figures:
     return _timed(n, now() - start, samples)
 
 
-async def in_flight(call: Callable[[int], Awaitable[None]], total: int, concurrency: int) -> Figures:
+async def in_flight(
+    call: Callable[[int], Awaitable[None]], total: int, concurrency: int
+) -> Figures:
     samples: list[int] = []
     now = time.perf_counter_ns
     issued = 0
@@ -120,24 +144,30 @@ async def mixed(client: BenchClient, chunks: int, size: int, pings: int) -> Figu
 
 
 async def run_workloads(client: BenchClient, spec: Spec) -> Figures:
+    """Every workload whose count is non-zero, in the order of the issue."""
     for i in range(spec["warmup"]):
         await client.ping(i)
         await client.prompt("noop")
     await client.stream(spec["warmup"], spec["notify_bytes"])
     figures: Figures = {}
-    figures["ping"] = await sequential(client.ping, spec["ping"])
-    figures["prompt"] = await sequential(lambda _: client.prompt("noop"), spec["prompt"])
-    figures["inflight"] = await in_flight(
-        client.ping, spec["inflight_total"], spec["inflight_concurrency"]
-    )
-    figures["notify"] = await notifications(client, spec["notify"], spec["notify_bytes"])
-    figures["cancel"] = await cancellations(client, spec["cancel"])
-    figures["mixed"] = await mixed(
-        client, spec["mixed_chunks"], spec["mixed_chunk_bytes"], spec["mixed_pings"]
-    )
+    if n := spec["ping"]:
+        figures["ping"] = await with_cpu(client, n, sequential(client.ping, n))
+    if n := spec["prompt"]:
+        work = sequential(lambda _: client.prompt("noop"), n)
+        figures["prompt"] = await with_cpu(client, n, work)
+    if n := spec["inflight_total"]:
+        work = in_flight(client.ping, n, spec["inflight_concurrency"])
+        figures["inflight"] = await with_cpu(client, n, work)
+    if n := spec["notify"]:
+        work = notifications(client, n, spec["notify_bytes"])
+        figures["notify"] = await with_cpu(client, n, work)
+    if n := spec["cancel"]:
+        figures["cancel"] = await cancellations(client, n)
+    if n := spec["mixed_chunks"]:
+        figures["mixed"] = await mixed(client, n, spec["mixed_chunk_bytes"], spec["mixed_pings"])
     figures["rss"] = {
         "client_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "agent_kb": await client.agent_max_rss_kb(),
+        "agent_kb": (await client.agent_stats()).max_rss_kb,
     }
     return figures
 
@@ -150,4 +180,6 @@ def main(open_client: Callable[[], AbstractAsyncContextManager[BenchClient]]) ->
         async with open_client() as client:
             return await run_workloads(client, spec)
 
-    print(json.dumps(anyio.run(run)), flush=True)
+    with profiled_client():
+        figures = anyio.run(run)
+    print(json.dumps(figures), flush=True)

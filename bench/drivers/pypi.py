@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,7 +19,8 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import AgentMessageChunk, PromptResponse, TextContentBlock
 from acp.stdio import spawn_agent_process
 
-from bench.drivers.harness import BenchClient, main
+from bench.drivers.harness import AgentStats, BenchClient, main
+from bench.profiling import python_command
 
 AGENT = Path(__file__).resolve().parents[1] / "peers" / "pypi_agent.py"
 
@@ -74,9 +74,9 @@ class PypiClient:
         assert response.field_meta is not None
         return int(response.field_meta["observedNs"]) - start
 
-    async def agent_max_rss_kb(self) -> int:
-        answer = await self._conn.ext_method("bench/rss", {})
-        return int(answer["maxRssKb"])
+    async def agent_stats(self) -> AgentStats:
+        answer = await self._conn.ext_method("bench/stats", {})
+        return AgentStats(max_rss_kb=int(answer["maxRssKb"]), cpu_ns=int(answer["cpuNs"]))
 
 
 @asynccontextmanager
@@ -84,8 +84,7 @@ async def open_client() -> AsyncIterator[BenchClient]:
     updates = _Updates()
     async with spawn_agent_process(
         updates,  # type: ignore[arg-type]  # implements only what the agent calls
-        sys.executable,
-        str(AGENT),
+        *python_command(AGENT),
         transport_kwargs={"stderr": None},
     ) as (conn, _process):
         await conn.initialize(protocol_version=1)

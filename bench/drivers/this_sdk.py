@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +22,8 @@ from acp_generated.v1 import (
 )
 from acp_runtime import Connection, ConnectionBuilder, RequestError
 from acp_runtime.process import spawn_agent
-from bench.drivers.harness import BenchClient, main
+from bench.drivers.harness import AgentStats, BenchClient, main
+from bench.profiling import python_command
 
 AGENT = Path(__file__).resolve().parents[1] / "peers" / "this_agent.py"
 
@@ -82,9 +82,9 @@ class ThisSdkClient:
             return int(data["observedNs"]) - start
         raise RuntimeError("wait-cancel was answered without an error")
 
-    async def agent_max_rss_kb(self) -> int:
-        answer: Any = await self._cx.send_raw_request("_bench/rss")
-        return int(answer["maxRssKb"])
+    async def agent_stats(self) -> AgentStats:
+        answer: Any = await self._cx.send_raw_request("_bench/stats")
+        return AgentStats(max_rss_kb=int(answer["maxRssKb"]), cpu_ns=int(answer["cpuNs"]))
 
 
 @asynccontextmanager
@@ -93,7 +93,7 @@ async def open_client() -> AsyncIterator[BenchClient]:
     builder = ConnectionBuilder(role="client")
     updates.attach(builder)
     async with (
-        spawn_agent([sys.executable, str(AGENT)]) as agent,
+        spawn_agent(python_command(AGENT)) as agent,
         builder.connect(agent.transport) as cx,
     ):
         await cx.send_request(InitializeRequest(protocol_version=1))

@@ -9,7 +9,8 @@ same small command language, written the way each SDK's docs suggest:
 * ``wait-cancel``: one chunk ``ready``, then wait until the request is cancelled
   (``$/cancel_request``) and answer -32800 with ``data.observedNs``: the
   CLOCK_MONOTONIC time (ns) at which the handler saw the marker set;
-* ``_echo/ping``: ``{"pong": params}``; ``_bench/rss``: ``{"maxRssKb": peak RSS}``.
+* ``_echo/ping``: ``{"pong": params}``; ``_bench/stats``: ``{"maxRssKb": peak RSS,
+  "cpuNs": CPU time used so far}``.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ class BenchAgent(AgentHandler):
     ) -> JsonValue:
         if method == "_echo/ping":
             return {"pong": params}
-        if method == "_bench/rss":
-            return {"maxRssKb": max_rss_kb()}
+        if method == "_bench/stats":
+            return {"maxRssKb": max_rss_kb(), "cpuNs": time.process_time_ns()}
         raise RequestError.method_not_found(method)
 
 

@@ -2,7 +2,7 @@
 // Benchmark agent on the TypeScript SDK, over stdio. Same command language as
 // this_agent.py (see its docstring): noop, chunks <n> size <s>, wait-cancel
 // (answers -32800 with data.observedNs once the request's signal aborts),
-// _echo/ping and _bench/rss.
+// _echo/ping and _bench/stats.
 import { Readable, Writable } from "node:stream";
 import { acp, monotonicNs } from "./sdk.mjs";
 
@@ -45,7 +45,10 @@ const app = acp
     return { stopReason: "end_turn" };
   })
   .onRequest("_echo/ping", (params) => params, ({ params }) => ({ pong: params }))
-  .onRequest("_bench/rss", (params) => params, () => ({ maxRssKb: process.resourceUsage().maxRSS }));
+  .onRequest("_bench/stats", (params) => params, () => {
+    const { user, system } = process.cpuUsage();
+    return { maxRssKb: process.resourceUsage().maxRSS, cpuNs: (user + system) * 1000 };
+  });
 
 const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
 await connection.closed;

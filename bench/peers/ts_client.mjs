@@ -99,6 +99,23 @@ const client = {
   },
 };
 
+const agentStats = () => agent.request("_bench/stats", {});
+const cpuNs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) * 1000;
+};
+
+/** The figures of `work()` plus each side's CPU time per operation, in µs (see harness.py). */
+async function withCpu(n, work) {
+  const agentBefore = (await agentStats()).cpuNs;
+  const clientBefore = cpuNs();
+  const figures = await work();
+  const clientCpu = cpuNs() - clientBefore;
+  const agentCpu = (await agentStats()).cpuNs - agentBefore;
+  const perOp = (ns) => Math.round(ns / n / 10) / 100;
+  return { ...figures, client_cpu_us: perOp(clientCpu), agent_cpu_us: perOp(agentCpu) };
+}
+
 async function notifications(n, size) {
   const start = now();
   const received = await client.stream(n, size);
@@ -127,15 +144,17 @@ for (let i = 0; i < spec.warmup; i++) {
 }
 await client.stream(spec.warmup, spec.notify_bytes);
 const figures = {};
-figures.ping = await sequential(client.ping, spec.ping);
-figures.prompt = await sequential(() => client.prompt("noop"), spec.prompt);
-figures.inflight = await inFlight(client.ping, spec.inflight_total, spec.inflight_concurrency);
-figures.notify = await notifications(spec.notify, spec.notify_bytes);
+figures.ping = await withCpu(spec.ping, () => sequential(client.ping, spec.ping));
+figures.prompt = await withCpu(spec.prompt, () => sequential(() => client.prompt("noop"), spec.prompt));
+figures.inflight = await withCpu(spec.inflight_total, () =>
+  inFlight(client.ping, spec.inflight_total, spec.inflight_concurrency),
+);
+figures.notify = await withCpu(spec.notify, () => notifications(spec.notify, spec.notify_bytes));
 const cancelSamples = [];
 for (let i = 0; i < spec.cancel; i++) cancelSamples.push(await client.cancelLatencyNs());
 figures.cancel = { n: spec.cancel, mechanism: "$/cancel_request", ...latency(cancelSamples) };
 figures.mixed = await mixed(spec.mixed_chunks, spec.mixed_chunk_bytes, spec.mixed_pings);
-const { maxRssKb } = await agent.request("_bench/rss", {});
+const { maxRssKb } = await agentStats();
 figures.rss = { client_kb: process.resourceUsage().maxRSS, agent_kb: maxRssKb };
 
 child.stdin.end();
