@@ -36,7 +36,8 @@ class Method:
         return self.py_name.upper()
 
     def handled_by(self, side: str) -> bool:
-        return self.side == side or self.side == "both"
+        """Whether ``side`` handles it; ``$/`` (protocol) methods reach every side."""
+        return self.side in (side, "both", "protocol")
 
 
 def py_name_of(method: str) -> str:

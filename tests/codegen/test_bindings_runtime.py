@@ -132,3 +132,46 @@ def test_request_binding_metadata() -> None:
     assert v1.CANCEL_REQUEST.side == "protocol"
     assert v2.CancelSessionNotification.__acp_method__ is v2.SESSION_CANCEL
     assert "prompt" in v1.SESSION_PROMPT.doc.lower()
+
+
+class SlowAgent(v1.AgentHandler):
+    """Hands each prompt to spawned work (IN-5) and observes ``$/cancel_request``."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.observed: list[v1.CancelRequestNotification] = []
+        self.got_cancel = anyio.Event()
+
+    async def session_prompt(
+        self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+    ) -> v1.PromptResponse | None:
+        async def work() -> None:
+            self.started.set()
+            await responder.cancellation.cancelled()
+            responder.respond_with_error(RequestError.request_cancelled())
+
+        responder.connection.spawn(work)
+        return None
+
+    async def cancel_request(self, params: v1.CancelRequestNotification, cx: Connection) -> None:
+        self.observed.append(params)
+        self.got_cancel.set()
+
+
+@pytest.mark.anyio
+async def test_cancel_request_hook_observes_after_the_runtime_marked_the_request() -> None:
+    agent = SlowAgent()
+    builder = ConnectionBuilder(role="agent")
+    agent.attach(builder)
+    a, c = memory_pair()
+    with anyio.fail_after(5):
+        async with builder.connect(a), ConnectionBuilder(role="client").connect(c) as cx:
+            sent = cx.send_request(v1.PromptRequest(session_id="s", prompt=[]))
+            await agent.started.wait()
+            sent.cancel()
+            with pytest.raises(RequestError) as info:
+                await sent
+            assert info.value.code == -32800
+            await agent.got_cancel.wait()
+            assert len(agent.observed) == 1
+            assert agent.observed[0].request_id is not None

@@ -7,7 +7,9 @@ Subclass one, override the methods you support (typed, with the schema's docs), 
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
 so the runtime answers the others with -32601 (method not found). When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
-has no typed handler (extension methods are ``_``-prefixed).
+has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
+observes ``$/cancel_request``: the runtime has already set the request's
+``responder.cancellation`` marker before it runs.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
         AuthenticateRequest,
         AuthenticateResponse,
         CancelNotification,
+        CancelRequestNotification,
         CloseSessionRequest,
         CloseSessionResponse,
         CompleteElicitationNotification,
@@ -206,6 +209,13 @@ class AgentHandler:
         """Request parameters for setting a session mode."""
         raise RequestError.method_not_found('session/set_mode')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -244,6 +254,8 @@ class AgentHandler:
             builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.session_set_config_option)
         if cls.session_set_mode is not AgentHandler.session_set_mode:
             builder.on_request(m.SESSION_SET_MODE, self.session_set_mode)
+        if cls.cancel_request is not AgentHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not AgentHandler.ext_notification:
@@ -339,6 +351,13 @@ class ClientHandler:
         """Request to wait for a terminal command to exit."""
         raise RequestError.method_not_found('terminal/wait_for_exit')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -373,6 +392,8 @@ class ClientHandler:
             builder.on_request(m.TERMINAL_RELEASE, self.terminal_release)
         if cls.terminal_wait_for_exit is not ClientHandler.terminal_wait_for_exit:
             builder.on_request(m.TERMINAL_WAIT_FOR_EXIT, self.terminal_wait_for_exit)
+        if cls.cancel_request is not ClientHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not ClientHandler.ext_notification:

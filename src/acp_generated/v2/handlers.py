@@ -7,7 +7,9 @@ Subclass one, override the methods you support (typed, with the schema's docs), 
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
 so the runtime answers the others with -32601 (method not found). When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
-has no typed handler (extension methods are ``_``-prefixed).
+has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
+observes ``$/cancel_request``: the runtime has already set the request's
+``responder.cancellation`` marker before it runs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from acp_runtime import Connection, ConnectionBuilder, Responder
 
     from .models import (
+        CancelRequestNotification,
         CancelSessionNotification,
         CancelTerminalRequest,
         CancelTerminalResponse,
@@ -236,6 +239,13 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('tool_call/cancel')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -274,6 +284,8 @@ class AgentHandler:
             builder.on_request(m.TERMINAL_CANCEL, self.terminal_cancel)
         if cls.tool_call_cancel is not AgentHandler.tool_call_cancel:
             builder.on_request(m.TOOL_CALL_CANCEL, self.tool_call_cancel)
+        if cls.cancel_request is not AgentHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not AgentHandler.ext_notification:
@@ -335,6 +347,13 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('session/request_permission')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -355,6 +374,8 @@ class ClientHandler:
             builder.on_request(m.ELICITATION_CREATE, self.elicitation_create)
         if cls.session_request_permission is not ClientHandler.session_request_permission:
             builder.on_request(m.SESSION_REQUEST_PERMISSION, self.session_request_permission)
+        if cls.cancel_request is not ClientHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not ClientHandler.ext_notification:

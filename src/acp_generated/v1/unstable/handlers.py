@@ -7,7 +7,9 @@ Subclass one, override the methods you support (typed, with the schema's docs), 
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
 so the runtime answers the others with -32601 (method not found). When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
-has no typed handler (extension methods are ``_``-prefixed).
+has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
+observes ``$/cancel_request``: the runtime has already set the request's
+``responder.cancellation`` marker before it runs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
         AuthenticateRequest,
         AuthenticateResponse,
         CancelNotification,
+        CancelRequestNotification,
         CloseSessionRequest,
         CloseSessionResponse,
         CompleteElicitationNotification,
@@ -394,6 +397,13 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/unarchive')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -452,6 +462,8 @@ class AgentHandler:
             builder.on_request(m.SESSION_STATUS, self.session_status)
         if cls.session_unarchive is not AgentHandler.session_unarchive:
             builder.on_request(m.SESSION_UNARCHIVE, self.session_unarchive)
+        if cls.cancel_request is not AgentHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not AgentHandler.ext_notification:
@@ -572,6 +584,13 @@ class ClientHandler:
         """Request to wait for a terminal command to exit."""
         raise RequestError.method_not_found('terminal/wait_for_exit')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -610,6 +629,8 @@ class ClientHandler:
             builder.on_request(m.TERMINAL_RELEASE, self.terminal_release)
         if cls.terminal_wait_for_exit is not ClientHandler.terminal_wait_for_exit:
             builder.on_request(m.TERMINAL_WAIT_FOR_EXIT, self.terminal_wait_for_exit)
+        if cls.cancel_request is not ClientHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not ClientHandler.ext_notification:
@@ -618,6 +639,13 @@ class ClientHandler:
 
 class ProxyHandler:
     """Methods a proxy handles: what a conductor sends to a proxy in a chain."""
+
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
+        """
 
     async def proxy_successor_notification(self, params: ProxySuccessorNotification, cx: Connection) -> None:
         """
@@ -693,6 +721,8 @@ class ProxyHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
+        if cls.cancel_request is not ProxyHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.proxy_successor_notification is not ProxyHandler.proxy_successor_notification:
             builder.on_notification(m.PROXY_SUCCESSOR_NOTIFICATION, self.proxy_successor_notification)
         if cls.proxy_initialize is not ProxyHandler.proxy_initialize:

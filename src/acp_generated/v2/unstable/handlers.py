@@ -7,7 +7,9 @@ Subclass one, override the methods you support (typed, with the schema's docs), 
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
 so the runtime answers the others with -32601 (method not found). When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
-has no typed handler (extension methods are ``_``-prefixed).
+has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
+observes ``$/cancel_request``: the runtime has already set the request's
+``responder.cancellation`` marker before it runs.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
         AuthStatusRequest,
         AuthStatusResponse,
         AuthStatusUpdateNotification,
+        CancelRequestNotification,
         CancelSessionNotification,
         CancelTerminalRequest,
         CancelTerminalResponse,
@@ -420,6 +423,13 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('tool_call/cancel')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -478,6 +488,8 @@ class AgentHandler:
             builder.on_request(m.TERMINAL_CANCEL, self.terminal_cancel)
         if cls.tool_call_cancel is not AgentHandler.tool_call_cancel:
             builder.on_request(m.TOOL_CALL_CANCEL, self.tool_call_cancel)
+        if cls.cancel_request is not AgentHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not AgentHandler.ext_notification:
@@ -562,6 +574,13 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('session/request_permission')
 
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
+        """
+
     async def ext_method(
         self, method: str, params: JsonValue, responder: Responder[JsonValue]
     ) -> JsonValue | None:
@@ -586,6 +605,8 @@ class ClientHandler:
             builder.on_request(m.MCP_MESSAGE, self.mcp_message)
         if cls.session_request_permission is not ClientHandler.session_request_permission:
             builder.on_request(m.SESSION_REQUEST_PERMISSION, self.session_request_permission)
+        if cls.cancel_request is not ClientHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:
             builder.on_raw_request(self.ext_method)
         if cls.ext_notification is not ClientHandler.ext_notification:
@@ -594,6 +615,13 @@ class ClientHandler:
 
 class ProxyHandler:
     """Methods a proxy handles: what a conductor sends to a proxy in a chain."""
+
+    async def cancel_request(self, params: CancelRequestNotification, cx: Connection) -> None:
+        """
+        Notification to cancel an ongoing request.
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
+        """
 
     async def proxy_successor_notification(self, params: ProxySuccessorNotification, cx: Connection) -> None:
         """
@@ -669,6 +697,8 @@ class ProxyHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
+        if cls.cancel_request is not ProxyHandler.cancel_request:
+            builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.proxy_successor_notification is not ProxyHandler.proxy_successor_notification:
             builder.on_notification(m.PROXY_SUCCESSOR_NOTIFICATION, self.proxy_successor_notification)
         if cls.proxy_initialize is not ProxyHandler.proxy_initialize:
