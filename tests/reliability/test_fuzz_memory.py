@@ -22,11 +22,11 @@ from .wire_strategies import ODD_LITERALS, corpus, nested
 
 pytestmark = pytest.mark.anyio
 
-QUICK_ROUNDS = 6
+QUICK_ROUNDS = 5
 SLOW_ROUNDS = 100
-GROWTH_LIMIT_BLOCKS = 300
+GROWTH_LIMIT_BLOCKS = 250
 """Allowed growth in live heap blocks from the end of round 2 to the end of the run; a
-leak of one object per case would exceed it within half a round."""
+leak of one object per case exceeds it within two rounds (140 cases each)."""
 
 RESULT = (("jsonrpc", "2.0"), ("result", {"ok": True}))
 

@@ -4,8 +4,9 @@ A client and an agent connection talk over two pipes (real newline framing, fd
 streams). Workers keep a window of ``session/prompt`` requests in flight; the agent
 answers each with a ``session/update`` notification and the response; every tenth
 turn the client also sends ``session/cancel``. Params and updates are real messages
-from the captured transcripts. RSS is sampled from ``/proc/self/statm`` as the count
-grows; the growth after the first tenth (warm-up) must stay small.
+from the captured transcripts. RSS (``/proc/self/statm``) and live heap blocks
+(``sys.getallocatedblocks``, which sees leaks that freed-but-kept RSS can hide) are
+sampled as the count grows; their growth after the first tenth (warm-up) must stay small.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,6 +37,8 @@ WINDOW = 32
 """Requests in flight at once."""
 RSS_GROWTH_LIMIT = 8 * 1024 * 1024
 """After warm-up; a leak of even 10 bytes per message over a million messages exceeds it."""
+HEAP_GROWTH_LIMIT_BLOCKS = 2_000
+"""After warm-up; a leak of one object per turn exceeds it within 6,000 messages."""
 
 TRANSCRIPT = Path(__file__).parent.parent / "corpus" / "transcripts" / "v1_prompt_streaming.jsonl"
 
@@ -80,7 +84,7 @@ class Soak:
         self.prompt, self.update = real_messages()
         self.messages = 0
         self.cancels_seen = 0
-        self.samples: list[tuple[int, int]] = []
+        self.samples: list[tuple[int, int, int]] = []
         self._next_sample = 0
 
     async def on_prompt(
@@ -98,7 +102,8 @@ class Soak:
     def count(self, messages: int) -> None:
         self.messages += messages
         if self.messages >= self._next_sample:
-            self.samples.append((self.messages, rss_bytes()))
+            gc.collect()
+            self.samples.append((self.messages, rss_bytes(), sys.getallocatedblocks()))
             self._next_sample += self.total // 20
 
     async def worker(self, cx: Connection, session: str) -> None:
@@ -127,8 +132,6 @@ class Soak:
             assert await client_cx.send_raw_request("session/prompt", self.prompt)  # drain
             for cx in (agent_cx, client_cx):
                 assert cx.pending_request_count == 0 and cx.incoming_request_count == 0
-        gc.collect()
-        self.samples.append((self.messages, rss_bytes()))
 
 
 async def soak(total: int, anyio_backend: str) -> None:
@@ -137,18 +140,20 @@ async def soak(total: int, anyio_backend: str) -> None:
     with runtime_logs_formatted_and_dropped():
         await runner.run()
     elapsed = time.monotonic() - started
-    warm = next(rss for count, rss in runner.samples if count >= total // 10)
-    peak = max(rss for _, rss in runner.samples)
-    final = runner.samples[-1][1]
+    _, warm, warm_blocks = next(sample for sample in runner.samples if sample[0] >= total // 10)
+    peak = max(rss for _, rss, _ in runner.samples)
+    _, final, final_blocks = runner.samples[-1]  # the last sample with the connections live
     mib = 1024 * 1024
     print(
         f"\n[soak {anyio_backend}] {runner.messages} messages in {elapsed:.1f} s "
         f"({runner.messages / elapsed:,.0f}/s); RSS after warm-up {warm / mib:.1f} MiB, "
         f"peak {peak / mib:.1f} MiB, end {final / mib:.1f} MiB, "
-        f"growth {(final - warm) / mib:+.2f} MiB"
+        f"growth {(final - warm) / mib:+.2f} MiB; live heap blocks {warm_blocks} -> "
+        f"{final_blocks} ({final_blocks - warm_blocks:+d})"
     )
     assert runner.cancels_seen > 0
     assert peak - warm < RSS_GROWTH_LIMIT
+    assert final_blocks - warm_blocks < HEAP_GROWTH_LIMIT_BLOCKS
 
 
 async def test_soak(anyio_backend: str) -> None:
