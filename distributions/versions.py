@@ -3,8 +3,9 @@
 - The runtime's version is the root ``pyproject.toml``'s ``[project] version``.
 - A generated package's version is the ACP schema release it was generated from, read from
   the codegen lock (``schema/lock.json``): the locked file's ``schema_release``, or else the
-  version in its GitHub release tag (``schema-v1.25.0`` → ``1.25.0``). PEP 440 normalizes
-  ``2.0.0-alpha.3`` to ``2.0.0a3``.
+  version in its GitHub release tag (``schema-v1.25.0`` → ``1.25.0``), or else the version of
+  the npm bundle the schema file was taken from (npm 2.4.0 names no spec tag, so that bundle
+  release is the one we can vouch for). PEP 440 normalizes ``2.0.0-alpha.3`` to ``2.0.0a3``.
 - A generated package requires the runtime it was built with, up to the next breaking
   release (``>=0.1.0,<0.2`` while the runtime is 0.x, ``>=1.2.0,<2`` from 1.0 on).
 - Third-party requirements are the root project's, picked by name, so each range is
@@ -86,6 +87,11 @@ def schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> str:
     match = _TAG.match(tag)
     if match:
         return match["release"]
+    # The npm bundle names no spec tag for its schema files, so until one is verified the
+    # bundle's own release is the schema release we can vouch for (the lock records both).
+    bundle: str = (lock["releases"][current].get("npm") or {}).get("version") or ""
+    if bundle:
+        return bundle
     raise VersionSourceError(
         f"{lock_path}: the {protocol!r} file of release {current!r} names no schema release "
         "(neither `schema_release` nor a `github_asset.tag` like `schema-v1.25.0`); "
