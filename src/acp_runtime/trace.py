@@ -78,7 +78,7 @@ def trace_record(event: TraceEvent) -> dict[str, Any]:
     record: dict[str, Any] = {"time": event.timestamp, "dir": event.direction}
     try:
         record["msg"] = json.loads(event.message)
-    except ValueError:  # invalid JSON or invalid UTF-8
+    except (ValueError, RecursionError):  # invalid JSON or UTF-8, or nested too deeply
         record["raw"] = event.message.decode("utf-8", "backslashreplace")
     if event.error is not None:
         record["error"] = event.error
@@ -92,7 +92,12 @@ def jsonl_sink(file: IO[str]) -> TraceSink:
     """
 
     def write(event: TraceEvent) -> None:
-        file.write(json.dumps(trace_record(event), ensure_ascii=False) + "\n")
+        record = trace_record(event)
+        try:
+            line = json.dumps(record, ensure_ascii=False) + "\n"
+            file.write(line)
+        except UnicodeEncodeError:  # lone surrogates (a peer can send "\\ud800"): escape
+            file.write(json.dumps(record) + "\n")
         file.flush()
 
     return write

@@ -7,18 +7,22 @@
 * ``NaN``/``Infinity`` were accepted and echoed, putting invalid JSON on the wire.
 * A request whose params could not be encoded stayed in the pending table forever and
   later sent a ``$/cancel_request`` for an id the peer never saw.
+* With a wire trace on, deep nesting (``RecursionError`` in the trace record) or a lone
+  surrogate (not writable to a UTF-8 trace file) killed the connection.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from acp_runtime import ConnectionBuilder, JsonValue, Responder
+from acp_runtime import ConnectionBuilder, JsonValue, Responder, memory_pair
 from acp_runtime.testing import WirePeer, wire_connection
+from acp_runtime.trace import TracingTransport, jsonl_sink
 
 pytestmark = pytest.mark.anyio
 
@@ -104,3 +108,28 @@ async def test_unencodable_request_params_raise_at_send_and_leave_nothing_behind
         gc.collect()  # the unconsumed handle's finalizer must not send a stray cancel
         assert cx.pending_request_count == 0
         await peer.receive_nothing_until_barrier()
+
+
+async def test_a_wire_trace_survives_hostile_input_and_stays_one_json_record_per_line(
+    tmp_path: Path,
+) -> None:
+    hostile = [
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"echo","params":["\\udfff"]}',
+        b'{"jsonrpc":"2.0","id":2,"method":"echo","params":' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"jsonrpc":"2.0","id":3,"method":"echo","params":["\xff\xfe"]}',
+    ]
+    trace_path = tmp_path / "wire.jsonl"
+    ours, theirs = memory_pair()
+    with trace_path.open("w", encoding="utf-8") as trace:
+        async with (
+            ConnectionBuilder()
+            .on_raw_request(echo)
+            .connect(TracingTransport(ours, jsonl_sink(trace)))
+        ):
+            peer = WirePeer(theirs)
+            for line in hostile:
+                await peer.send(line)
+                await peer.receive()
+            await assert_alive(peer)
+    records = [json.loads(line) for line in trace_path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 2 * (len(hostile) + 1)
