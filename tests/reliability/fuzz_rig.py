@@ -9,6 +9,9 @@ the next. After every case it checks:
 * every outgoing request the case could answer settled exactly once, as expected, and
   both request tables are empty once the rig has answered the rest;
 * nothing escaped to the event loop (asyncio's exception handler, unraisable hooks).
+
+The connection's transport is wrapped in a wire trace writing JSON lines to
+``os.devnull`` through a UTF-8 text file, so the opt-in tracing sees the same input.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -38,6 +42,7 @@ from acp_runtime import (
     TypedRequest,
 )
 from acp_runtime.framing import LineReader, LineTransport
+from acp_runtime.trace import TracingTransport, jsonl_sink
 
 from .wire_oracle import ASK, ECHO, FAIL, Expectation, expect, strict_json
 
@@ -162,11 +167,13 @@ class FuzzRig:
     async def open(cls) -> AsyncIterator[FuzzRig]:
         to_cx, cx_in = byte_pipe(buffer=1)
         cx_out, from_cx = byte_pipe(buffer=float("inf"))
-        transport = LineTransport(cx_in, cx_out, max_message_bytes=FUZZ_LIMIT)
-        async with EscapeWatch.watching() as watch, fuzz_builder().connect(transport) as cx:
-            yield cls(cx, to_cx, LineReader(from_cx))
+        lines = LineTransport(cx_in, cx_out, max_message_bytes=FUZZ_LIMIT)
+        with open(os.devnull, "w", encoding="utf-8") as trace:  # noqa: ASYNC230 (never blocks)
+            transport = TracingTransport(lines, jsonl_sink(trace))
+            async with EscapeWatch.watching() as watch, fuzz_builder().connect(transport) as cx:
+                yield cls(cx, to_cx, LineReader(from_cx))
+                assert not watch.escaped, watch.escaped
             assert not watch.escaped, watch.escaped
-        assert not watch.escaped, watch.escaped
 
     async def run_case(self, items: Iterable[Any], chunks: Iterable[int] = ()) -> None:
         """Send one case (items materialized against fresh outgoing requests), check it."""
