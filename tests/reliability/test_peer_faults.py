@@ -119,22 +119,29 @@ async def fault_then_settle(mode: str, fault: str, count: int = 5) -> float:
             with anyio.fail_after(5):
                 await client.work_started.wait()
             requests = [cx.send_raw_request("session/prompt", {"n": n}) for n in range(count)]
-            if fault == "kill":
+            if fault in ("kill", "eof-to-agent"):
                 with anyio.fail_after(5):
                     await client.seen("turn/started").wait()
+            if fault == "kill":
                 os.kill(process.pid, signal.SIGKILL)
+            elif fault == "eof-to-agent":
+                await process.send_eof()  # the agent exits at EOF, its turns unanswered
             started = time.monotonic()
             await settle_all(requests)
             elapsed = time.monotonic() - started
             assert cx.pending_request_count == 0
         assert client.work_cancelled
-    print(f"\n[peer fault {mode}] {count} pending settled in {elapsed * 1000:.0f} ms")
+    print(f"\n[peer fault {mode}/{fault}] {count} pending settled in {elapsed * 1000:.0f} ms")
     assert elapsed < SETTLE_BOUND
     return elapsed
 
 
 async def test_agent_killed_mid_turn() -> None:
     await fault_then_settle("kill-me", "kill")
+
+
+async def test_client_closes_the_agents_stdin_while_requests_are_pending() -> None:
+    await fault_then_settle("kill-me", "eof-to-agent")
 
 
 async def test_agent_closes_stdout_mid_line() -> None:
