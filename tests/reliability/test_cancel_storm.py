@@ -1,6 +1,7 @@
 """Cancel storms: thousands of requests in flight both ways, each cancelled at a random moment.
 
-Two connections over an in-memory pair send each other ``count`` requests at once. The
+Two connections over an in-memory pair (or, in the long mode, also two OS pipes with
+the real framing) send each other ``count`` requests at once. The
 serving side spawns each one's work (a random number of scheduler turns, or until
 cancelled), stopped by its cancellation marker. Every request gets one cancel timing,
 chosen by a seeded generator:
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +47,8 @@ from acp_runtime import (
     Transport,
     memory_pair,
 )
+from acp_runtime.framing import LineTransport
+from acp_runtime.stdio import FdReceiveStream, FdSendStream
 
 pytestmark = pytest.mark.anyio
 
@@ -225,8 +230,24 @@ def check_side(side: Side, tap: WireTap, peer_tap: WireTap, count: int) -> Count
     return tally
 
 
-async def storm(count: int, seed: int) -> dict[str, Counter[str]]:
-    a_end, b_end = memory_pair()
+def pipe_pair() -> tuple[Transport, Transport]:
+    """Two newline-framed transports over two OS pipes."""
+    a_in, b_out = os.pipe()
+    b_in, a_out = os.pipe()
+    return (
+        LineTransport(FdReceiveStream(a_in, close_fd=True), FdSendStream(a_out, close_fd=True)),
+        LineTransport(FdReceiveStream(b_in, close_fd=True), FdSendStream(b_out, close_fd=True)),
+    )
+
+
+PAIRS: dict[str, Callable[[], tuple[Transport, Transport]]] = {
+    "memory": memory_pair,
+    "pipes": pipe_pair,
+}
+
+
+async def storm(count: int, seed: int, pair: str) -> dict[str, Counter[str]]:
+    a_end, b_end = PAIRS[pair]()
     a_tap, b_tap = WireTap(a_end), WireTap(b_end)
     a, b = Side("a", random.Random(seed)), Side("b", random.Random(seed + 1))
     a.peer, b.peer = b, a
@@ -252,11 +273,11 @@ async def storm(count: int, seed: int) -> dict[str, Counter[str]]:
     return {"a": check_side(a, a_tap, b_tap, count), "b": check_side(b, b_tap, a_tap, count)}
 
 
-async def run_storm(count: int, anyio_backend: str) -> None:
+async def run_storm(count: int, anyio_backend: str, pair: str = "memory") -> None:
     started = time.monotonic()
-    tallies = await storm(count, seed=count)
+    tallies = await storm(count, seed=count, pair=pair)
     elapsed = time.monotonic() - started
-    print(f"\n[cancel storm {anyio_backend}] {count} requests each way in {elapsed:.1f} s")
+    print(f"\n[cancel storm {anyio_backend}/{pair}] {count} requests each way in {elapsed:.1f} s")
     for name, tally in tallies.items():
         print(
             f"  {name} -> peer: "
@@ -269,5 +290,6 @@ async def test_cancel_storm(anyio_backend: str) -> None:
 
 
 @pytest.mark.slow
-async def test_cancel_storm_10k(anyio_backend: str) -> None:
-    await run_storm(SLOW_COUNT, anyio_backend)
+@pytest.mark.parametrize("pair", ["memory", "pipes"])
+async def test_cancel_storm_10k(anyio_backend: str, pair: str) -> None:
+    await run_storm(SLOW_COUNT, anyio_backend, pair)
