@@ -17,7 +17,8 @@ chosen by a seeded generator:
 Checked at the end, from both wire taps and both connections: every request got exactly
 one response on the wire and every awaiter exactly one outcome (the right kind for its
 timing); at most one ``$/cancel_request`` per request, none for ``before``/``after``;
-both pending tables and both incoming registries are empty.
+both pending tables and both incoming registries are empty; nothing escaped to the
+event loop.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from acp_runtime import (
 )
 from acp_runtime.framing import LineTransport
 from acp_runtime.stdio import FdReceiveStream, FdSendStream
+
+from .fuzz_rig import EscapeWatch
 
 pytestmark = pytest.mark.anyio
 
@@ -275,8 +278,10 @@ async def storm(count: int, seed: int, pair: str) -> dict[str, Counter[str]]:
 
 async def run_storm(count: int, anyio_backend: str, pair: str = "memory") -> None:
     started = time.monotonic()
-    tallies = await storm(count, seed=count, pair=pair)
+    async with EscapeWatch.watching() as watch:
+        tallies = await storm(count, seed=count, pair=pair)
     elapsed = time.monotonic() - started
+    assert not watch.escaped, watch.escaped[:5]
     print(f"\n[cancel storm {anyio_backend}/{pair}] {count} requests each way in {elapsed:.1f} s")
     for name, tally in tallies.items():
         print(
