@@ -97,9 +97,9 @@ class ConnectionBuilder:
         )
         async with anyio.create_task_group() as tg:
             connection = Connection(routes, self.role, transport, tg)
-            await tg.start(connection._run_writer)  # pyright: ignore[reportPrivateUsage]
-            await tg.start(connection._run_reader)  # pyright: ignore[reportPrivateUsage]
-            try:
+            try:  # the writer is shielded, so from its start only the shutdown ends it
+                await tg.start(connection._run_writer)  # pyright: ignore[reportPrivateUsage]
+                await tg.start(connection._run_reader)  # pyright: ignore[reportPrivateUsage]
                 yield connection
             finally:
                 await connection._shutdown()  # pyright: ignore[reportPrivateUsage]

@@ -115,6 +115,9 @@ class Connection:
         self._call_soon = current_soon_caller()
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
+        self._writer_scope = anyio.CancelScope(shield=True)
+        """Only the shutdown ends the writer: a cancelled ``connect`` block still flushes."""
+        self._writer_started = False
         self._writer_done = anyio.Event()
         self._transport_error: Exception | None = None
 
@@ -134,8 +137,8 @@ class Connection:
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         try:
             self._tg.start_soon(callback)
-        except RuntimeError:
-            log.debug("connection finished; result callback not run")
+        except RuntimeError:  # the connect block has ended: no task can run it
+            raise OutboxClosed from None
 
     # -- sending ------------------------------------------------------------------------
 
@@ -291,12 +294,17 @@ class Connection:
     # -- the loops --------------------------------------------------------------------------
 
     async def _run_reader(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Read until EOF, a read error or the writer failing, then settle what is pending.
+
+        Cancelled from outside (the ``connect`` block is cancelled or fails), it settles
+        nothing: the shutdown does, once the block's own code has unwound, so an
+        ``await`` cancelled with the block is abandoned (OUT-5) rather than handed a
+        connection-closed error inside a cancelled scope.
+        """
         task_status.started()
-        try:
-            with self._reader_scope:
-                await self._read_loop()
-        finally:
-            await self._close_incoming()
+        with self._reader_scope:
+            await self._read_loop()
+        await self._close_incoming()
 
     async def _read_loop(self) -> None:
         while True:
@@ -419,23 +427,25 @@ class Connection:
         """Write queued messages in order; a backlog goes out in one ``send_many`` call
         when the transport has one (``LineTransport``: one write for many lines)."""
         task_status.started()
+        self._writer_started = True
         send_many: Callable[[Sequence[bytes]], Awaitable[None]] | None = getattr(
             self._transport, "send_many", None
         )
         max_batch = 1 if send_many is None else WRITE_BATCH_BYTES
-        try:
-            while batch := await self._outbox.take(max_batch):
-                if len(batch) == 1 or send_many is None:
-                    await self._transport.send(batch[0])
-                else:
-                    await send_many(batch)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            log.warning("outgoing transport failed: %r", exc)
-            self._transport_error = self._transport_error or exc
-            self._reader_scope.cancel()
-        finally:
-            self._outbox.close()
-            self._writer_done.set()
+        with self._writer_scope:
+            try:
+                while batch := await self._outbox.take(max_batch):
+                    if len(batch) == 1 or send_many is None:
+                        await self._transport.send(batch[0])
+                    else:
+                        await send_many(batch)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                log.warning("outgoing transport failed: %r", exc)
+                self._transport_error = self._transport_error or exc
+                self._reader_scope.cancel()
+            finally:
+                self._outbox.close()
+                self._writer_done.set()
 
     async def _shutdown(self) -> None:
         """Stop reading, settle pending requests, flush queued messages, close."""
@@ -443,8 +453,10 @@ class Connection:
             self._reader_scope.cancel()
             await self._close_incoming()
             self._outbox.close()
-            with anyio.move_on_after(CLOSE_TIMEOUT):
-                await self._writer_done.wait()
+            if self._writer_started:
+                with anyio.move_on_after(CLOSE_TIMEOUT):
+                    await self._writer_done.wait()
+            self._writer_scope.cancel()
             await self._transport.aclose()
             self._tg.cancel_scope.cancel()
 

@@ -134,6 +134,8 @@ class SentRequest(Generic[R]):
 
         The callback runs on the dispatch loop, in order with incoming messages, so it
         must return quickly (spawn long work). If it raises, the connection fails.
+        Raises the connection-closed :class:`RequestError` (and never calls ``callback``)
+        if the connection has already finished.
         """
         decode = self._decode
 
@@ -152,7 +154,8 @@ class SentRequest(Generic[R]):
 
     def forward_response_to(self, responder: Responder[Any]) -> None:
         """Answer ``responder`` (an incoming request) with this request's answer,
-        unchanged, and forward its cancellation here (PROXY-1)."""
+        unchanged, and forward its cancellation here (PROXY-1). Raises like
+        :meth:`on_receiving_result` if this connection has already finished."""
 
         async def deliver(result: JsonValue, error: RequestError | None) -> None:
             if error is not None:
@@ -183,7 +186,7 @@ class SentRequest(Generic[R]):
         record = self._take(Consumer.CALLBACK, deliver)
         ready = record.take_callback()  # already settled: run it as connection work
         if ready is not None:
-            record.link.run_callback(ready)
+            record.run_callback(ready)
 
     def _take(self, consumer: Consumer, callback: Any = None) -> PendingRequest:
         record = self._record

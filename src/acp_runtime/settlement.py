@@ -58,7 +58,8 @@ class RequestLink(Protocol):
         ...
 
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Run a result callback as connection work (the response arrived earlier)."""
+        """Run a result callback as connection work (the response arrived earlier).
+        Raises :class:`OutboxClosed` once the connection has finished."""
         ...
 
 
@@ -137,13 +138,22 @@ class PendingRequest:
             self.link.pending.discard(self)
             callback = self.settle(None, RequestError.connection_closed(self.method))
             if callback is not None:
-                self.link.run_callback(callback)
+                self.run_callback(callback)
         except (TypeError, ValueError):
             # Not JSON-encodable, so never on the wire: nothing to wait for or cancel.
             self.link.pending.discard(self)
             self.wire = Wire.SETTLED
             self.armed = False
             raise
+
+    def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run this request's result callback as connection work. Once the connection
+        has finished nothing can run it: raise the connection-closed error to whoever
+        selected the callback instead of dropping it silently."""
+        try:
+            self.link.run_callback(callback)
+        except OutboxClosed:
+            raise RequestError.connection_closed(self.method) from None
 
     # -- cancellation -----------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import sys
 from typing import Any
 
@@ -19,7 +21,7 @@ from acp_runtime import (
 from acp_runtime.memory import MemoryTransport
 from acp_runtime.testing import WirePeer, wire_connection
 
-from .helpers import request, result
+from .helpers import cancel, request, result
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
@@ -171,3 +173,140 @@ async def test_clean_eof_leaves_no_transport_error() -> None:
         with anyio.fail_after(5):
             await cx.wait_incoming_closed()
         assert cx.transport_error is None
+
+
+async def _read_until_eof(transport: MemoryTransport) -> list[Any]:
+    """Everything the connection wrote, up to its close."""
+    messages: list[Any] = []
+    with anyio.fail_after(5):
+        while True:
+            try:
+                messages.append(json.loads(await transport.receive()))
+            except anyio.EndOfStream:
+                return messages
+
+
+async def test_gap2_after_eof_cancel_is_quiet_and_writes_nothing_but_the_raw_cancel_does() -> None:
+    """OUT-9/GAP-2: after the peer's EOF the pending requests are settled, so ``cancel()`` on
+    them (and on their handles) returns quietly and writes nothing; the low-level
+    ``send_cancel_request`` still writes until the block ends (no bookkeeping), then raises."""
+    ours, theirs = memory_pair()
+    async with ConnectionBuilder().connect(ours) as cx:
+        sent = cx.send_raw_request("x")
+        dropped = cx.send_raw_request("y")
+        handle = dropped.cancellation_handle()
+        theirs.close_send()
+        with anyio.fail_after(5):
+            await cx.wait_incoming_closed()
+        sent.cancel()
+        handle.cancel()
+        del dropped  # collected unconsumed, but settled: no automatic cancel either
+        gc.collect()
+        cx.send_cancel_request("peer-side-id")
+    assert await _read_until_eof(theirs) == [
+        request(sent.id, "x"),
+        request(handle.request_id, "y"),
+        cancel("peer-side-id"),
+    ]
+    with pytest.raises(RequestError) as raised:
+        cx.send_cancel_request("peer-side-id")
+    assert raised.value.is_connection_closed
+
+
+async def test_prepared_request_consumed_after_eof_settles_with_connection_closed() -> None:
+    """Closing settles requests prepared but not yet published too, as soon as they are
+    consumed: awaiting raises, a callback receives the error, nothing reaches the wire."""
+    ours, theirs = memory_pair()
+    got: list[JsonValue | RequestError] = []
+    delivered = anyio.Event()
+
+    async def on_result(value: JsonValue | RequestError) -> None:
+        got.append(value)
+        delivered.set()
+
+    async with ConnectionBuilder().connect(ours) as cx:
+        awaited = cx.prepare_raw_request("awaited")
+        called_back = cx.prepare_raw_request("called-back")
+        theirs.close_send()
+        with anyio.fail_after(5):
+            await cx.wait_incoming_closed()
+            with pytest.raises(RequestError) as caught:
+                await awaited
+            called_back.on_receiving_result(on_result)
+            await delivered.wait()
+    assert caught.value == RequestError.connection_closed("awaited")
+    assert got == [RequestError.connection_closed("called-back")]
+    assert await _read_until_eof(theirs) == []
+
+
+async def test_callback_consumers_after_the_connection_finished_are_told_at_once() -> None:
+    """Once the ``connect`` block has ended no task can run a result callback, so choosing one
+    raises the connection-closed error instead of dropping the callback silently (found by
+    this audit: the callback was never called and nothing was raised)."""
+    async with wire_connection(ConnectionBuilder()) as (cx, _peer):
+        pass
+
+    async def never(value: JsonValue | RequestError) -> None:
+        raise AssertionError(f"a callback ran after the connection finished: {value!r}")
+
+    for sent in (cx.send_raw_request("published"), cx.prepare_raw_request("prepared")):
+        with pytest.raises(RequestError) as caught:
+            sent.on_receiving_result(never)
+        assert caught.value == RequestError.connection_closed(sent.method)
+
+
+async def test_forwarding_to_a_finished_connection_answers_upstream_with_connection_closed() -> None:
+    """IN-6 through a proxy whose downstream connection has finished: the upstream request
+    still gets exactly one answer, the connection-closed error."""
+    async with wire_connection(ConnectionBuilder()) as (finished, _peer):
+        pass
+
+    async def forward(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+        finished.send_raw_request(method, params).forward_response_to(responder)
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(forward)) as (_cx, upstream):
+        await upstream.send(request("u-1", "work"))
+        assert await upstream.receive() == {
+            "jsonrpc": "2.0",
+            "id": "u-1",
+            "error": RequestError.connection_closed("work").to_wire(),
+        }
+        await upstream.receive_nothing_until_barrier()
+
+
+async def test_cancelling_the_foreground_closes_cleanly_and_leaves_no_task_behind() -> None:
+    """Cancelling the ``connect`` block's foreground while it awaits a request: the awaited
+    request is abandoned (one ``$/cancel_request``, OUT-5), the close still flushes it and
+    closes the transport, spawned work is cancelled, a callback consumer is settled with
+    connection-closed, and no task outlives the block (both backends)."""
+    ours, theirs = memory_pair()
+    tasks_before = len(anyio.get_running_tasks())
+    spawned_ended = anyio.Event()
+    outcomes: list[JsonValue | RequestError] = []
+
+    async def forever() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            spawned_ended.set()
+
+    async def on_result(value: JsonValue | RequestError) -> None:
+        outcomes.append(value)
+
+    with anyio.fail_after(5):
+        with anyio.CancelScope() as foreground:
+            async with ConnectionBuilder().connect(ours) as cx:
+                cx.spawn(forever)
+                cx.send_raw_request("callback").on_receiving_result(on_result)
+                sent = cx.send_raw_request("awaited")
+                foreground.cancel()
+                await sent
+        assert foreground.cancelled_caught
+        assert spawned_ended.is_set()
+        assert outcomes == [RequestError.connection_closed("callback")]
+        assert len(anyio.get_running_tasks()) == tasks_before
+    assert await _read_until_eof(theirs) == [
+        request(sent.id - 1, "callback"),
+        request(sent.id, "awaited"),
+        cancel(sent.id),
+    ]
