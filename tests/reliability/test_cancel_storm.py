@@ -59,6 +59,9 @@ QUICK_COUNT = 1_000
 SLOW_COUNT = 10_000
 TIMINGS = ("before", "in-flight", "twice", "race", "after", "abandon", "drop")
 CANCELLED = -32800
+STAGGER_TURNS = 100
+"""Publications are spread over this many scheduler turns, so cancels interleave with
+requests on the wire instead of queueing behind all of them."""
 CANCELS_ALWAYS_COME = ("in-flight", "twice", "abandon", "drop")
 """Timings where a cancel always reaches the server, so half of their work runs until
 cancelled (-32800 wins) and the other half finishes after 0-99 turns (a real race)."""
@@ -147,6 +150,7 @@ class Side:
         params = {"n": n, "delay": -1 if forever else self.rng.randrange(100), "timing": timing}
         self.timing_of[n] = timing
         outcome = self.outcomes.setdefault(n, [])
+        await turns(self.rng.randrange(STAGGER_TURNS))
         if timing == "before":
             request = cx.prepare_raw_request("work", params)
             self.wire_id_of[n] = request.id
