@@ -3,7 +3,7 @@
 Usage: ``python -m bench.profile_runtime [--impl this|pypi] WORKLOAD [--n N]``, WORKLOAD
 one of ping, prompt, inflight, notify, cancel, mixed. Writes ``client.txt`` and
 ``agent.txt`` under ``.bench/profile/<impl>-<workload>/`` and prints their paths and the
-run's figures. Needs ``pip install pyinstrument``.
+run's figures. Needs pyinstrument (in the ``bench`` extra).
 """
 
 from __future__ import annotations
