@@ -255,7 +255,9 @@ async def test_callback_consumers_after_the_connection_finished_are_told_at_once
         assert caught.value == RequestError.connection_closed(sent.method)
 
 
-async def test_forwarding_to_a_finished_connection_answers_upstream_with_connection_closed() -> None:
+async def test_forwarding_to_a_finished_connection_answers_upstream_with_connection_closed() -> (
+    None
+):
     """IN-6 through a proxy whose downstream connection has finished: the upstream request
     still gets exactly one answer, the connection-closed error."""
     async with wire_connection(ConnectionBuilder()) as (finished, _peer):
@@ -293,12 +295,15 @@ async def test_cancelling_the_foreground_closes_cleanly_and_leaves_no_task_behin
     async def on_result(value: JsonValue | RequestError) -> None:
         outcomes.append(value)
 
+    ids: list[int] = []
     with anyio.fail_after(5):
         with anyio.CancelScope() as foreground:
             async with ConnectionBuilder().connect(ours) as cx:
                 cx.spawn(forever)
-                cx.send_raw_request("callback").on_receiving_result(on_result)
+                called_back = cx.send_raw_request("callback")
+                called_back.on_receiving_result(on_result)
                 sent = cx.send_raw_request("awaited")
+                ids += [called_back.id, sent.id]
                 foreground.cancel()
                 await sent
         assert foreground.cancelled_caught
@@ -306,7 +311,7 @@ async def test_cancelling_the_foreground_closes_cleanly_and_leaves_no_task_behin
         assert outcomes == [RequestError.connection_closed("callback")]
         assert len(anyio.get_running_tasks()) == tasks_before
     assert await _read_until_eof(theirs) == [
-        request(sent.id - 1, "callback"),
-        request(sent.id, "awaited"),
-        cancel(sent.id),
+        request(ids[0], "callback"),
+        request(ids[1], "awaited"),
+        cancel(ids[1]),
     ]

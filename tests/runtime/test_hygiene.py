@@ -10,11 +10,18 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, JsonValue, MessageTooLarge, RequestError, Responder
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    JsonValue,
+    MessageTooLarge,
+    RequestError,
+    Responder,
+)
 from acp_runtime.memory import MemoryTransport, memory_pair
 from acp_runtime.testing import WirePeer, wire_connection
 
-from .helpers import ASK, Answer, Ask, error, notification, request, result
+from .helpers import ASK, Answer, Ask, cancel, error, notification, request, result
 
 pytestmark = pytest.mark.anyio
 
@@ -283,7 +290,7 @@ async def test_junk_input_never_breaks_the_connection_and_only_gets_id_null_or_o
         for data in junk:
             await peer.send(data)
         replies = await peer.barrier()
-        sent_ids = set()
+        sent_ids: set[str] = set()
         for data in junk:
             try:
                 value = json.loads(data)
@@ -296,3 +303,41 @@ async def test_junk_input_never_breaks_the_connection_and_only_gets_id_null_or_o
             assert reply["id"] is None or json.dumps(reply["id"]) in sent_ids
             assert ("result" in reply) != ("error" in reply)
         await assert_alive(peer)
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [request(1, "x"), request(2, "y")],
+        [request(5, "x"), cancel(5)],  # GAP-23: not dispatched at all, so nothing to cancel
+        [notification("n"), notification("m")],
+        [{"jsonrpc": "2.0", "id": 9, "result": "a response"}],
+    ],
+    ids=["requests", "request-then-cancel", "notifications", "responses"],
+)
+async def test_batches_get_one_clear_32600_and_no_entry_is_dispatched(batch: list[Any]) -> None:
+    """Batches are not supported (GAP-20, GAP-23): whatever the array holds, it gets one
+    -32600 with ``id: null`` that says so, no entry reaches a handler (so no entry is
+    answered or routed), and the connection goes on."""
+    calls: list[str] = []
+
+    async def on_request(
+        method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
+        calls.append(method)
+        return method
+
+    async def on_notification(method: str, params: JsonValue, cx: Connection) -> None:
+        calls.append(method)
+
+    builder = ConnectionBuilder().on_raw_request(on_request).on_raw_notification(on_notification)
+    async with wire_connection(builder) as (cx, peer):
+        await peer.send(batch)
+        assert await peer.receive() == error(
+            None, -32600, "Invalid request", "batches are not supported"
+        )
+        await peer.receive_nothing_until_barrier()
+        assert calls == []
+        assert cx.incoming_request_count == 0
+        await peer.send(request(1, "after"))
+        assert await peer.receive() == result(1, "after")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -381,3 +382,161 @@ async def test_in1_reused_incoming_id_cancel_hits_the_newest_request() -> None:
         assert new.cancellation.is_cancelled() and not old.cancellation.is_cancelled()
         new.respond("new")
         assert await peer.receive() == result(4, "new")
+
+
+async def test_in3_gap13_cancel_request_sent_as_a_request_gets_32601_from_the_runtime() -> None:
+    """IN-3/IN-4 (GAP-13): with no handler that claims it, a ``$/cancel_request`` carrying an
+    id is an unhandled request: the runtime answers -32601 and no marker is touched."""
+    responders: list[Responder[Answer]] = []
+
+    async def park(params: Ask, responder: Responder[Answer]) -> None:
+        responders.append(responder)
+
+    async with wire_connection(ConnectionBuilder("agent").on_request(ASK, park)) as (_cx, peer):
+        await peer.send(request(1, "test/ask", {"question": "q"}))
+        await peer.send(request(2, CANCEL, {"requestId": 1}))
+        assert await peer.receive() == error(2, -32601, "Method not found", CANCEL)
+        assert not responders[0].cancellation.is_cancelled()
+        await peer.send(cancel(1))  # the notification form does cancel it
+        await peer.barrier()
+        assert responders[0].cancellation.is_cancelled()
+        responders[0].respond(Answer(text="done"))
+        assert await peer.receive() == result(1, {"text": "done"})
+
+
+async def test_in5_gap16_a_cancel_behind_a_busy_handler_applies_only_after_it_returns() -> None:
+    """IN-5 (GAP-16): while one handler holds the dispatch loop, a cancel for an earlier
+    request is not read; the marker flips as soon as that handler returns."""
+    parked: dict[str, Responder[JsonValue]] = {}
+    cancel_sent = anyio.Event()
+    seen_while_busy: list[bool] = []
+
+    async def handle(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+        if method == "parked":
+            parked[method] = responder
+            return None
+        with anyio.fail_after(5):
+            await cancel_sent.wait()  # holds the loop until the cancel is in the pipe
+        seen_while_busy.append(parked["parked"].cancellation.is_cancelled())
+        return "busy done"
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
+        await peer.send(request(1, "parked"))
+        await peer.send(request(2, "busy"))
+        await peer.send(cancel(1))
+        cancel_sent.set()
+        assert await peer.receive() == result(2, "busy done")
+        await peer.barrier()
+        assert seen_while_busy == [False]
+        assert parked["parked"].cancellation.is_cancelled()
+        parked["parked"].respond_with_error(RequestError.request_cancelled())
+        assert await peer.receive() == error(1, -32800, "Request cancelled")
+
+
+Plan = Callable[[Responder[JsonValue]], Awaitable[JsonValue]]
+
+
+def _plans() -> dict[str, Plan]:
+    """Every way a handler can end up answering (or failing to answer) its request."""
+
+    async def returns(responder: Responder[JsonValue]) -> JsonValue:
+        return "returned"
+
+    async def raises(responder: Responder[JsonValue]) -> JsonValue:
+        raise RuntimeError("handler failed")
+
+    async def answers_then_raises(responder: Responder[JsonValue]) -> JsonValue:
+        responder.respond("answered")
+        raise RequestError.internal_error("too late")
+
+    async def answers_then_returns(responder: Responder[JsonValue]) -> JsonValue:
+        responder.respond("answered")
+        return "returned too"
+
+    async def forgets(responder: Responder[JsonValue]) -> JsonValue:
+        return None  # the responder is collected unanswered
+
+    async def spawns_run_until_cancelled(responder: Responder[JsonValue]) -> JsonValue:
+        async def work() -> JsonValue:
+            await anyio.sleep_forever()
+            return None
+
+        responder.connection.spawn(
+            responder.respond_with, responder.cancellation.run_until_cancelled(work())
+        )
+        return None
+
+    async def spawns_and_answers_twice_when_cancelled(
+        responder: Responder[JsonValue],
+    ) -> JsonValue:
+        async def work() -> None:
+            await responder.cancellation.cancelled()
+            responder.respond_with_error(RequestError.request_cancelled())
+            responder.respond("after the error")
+
+        responder.connection.spawn(work)
+        return None
+
+    return {
+        plan.__name__: plan
+        for plan in (
+            returns,
+            raises,
+            answers_then_raises,
+            answers_then_returns,
+            forgets,
+            spawns_run_until_cancelled,
+            spawns_and_answers_twice_when_cancelled,
+        )
+    }
+
+
+async def test_in6_exactly_one_response_per_request_whatever_races_with_it() -> None:
+    """IN-6: every handler outcome (return, raise, answer then raise or return, forget the
+    responder, spawned work that answers on cancel, once or twice) combined with a cancel
+    that arrives never, before, twice or long after the answer: exactly one response per
+    id, and the registry of in-flight requests ends empty."""
+    plans = _plans()
+    timings = ("no-cancel", "cancel-before-answer", "cancel-twice", "cancel-after-answer")
+    needs_cancel = {"spawns_run_until_cancelled", "spawns_and_answers_twice_when_cancelled"}
+
+    async def handle(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+        return await plans[method](responder)
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(handle)) as (cx, peer):
+        ids: list[str] = []
+        for plan in plans:
+            for timing in timings:
+                if plan in needs_cancel and timing in ("no-cancel", "cancel-after-answer"):
+                    continue  # they only answer when cancelled
+                request_id = f"{plan}/{timing}"
+                ids.append(request_id)
+                await peer.send(request(request_id, plan))
+                if timing in ("cancel-before-answer", "cancel-twice"):
+                    await peer.send(cancel(request_id))
+                if timing == "cancel-twice":
+                    await peer.send(cancel(request_id))
+        await peer.barrier()  # every handler has run
+        gc.collect()  # forgotten responders answer -32603 from here on
+        replies = list(peer.log)
+        while len(replies) < len(ids):
+            replies.append(await peer.receive())
+        for request_id in ids:
+            if request_id.endswith("cancel-after-answer"):
+                await peer.send(cancel(request_id))
+        await peer.receive_nothing_until_barrier()
+        by_id: dict[str, list[Any]] = {}
+        for reply in replies:
+            by_id.setdefault(reply["id"], []).append(reply)
+        assert {request_id: len(by_id.get(request_id, [])) for request_id in ids} == {
+            request_id: 1 for request_id in ids
+        }
+        assert by_id["returns/cancel-before-answer"][0]["result"] == "returned"
+        assert by_id["answers_then_raises/no-cancel"][0]["result"] == "answered"
+        assert by_id["raises/no-cancel"][0]["error"]["code"] == -32603
+        assert by_id["forgets/no-cancel"][0]["error"]["data"]["reason"] == "responder_dropped"
+        assert by_id["spawns_and_answers_twice_when_cancelled/cancel-twice"][0]["error"] == {
+            "code": -32800,
+            "message": "Request cancelled",
+        }
+        assert cx.incoming_request_count == 0

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from typing import Any
 
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError
+from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder
 from acp_runtime.testing import wire_connection
 
 from .helpers import ASK, CANCEL, Answer, Ask, cancel, error, request, result
@@ -397,3 +398,115 @@ async def test_out1_a_request_is_consumed_once() -> None:
             await sent
         with pytest.raises(RuntimeError, match="already consumed"):
             sent.detach()
+
+
+async def test_out3_gap21_peers_own_32800_without_a_cancel_is_delivered_verbatim() -> None:
+    """OUT-3/GAP-21: a -32800 the peer sends on its own (no cancel from us) is just the
+    peer's answer: raised as it came, and nothing is sent in return."""
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        sent = cx.send_raw_request("x")
+        await peer.receive()
+        await peer.send(error(sent.id, -32800, "Request cancelled", {"by": "peer"}))
+        with anyio.fail_after(5), pytest.raises(RequestError) as caught:
+            await sent
+        assert caught.value == RequestError(-32800, "Request cancelled", {"by": "peer"})
+        sent.cancel()  # settled: nothing to do
+        await peer.receive_nothing_until_barrier()
+
+
+async def test_out3_gap26_cancelled_request_whose_answer_fails_to_decode_cancels_once() -> None:
+    """OUT-3/OUT-4 (GAP-26): after a cancel, an answer that does not match the typed result
+    becomes the local -32700 decoding error; no second cancel goes out."""
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        sent = cx.send_request(Ask(question="q"))
+        await peer.receive()
+        sent.cancel()
+        assert await peer.receive() == cancel(sent.id)
+        await peer.send(result(sent.id, {"not": "an answer"}))
+        with anyio.fail_after(5), pytest.raises(RequestError) as caught:
+            await sent
+        assert caught.value.code == ErrorCode.PARSE_ERROR
+        sent.cancel()
+        await peer.receive_nothing_until_barrier()
+
+
+async def test_out8_gap3_prepared_request_that_cannot_be_encoded_is_never_cancellable() -> None:
+    """OUT-8 (GAP-3c): a prepared request whose params cannot be encoded fails when it is
+    published; its handle's cancel stays a no-op and nothing reaches the wire."""
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        prepared = cx.prepare_raw_request("x", {"not json": {1, 2}})
+        handle = prepared.cancellation_handle()
+
+        async def never(value: JsonValue | RequestError) -> None:
+            raise AssertionError(value)
+
+        with pytest.raises(TypeError):
+            prepared.on_receiving_result(never)
+        handle.cancel()
+        del prepared
+        gc.collect()
+        assert cx.pending_request_count == 0
+        await peer.receive_nothing_until_barrier()
+
+
+async def test_out4_gap4_tasks_a_forwarded_source_and_a_drop_racing_send_one_cancel() -> None:
+    """OUT-4 (GAP-4): many tasks cancelling through handles while a forwarded source marker
+    fires, then the handle is dropped: one notification, and the callback still gets the
+    answer (OUT-11)."""
+    parked: list[Responder[JsonValue]] = []
+
+    async def park(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+        parked.append(responder)
+
+    async with wire_connection(ConnectionBuilder().on_raw_request(park)) as (cx, peer):
+        await peer.send(request("upstream", "incoming"))
+        await peer.barrier()
+        sent = cx.send_raw_request("x")
+        request_id = sent.id
+        await peer.receive()
+        handle = sent.cancellation_handle()
+        got: list[JsonValue | RequestError] = []
+
+        async def on_result(value: JsonValue | RequestError) -> None:
+            got.append(value)
+
+        sent.forward_cancellation_from(parked[0].cancellation).on_receiving_result(on_result)
+        go = anyio.Event()
+
+        async def cancel_when_told() -> None:
+            await go.wait()
+            handle.cancel()
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(10):
+                tg.start_soon(cancel_when_told)
+            await peer.send(cancel("upstream"))  # fires the forwarded source
+            await anyio.lowlevel.checkpoint()
+            go.set()
+        del sent
+        gc.collect()
+        assert await peer.receive() == cancel(request_id)
+        await peer.receive_nothing_until_barrier()
+        await peer.send(result(request_id, "anyway"))
+        await peer.receive_nothing_until_barrier()
+        assert got == ["anyway"]
+        parked[0].respond(None)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_out5_gap17_asyncio_task_cancel_of_an_awaiting_task_sends_one_cancel() -> None:
+    """OUT-5 (GAP-17): plain ``asyncio`` cancellation (``Task.cancel()``, what
+    ``asyncio.wait_for`` and ``asyncio.timeout`` do) of a task awaiting a request abandons
+    it exactly like an anyio cancel scope."""
+    async with wire_connection(ConnectionBuilder()) as (cx, peer):
+        sent = cx.send_raw_request("x")
+        await peer.receive()
+        task = asyncio.ensure_future(sent)
+        await peer.barrier()  # the task is parked in the await
+        task.cancel()
+        with anyio.fail_after(5), pytest.raises(asyncio.CancelledError):
+            await task
+        assert await peer.receive() == cancel(sent.id)
+        await peer.send(result(sent.id, "late"))
+        await peer.receive_nothing_until_barrier()
+        assert cx.pending_request_count == 0

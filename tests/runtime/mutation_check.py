@@ -1,0 +1,528 @@
+# ruff: noqa: E501
+"""Mutation check: break one line that provides a spec behaviour, confirm a test fails.
+
+Not collected by pytest (no ``test_`` prefix); run it by hand after changing the runtime:
+
+    .venv/bin/python -m tests.runtime.mutation_check            # every mutation
+    .venv/bin/python -m tests.runtime.mutation_check M03 M17    # some of them
+
+Each mutation is applied to a private copy of ``src/`` in a temporary directory (the
+checkout is never touched), and the spec tests run against that copy through
+``PYTHONPATH`` (``src/`` is copied once at the start, so edits made meanwhile do not leak
+into the run; the tests themselves run from the checkout). A mutation whose original
+text is no longer in the source is reported ``stale`` (update it); one that no test
+notices is reported ``SURVIVED``. The exit status is non-zero if any mutation survived
+or went stale. A full run takes about 25 minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TESTS = ["tests/runtime", "tests/proxies"]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    key: str
+    spec: str
+    what: str
+    file: str
+    old: str
+    new: str
+    more: tuple[tuple[str, str, str], ...] = ()
+    """Further edits of the same mutation: (file, old, new)."""
+
+
+CHECK_OLD = "        if self.wire is not Wire.PUBLISHED or not self.armed:\n            return\n"
+CHECK_NEW = "        if self.wire is Wire.PREPARED or not self.armed:\n            return\n"
+
+MUTATIONS: list[Mutation] = [
+    Mutation(
+        "M01",
+        "OUT-7",
+        "routing a response does not disarm cancellation (cancel() trusts the flag alone)",
+        "settlement.py",
+        "            return None\n        self.armed = False\n        self.wire = Wire.SETTLED\n",
+        "            return None\n        self.wire = Wire.SETTLED\n",
+        (("settlement.py", CHECK_OLD, CHECK_NEW),),
+    ),
+    Mutation(
+        "M02",
+        "OUT-4",
+        "cancel() does not spend the once-only flag",
+        "settlement.py",
+        "            return\n        self.armed = False\n        method, params = self.peer.wrap(CANCEL",
+        "            return\n        method, params = self.peer.wrap(CANCEL",
+    ),
+    Mutation(
+        "M03",
+        "OUT-4",
+        "cancel() sends the notification twice",
+        "settlement.py",
+        "            self.link.enqueue(notification_message(method, params))\n",
+        "            self.link.enqueue(notification_message(method, params))\n"
+        "            self.link.enqueue(notification_message(method, params))\n",
+    ),
+    Mutation(
+        "M04",
+        "IN-2",
+        "markers updated after the user handler chain instead of before",
+        "connection.py",
+        "        if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):\n"
+        "            return\n"
+        "        route = self._routes.notifications.get(notification.method) or self._routes.raw_notification\n",
+        "        route = self._routes.notifications.get(notification.method) or self._routes.raw_notification\n"
+        "        if inner_method == CANCEL_REQUEST_METHOD:\n"
+        "            if route is None:\n"
+        "                self._apply_cancel(inner_params)\n"
+        "                return\n"
+        "            handlers = route\n"
+        "\n"
+        "            async def route(method, params, cx):  # type: ignore[no-untyped-def]\n"
+        "                await handlers(method, params, cx)\n"
+        "                self._apply_cancel(inner_params)\n",
+    ),
+    Mutation(
+        "M05",
+        "PROXY-4",
+        "send_proxied_message_to tunnels the raw $/cancel_request",
+        "proxied.py",
+        "    elif is_cancel_request(message.method, message.params):\n",
+        "    elif False:\n",
+    ),
+    Mutation(
+        "M06",
+        "OUT-8",
+        "cancel before publication is remembered",
+        "settlement.py",
+        "        if self.wire is not Wire.PUBLISHED or not self.armed:\n            return\n",
+        "        if self.wire is Wire.PREPARED:\n            self.armed = False\n            return\n"
+        "        if self.wire is not Wire.PUBLISHED or not self.armed:\n            return\n",
+    ),
+    Mutation(
+        "M07",
+        "OUT-8",
+        "cancel before publication goes on the wire at once (ahead of the request)",
+        "settlement.py",
+        "        if self.wire is not Wire.PUBLISHED or not self.armed:\n            return\n",
+        "        if self.wire is Wire.SETTLED or not self.armed:\n            return\n",
+    ),
+    Mutation(
+        "M08",
+        "OUT-5",
+        "abandoning an awaited request sends no cancel",
+        "settlement.py",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n        self.cancel_quietly()\n",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n",
+    ),
+    Mutation(
+        "M09",
+        "OUT-5",
+        "a collected unconsumed SentRequest sends no cancel",
+        "sent_request.py",
+        "        record.link.call_soon(record.abandon)\n",
+        "        pass\n",
+    ),
+    Mutation(
+        "M10",
+        "OUT-6",
+        "detach() disarms cancellation (a retained handle can no longer cancel)",
+        "settlement.py",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n        self._callback = None\n",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n        self._callback = None\n"
+        "        self.armed = False\n",
+    ),
+    Mutation(
+        "M11",
+        "OUT-6",
+        "detach() cancels automatically",
+        "settlement.py",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n        self._callback = None\n",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n        self._callback = None\n"
+        "        self.cancel_quietly()\n",
+    ),
+    Mutation(
+        "M12",
+        "PROXY-1",
+        "forward_response_to does not watch the upstream marker",
+        "sent_request.py",
+        "        self._record.watch(responder.cancellation)\n",
+        "",
+    ),
+    Mutation(
+        "M13",
+        "PROXY-2",
+        "a source already cancelled at consumption is ignored",
+        "settlement.py",
+        "            if marker.is_cancelled():\n                self.cancel_quietly()\n            else:\n"
+        "                marker._add_callback",
+        "            if False:\n                self.cancel_quietly()\n            else:\n"
+        "                marker._add_callback",
+    ),
+    Mutation(
+        "M14",
+        "PROXY-2",
+        "detach keeps watching the registered sources",
+        "settlement.py",
+        "        self.consumer = Consumer.GONE\n        self._stop_watching()\n        self._callback = None\n",
+        "        self.consumer = Consumer.GONE\n        self._callback = None\n        self.start_watching()\n",
+    ),
+    Mutation(
+        "M15",
+        "IN-3",
+        'incoming ids match by string form (5 matches "5")',
+        "jsonrpc.py",
+        "    return (type(request_id), request_id)\n",
+        "    return (str, str(request_id))  # type: ignore[return-value]\n",
+    ),
+    Mutation(
+        "M16",
+        "IN-3",
+        "a cancel for an unknown id is remembered for a later request",
+        "cancellation.py",
+        "        marker = CancellationMarker()\n        self._markers[id_key(request_id)] = marker\n",
+        "        marker = CancellationMarker()\n"
+        "        if id_key(request_id) in EARLY:\n            marker._set()\n"
+        "        self._markers[id_key(request_id)] = marker\n",
+        (
+            (
+                "cancellation.py",
+                "        if marker is None:\n            log.debug(\n",
+                "        if marker is None:\n            EARLY.add(id_key(request_id))\n"
+                "            log.debug(\n",
+            ),
+            ("cancellation.py", 'T = TypeVar("T")\n', 'T = TypeVar("T")\nEARLY: set = set()\n'),
+        ),
+    ),
+    Mutation(
+        "M17",
+        "IN-3",
+        "finished requests stay registered (a late cancel sets their marker)",
+        "responder.py",
+        "        self.registry.finish(self.id, self.marker)\n",
+        "",
+    ),
+    Mutation(
+        "M18",
+        "IN-3",
+        "malformed cancel params still reach the user handlers",
+        "connection.py",
+        "        if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):\n"
+        "            return\n",
+        "        if inner_method == CANCEL_REQUEST_METHOD:\n            self._apply_cancel(inner_params)\n",
+    ),
+    Mutation(
+        "M19",
+        "IN-4",
+        "an unhandled request gets -32603 instead of -32601",
+        "connection.py",
+        "            slot.answer_error(RequestError.method_not_found(request.method))\n",
+        "            slot.answer_error(RequestError.internal_error(request.method))\n",
+    ),
+    Mutation(
+        "M20",
+        "IN-4",
+        "an unhandled notification gets an error reply",
+        "connection.py",
+        "                extra=log_fields(notification.method),\n            )\n            return\n",
+        "                extra=log_fields(notification.method),\n            )\n"
+        "            self._reply_uncorrelated(RequestError.method_not_found(notification.method))\n"
+        "            return\n",
+    ),
+    Mutation(
+        "M21",
+        "IN-6",
+        "a second answer is sent too",
+        "responder.py",
+        '        if self.answered:\n            self.warn_duplicate("result" if error is None',
+        '        if False:\n            self.warn_duplicate("result" if error is None',
+    ),
+    Mutation(
+        "M22",
+        "IN-6",
+        "a responder dropped unanswered sends nothing",
+        "responder.py",
+        "        if not self.answered:\n            self.connection.call_soon(self._answer_lost)\n",
+        "        pass\n",
+    ),
+    Mutation(
+        "M23",
+        "IN-1",
+        "run_until_cancelled returns None instead of raising -32800",
+        "cancellation.py",
+        "                self._remove_callback(scope.cancel)\n        raise RequestError.request_cancelled()\n",
+        "                self._remove_callback(scope.cancel)\n        return None  # type: ignore[return-value]\n",
+    ),
+    Mutation(
+        "M24",
+        "IN-1",
+        "run_until_cancelled starts the work although the marker is already set",
+        "cancellation.py",
+        "        if self._is_cancelled:\n            if inspect.iscoroutine(work):",
+        "        if False:\n            if inspect.iscoroutine(work):",
+    ),
+    Mutation(
+        "M25",
+        "IN-1",
+        "cancelled() waiters are not woken",
+        "cancellation.py",
+        "        if self._event is not None:\n            self._event.set()\n        callbacks",
+        "        callbacks",
+    ),
+    Mutation(
+        "M26",
+        "hygiene",
+        "closing does not settle pending requests",
+        "connection.py",
+        "        records = self._pending.close()\n",
+        "        self._pending.close()\n        records: list[PendingRequest] = []\n",
+    ),
+    Mutation(
+        "M27",
+        "OUT-2",
+        "cancel ignores the peer wrapping of the original request",
+        "settlement.py",
+        '        method, params = self.peer.wrap(CANCEL_REQUEST_METHOD, {"requestId": self.id})\n',
+        '        method, params = CANCEL_REQUEST_METHOD, {"requestId": self.id}\n',
+    ),
+    Mutation(
+        "M28",
+        "OUT-11",
+        "explicit cancel discards the selected callback",
+        "settlement.py",
+        "        self.armed = False\n        method, params = self.peer.wrap(CANCEL",
+        "        self.armed = False\n        self._callback = None\n        method, params = self.peer.wrap(CANCEL",
+    ),
+    Mutation(
+        "M29",
+        "OUT-3",
+        "cancel settles the request locally with -32800",
+        "settlement.py",
+        "            raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None\n",
+        "            raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None\n"
+        "        self.link.pending.discard(self)\n"
+        "        callback = self.settle(None, RequestError.request_cancelled())\n"
+        "        if callback is not None:\n            self.link.run_callback(callback)\n",
+    ),
+    Mutation(
+        "M30",
+        "OUT-10",
+        "dropping a cancellation handle cancels",
+        "sent_request.py",
+        '    def __repr__(self) -> str:\n        return f"<RequestCancellationHandle',
+        "    def __del__(self) -> None:\n        self._record.cancel_quietly()\n\n"
+        '    def __repr__(self) -> str:\n        return f"<RequestCancellationHandle',
+    ),
+    Mutation(
+        "M31",
+        "OUT-9",
+        "cancel() swallows the closed-connection error",
+        "settlement.py",
+        "            raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None\n",
+        "            return\n",
+    ),
+    Mutation(
+        "M32",
+        "IN-5",
+        "handlers run concurrently instead of in the dispatch loop",
+        "connection.py",
+        "        await route(request.method, request.params, slot)\n",
+        "        self._tg.start_soon(route, request.method, request.params, slot)\n",
+    ),
+    Mutation(
+        "M33",
+        "PROXY-5",
+        "send_cancel_request_to ignores the peer wrapping",
+        "connection.py",
+        '        self.send_raw_notification(CANCEL_REQUEST_METHOD, {"requestId": request_id}, peer=peer)\n',
+        '        self.send_raw_notification(CANCEL_REQUEST_METHOD, {"requestId": request_id})\n',
+    ),
+    Mutation(
+        "M34",
+        "IN-2",
+        "wrapped cancels are not peeled before the marker lookup",
+        "connection.py",
+        "        inner_method, inner_params = peel_envelopes(notification.method, notification.params)\n",
+        "        inner_method, inner_params = notification.method, notification.params\n",
+    ),
+    Mutation(
+        "M35",
+        "hygiene",
+        "a JSON array (batch) is ignored instead of answered -32600",
+        "connection.py",
+        '            reason = "empty batch" if not value else "batches are not supported"\n'
+        "            self._reply_uncorrelated(RequestError.invalid_request(reason))\n",
+        "            pass\n",
+    ),
+    Mutation(
+        "M36",
+        "hygiene",
+        "malformed responses are answered",
+        "connection.py",
+        "        if message.reply:\n            self._reply_uncorrelated(RequestError.invalid_request(message.reason))\n",
+        "        self._reply_uncorrelated(RequestError.invalid_request(message.reason))\n",
+    ),
+    Mutation(
+        "M37",
+        "hygiene",
+        'a response id "1" settles request 1',
+        "settlement.py",
+        "        if type(request_id) is not int:\n            return None\n",
+        "        if isinstance(request_id, str) and request_id.isdigit():\n"
+        "            request_id = int(request_id)\n"
+        "        if type(request_id) is not int:\n            return None\n",
+    ),
+    Mutation(
+        "M38",
+        "hygiene",
+        "handler crashes leak the exception text on the wire",
+        "handlers.py",
+        "        slot.answer_error(RequestError.internal_error())\n    else:\n",
+        "        import traceback\n"
+        "        slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n    else:\n",
+    ),
+    Mutation(
+        "M39",
+        "hygiene",
+        "invalid params get -32602 without data",
+        "handlers.py",
+        '            slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))\n',
+        "            slot.answer_error(RequestError.invalid_params())\n",
+    ),
+    Mutation(
+        "M40",
+        "hygiene",
+        "the shutdown does not wait for queued messages to be written",
+        "connection.py",
+        "            with anyio.move_on_after(CLOSE_TIMEOUT):\n                await self._writer_done.wait()\n",
+        "",
+    ),
+    Mutation(
+        "M41",
+        "OUT-1",
+        "a publishing send does not put the request on the wire until consumed",
+        "connection.py",
+        "        request = self._prepare(args, peer)\n        request._record.publish()",
+        "        request = self._prepare(args, peer)\n        request._record.wire",
+    ),
+    Mutation(
+        "M42",
+        "OUT-7",
+        "a connection-closed settlement leaves cancellation armed (GAP-2)",
+        "connection.py",
+        "        self._incoming_closed.set()\n        if callbacks:\n",
+        "        for record in records:\n            record.armed = True\n"
+        "        self._incoming_closed.set()\n        if callbacks:\n",
+        (("settlement.py", CHECK_OLD, CHECK_NEW),),
+    ),
+    Mutation(
+        "M43",
+        "IN-6",
+        "a handler exception after its answer sends a second (error) answer",
+        "handlers.py",
+        "    except RequestError as error:\n        slot.answer_error(error)\n    except Exception:\n",
+        "    except RequestError as error:\n        slot.answered = False\n        slot.answer_error(error)\n"
+        "    except Exception:\n",
+    ),
+    Mutation(
+        "M44",
+        "hygiene",
+        "a parse error replies with the id it could not read (0) instead of null",
+        "connection.py",
+        '            self._reply_uncorrelated(RequestError.parse_error({"line": text[:_LINE_EXCERPT]}))\n',
+        '            self.enqueue(error_message(0, RequestError.parse_error({"line": text[:_LINE_EXCERPT]})))\n',
+    ),
+    Mutation(
+        "M45",
+        "hygiene",
+        "the writer is cancelled with the connect block (queued messages lost)",
+        "connection.py",
+        "        self._writer_scope = anyio.CancelScope(shield=True)\n",
+        "        self._writer_scope = anyio.CancelScope()\n",
+    ),
+    Mutation(
+        "M46",
+        "OUT-5",
+        "the reader settles pending requests when cancelled with the connect block",
+        "connection.py",
+        "        with self._reader_scope:\n            await self._read_loop()\n"
+        "        await self._close_incoming()\n",
+        "        try:\n            with self._reader_scope:\n                await self._read_loop()\n"
+        "        finally:\n            await self._close_incoming()\n",
+    ),
+    Mutation(
+        "M47",
+        "hygiene",
+        "a result callback chosen after the connection finished is dropped silently",
+        "connection.py",
+        "            raise OutboxClosed from None\n",
+        "            pass\n",
+    ),
+]
+
+
+def _apply(src: Path, mutation: Mutation) -> bool:
+    for file, old, new in ((mutation.file, mutation.old, mutation.new), *mutation.more):
+        path = src / "acp_runtime" / file
+        text = path.read_text()
+        if text.count(old) != 1:
+            return False
+        path.write_text(text.replace(old, new))
+    return True
+
+
+def _run_tests(src: Path) -> list[str]:
+    """The spec tests that fail against the mutated copy ("" if the run itself broke)."""
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
+    command = [sys.executable, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    failed = sorted(
+        {
+            line.split()[1].split("::")[-1].split("[")[0]
+            for line in done.stdout.splitlines()
+            if line.startswith(("FAILED", "ERROR"))
+        }
+    )
+    if done.returncode != 0 and not failed:
+        return [done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "run failed"]
+    return failed
+
+
+def main(selected: list[str]) -> int:
+    mutations = [m for m in MUTATIONS if not selected or m.key in selected]
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="acp-mutation-") as tmp:
+        base, src = Path(tmp) / "base", Path(tmp) / "src"
+        shutil.copytree(REPO / "src", base, ignore=shutil.ignore_patterns("__pycache__"))
+        for mutation in mutations:
+            shutil.rmtree(src, ignore_errors=True)
+            shutil.copytree(base, src)
+            if not _apply(src, mutation):
+                print(f"{mutation.key} {mutation.spec:8} stale     {mutation.what}")
+                bad += 1
+                continue
+            started = time.monotonic()
+            failed = _run_tests(src)
+            status = "caught" if failed else "SURVIVED"
+            bad += not failed
+            print(
+                f"{mutation.key} {mutation.spec:8} {status:9} {mutation.what}"
+                f" [{time.monotonic() - started:.0f}s, {len(failed)} failing]",
+                flush=True,
+            )
+            for name in failed:
+                print(f"        {name}", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
