@@ -109,7 +109,7 @@ class Connection:
         self._routes = routes
         self._transport = transport
         self._tg = task_group
-        self._outbox = Outbox()
+        self._outbox = Outbox(getattr(transport, "send_nowait", None))
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
         self._call_soon = current_soon_caller()
@@ -451,14 +451,18 @@ class Connection:
         """Stop reading, settle pending requests, flush queued messages, close."""
         with anyio.CancelScope(shield=True):
             self._reader_scope.cancel()
-            await self._close_incoming()
-            self._outbox.close()
-            if self._writer_started:
-                with anyio.move_on_after(CLOSE_TIMEOUT):
-                    await self._writer_done.wait()
-            self._writer_scope.cancel()
-            await self._transport.aclose()
-            self._tg.cancel_scope.cancel()
+            try:
+                await self._close_incoming()  # result callbacks run here and may raise
+            finally:
+                self._outbox.close()
+                try:
+                    if self._writer_started:
+                        with anyio.move_on_after(CLOSE_TIMEOUT):
+                            await self._writer_done.wait()
+                finally:
+                    self._writer_scope.cancel()  # the shielded writer never outlives this
+                    self._tg.cancel_scope.cancel()
+                await self._transport.aclose()
 
 
 def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:

@@ -20,7 +20,7 @@ Reading rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 import anyio
@@ -167,6 +167,9 @@ class LineTransport:
         # fast_acquire: no extra scheduler round trip per message when uncontended.
         self._send_lock = anyio.Lock(fast_acquire=True)
         self._closed = False
+        self._try_send_nowait: Callable[[bytes], bool] | None = getattr(
+            send_stream, "try_send_nowait", None
+        )
 
     @property
     def max_message_bytes(self) -> int:
@@ -191,6 +194,16 @@ class LineTransport:
         frame = message + b"\n"
         async with self._send_lock:
             await self._send_stream.send(frame)
+
+    def send_nowait(self, message: bytes) -> bool:
+        """Write ``message`` at once from synchronous code if the send stream can do so
+        without blocking (see ``FdSendStream.try_send_nowait``) and no send is under
+        way; False means nothing was written and :meth:`send` must be used. This lets
+        a request reach the wire without waking a writer task."""
+        try_send = self._try_send_nowait
+        if try_send is None or self._closed or self._send_lock.locked() or b"\n" in message:
+            return False
+        return try_send(message + b"\n")
 
     async def send_many(self, messages: Sequence[bytes]) -> None:
         """:meth:`send` for several messages, in order, in one write: a backlog costs

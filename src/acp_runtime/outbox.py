@@ -4,11 +4,14 @@ Queuing never blocks (responses, cancels and notifications are queued from
 synchronous code, including finalizer callbacks), so the queue is unbounded. The
 writer takes everything queued so far in one go, which lets a framed transport put a
 backlog on the wire in one write: fewer system calls, and fewer wake-ups of the peer.
+When nothing is queued, a message may go out at once through ``send_now`` (a
+transport's non-blocking write), saving the writer task's wake-up.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 
@@ -18,9 +21,13 @@ from .settlement import OutboxClosed
 class Outbox:
     """FIFO of encoded messages; :meth:`put` from anywhere on the loop, one taker."""
 
-    __slots__ = ("_closed", "_items", "_wakeup")
+    __slots__ = ("_closed", "_items", "_send_now", "_wakeup")
 
-    def __init__(self) -> None:
+    def __init__(self, send_now: Callable[[bytes], bool] | None = None) -> None:
+        """``send_now(message)`` writes a message at once and returns True, or writes
+        nothing and returns False; it is tried only while the queue is empty, so it
+        must also refuse while the taker is still writing an earlier batch."""
+        self._send_now = send_now
         self._items: deque[bytes] = deque()
         self._closed = False
         self._wakeup: anyio.Event | None = None
@@ -29,6 +36,8 @@ class Outbox:
         """Queue one message; raises :class:`OutboxClosed` once closed."""
         if self._closed:
             raise OutboxClosed
+        if not self._items and self._send_now is not None and self._send_now(message):
+            return
         self._items.append(message)
         self._wake()
 

@@ -23,9 +23,10 @@ from types import TracebackType
 from typing import IO, Any, Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process, TaskGroup
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
 from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineReader, LineTransport
+from .stdio import FdReceiveStream, FdSendStream
 from .transport import MessageTooLarge
 
 StderrHandling = Literal["inherit", "discard"] | Callable[[bytes], object] | int | IO[Any]
@@ -139,6 +140,12 @@ class AgentProcess:
     async def send(self, message: bytes) -> None:
         await self.transport.send(message)
 
+    def send_nowait(self, message: bytes) -> bool:
+        return self.transport.send_nowait(message)
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        await self.transport.send_many(messages)
+
     async def send_eof(self) -> None:
         """Close the agent's stdin; its remaining output can still be received."""
         await self.transport.send_eof()
@@ -152,19 +159,16 @@ class AgentProcess:
             raise RuntimeError("an AgentProcess runs once; call spawn_agent again")
         stderr_target = _stderr_target(self._stderr)
         stderr_callback = self._stderr if callable(self._stderr) else None
-        process = await anyio.open_process(
+        process, (receive_stream, send_stream) = await _open_with_pipes(
             self._argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
             stderr=stderr_target,
             cwd=self._cwd,
             env=self._env,
             start_new_session=self._new_process_group,
         )
-        assert process.stdin is not None and process.stdout is not None
         self._process = process
         self._transport = LineTransport(
-            process.stdout, process.stdin, max_message_bytes=self._max_message_bytes
+            receive_stream, send_stream, max_message_bytes=self._max_message_bytes
         )
         # The task group never sees the body's exception (see __aexit__), so a
         # user's error is not wrapped in an ExceptionGroup.
@@ -285,3 +289,37 @@ async def _forward_lines(
         pass
     finally:
         done.set()
+
+
+async def _open_with_pipes(
+    argv: Sequence[str | os.PathLike[str]], *, stderr: Any, **options: Any
+) -> tuple[Process, tuple[ByteReceiveStream, ByteSendStream]]:
+    """Start the agent with its stdin and stdout on pipes; returns our ends as streams.
+
+    On POSIX the pipes are made here and read/written with the ``stdio`` fd streams,
+    which can write a small message at once from synchronous code and (on asyncio)
+    keep the read end registered with the loop; elsewhere anyio's process pipes.
+    """
+    if os.name != "posix":
+        process = await anyio.open_process(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, **options
+        )
+        assert process.stdin is not None and process.stdout is not None
+        return process, (process.stdout, process.stdin)
+    child_stdin, our_stdin = os.pipe()  # non-inheritable; the child gets dup2'd copies
+    our_stdout, child_stdout = os.pipe()
+    try:
+        process = await anyio.open_process(
+            argv, stdin=child_stdin, stdout=child_stdout, stderr=stderr, **options
+        )
+    except BaseException:
+        os.close(our_stdin)
+        os.close(our_stdout)
+        raise
+    finally:
+        os.close(child_stdin)
+        os.close(child_stdout)
+    return process, (
+        FdReceiveStream(our_stdout, close_fd=True),
+        FdSendStream(our_stdin, close_fd=True),
+    )

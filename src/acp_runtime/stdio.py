@@ -3,7 +3,12 @@
 anyio has no async stdin, so this module reads and writes the file descriptors
 itself. Pipes and sockets (what an editor gives an agent) are switched to
 non-blocking mode and waited on with :func:`anyio.wait_readable` /
-:func:`anyio.wait_writable`, which works on asyncio and trio without threads.
+:func:`anyio.wait_writable`, which works on asyncio and trio without threads; on
+asyncio the read side keeps its descriptor registered with the loop instead
+(:mod:`acp_runtime._fd_reader`), which saves two system calls and a failing read
+per message. A small message on a pipe can be written at once from synchronous
+code (:meth:`FdSendStream.try_send_nowait`), a write no larger than ``PIPE_BUF``
+being all or nothing.
 Descriptors the event loop cannot poll (regular files from ``< file`` redirects,
 terminals, ``/dev/null``, and everything on Windows) fall back to blocking calls
 in a worker thread.
@@ -17,7 +22,9 @@ non-blocking.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import select
 import stat
 import sys
 
@@ -26,7 +33,11 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from ._fd_reader import LoopFdReader
 from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
+
+ATOMIC_PIPE_WRITE_BYTES: int = getattr(select, "PIPE_BUF", 512)
+"""POSIX: a write of at most this many bytes to a pipe is never split."""
 
 
 def is_pollable(fd: int) -> bool:
@@ -45,6 +56,7 @@ class _FdStream:
         self._close_fd = close_fd
         self._closed = False
         self._pollable = is_pollable(fd)
+        self._is_pipe = self._pollable and stat.S_ISFIFO(os.fstat(fd).st_mode)
         self._made_non_blocking = self._pollable and os.get_blocking(fd)
         if self._made_non_blocking:
             os.set_blocking(fd, False)
@@ -58,12 +70,16 @@ class _FdStream:
             return
         self._closed = True
         if self._pollable:
+            self._stop_loop_reader()
             anyio.notify_closing(self.fd)  # wakes a task parked in wait_readable/writable
             if self._made_non_blocking:
                 os.set_blocking(self.fd, True)
         if self._close_fd:
             os.close(self.fd)
         await anyio.lowlevel.checkpoint()
+
+    def _stop_loop_reader(self) -> None:
+        """Hook for the receive side: unregister the fd before it is closed."""
 
 
 class FdReceiveStream(_FdStream, ByteReceiveStream):
@@ -72,9 +88,17 @@ class FdReceiveStream(_FdStream, ByteReceiveStream):
     def __init__(self, fd: int, *, close_fd: bool = False) -> None:
         super().__init__(fd, close_fd=close_fd)
         self._guard = anyio.ResourceGuard("reading from")
+        self._loop_reader: LoopFdReader | None = None
+        self._loop_reader_checked = not self._pollable
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         with self._guard:
+            if not self._loop_reader_checked:
+                self._loop_reader_checked = True
+                self._loop_reader = _asyncio_fd_reader(self.fd)
+            if self._loop_reader is not None:
+                self._check_open()
+                return await self._loop_reader.receive(max_bytes)
             await anyio.lowlevel.checkpoint()
             try:
                 while True:
@@ -95,6 +119,22 @@ class FdReceiveStream(_FdStream, ByteReceiveStream):
                 raise anyio.EndOfStream
             return data
 
+    def _stop_loop_reader(self) -> None:
+        if self._loop_reader is not None:
+            self._loop_reader.close()
+
+
+def _asyncio_fd_reader(fd: int) -> LoopFdReader | None:
+    """A registered-fd reader when running in an asyncio task (not trio, nor a trio
+    guest on an asyncio loop); None where the loop cannot watch descriptors."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    if asyncio.current_task() is None or not hasattr(loop, "add_reader"):
+        return None
+    return LoopFdReader(loop, fd)
+
 
 class FdSendStream(_FdStream, ByteSendStream):
     """Writes a file descriptor, all of each item, looping over partial writes.
@@ -107,31 +147,57 @@ class FdSendStream(_FdStream, ByteSendStream):
         super().__init__(fd, close_fd=close_fd)
         self._guard = anyio.ResourceGuard("writing to")
         self._torn = False
+        self._sending = False
+
+    def try_send_nowait(self, item: bytes) -> bool:
+        """Write all of ``item`` now if that can neither block nor tear it, else write
+        nothing and return False (then :meth:`send` it). Only a pipe qualifies, for
+        items up to ``PIPE_BUF`` bytes, and only while no :meth:`send` is under way.
+        An error is left for the next :meth:`send` to report."""
+        if (
+            not self._is_pipe
+            or self._sending
+            or self._closed
+            or self._torn
+            or len(item) > ATOMIC_PIPE_WRITE_BYTES
+        ):
+            return False
+        try:
+            return os.write(self.fd, item) == len(item)
+        except OSError:  # BlockingIOError: the pipe is full; others recur in send()
+            return False
 
     async def send(self, item: bytes) -> None:
         with self._guard:
-            await anyio.lowlevel.checkpoint()
-            if self._torn:
-                raise anyio.BrokenResourceError("an earlier send was cancelled midway")
-            remaining = memoryview(item)
+            self._sending = True
             try:
-                while remaining:
-                    self._check_open()
-                    if not self._pollable:
-                        written = await anyio.to_thread.run_sync(os.write, self.fd, remaining)
-                    else:
-                        try:
-                            written = os.write(self.fd, remaining)
-                        except BlockingIOError:
-                            await anyio.wait_writable(self.fd)
-                            continue
-                    remaining = remaining[written:]
-            except OSError as exc:  # BrokenPipeError when the reader is gone
-                raise anyio.BrokenResourceError from exc
-            except BaseException:
-                if 0 < len(remaining) < len(item):
-                    self._torn = True
-                raise
+                await self._send(item)
+            finally:
+                self._sending = False
+
+    async def _send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint()
+        if self._torn:
+            raise anyio.BrokenResourceError("an earlier send was cancelled midway")
+        remaining = memoryview(item)
+        try:
+            while remaining:
+                self._check_open()
+                if not self._pollable:
+                    written = await anyio.to_thread.run_sync(os.write, self.fd, remaining)
+                else:
+                    try:
+                        written = os.write(self.fd, remaining)
+                    except BlockingIOError:
+                        await anyio.wait_writable(self.fd)
+                        continue
+                remaining = remaining[written:]
+        except OSError as exc:  # BrokenPipeError when the reader is gone
+            raise anyio.BrokenResourceError from exc
+        except BaseException:
+            if 0 < len(remaining) < len(item):
+                self._torn = True
+            raise
 
 
 def stdio_transport(
