@@ -1,0 +1,243 @@
+"""Fast paths of the sequential round trip (issue #6): a small message written at once
+from synchronous code on a pipe, and a read side that stays registered with the
+asyncio loop. Each keeps the FIFO order and the error semantics of the slow path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from acp_runtime import ConnectionBuilder
+from acp_runtime import _fd_reader
+from acp_runtime.framing import LineTransport
+from acp_runtime.outbox import Outbox
+from acp_runtime.stdio import ATOMIC_PIPE_WRITE_BYTES, FdReceiveStream, FdSendStream
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    read_fd, write_fd = os.pipe()
+    yield read_fd, write_fd
+    for fd in (read_fd, write_fd):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _drain(fd: int) -> bytes:
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return b""
+    finally:
+        os.set_blocking(fd, True)
+
+
+# -- Outbox: send_now only while nothing is queued ---------------------------------------
+
+
+@pytest.mark.anyio
+async def test_outbox_keeps_fifo_once_a_message_had_to_queue() -> None:
+    sent_now: list[bytes] = []
+    accept = False
+
+    def send_now(message: bytes) -> bool:
+        if accept:
+            sent_now.append(message)
+        return accept
+
+    outbox = Outbox(send_now)
+    outbox.put(b"first")  # refused: queued
+    accept = True
+    outbox.put(b"second")  # must queue behind "first", not overtake it
+    assert sent_now == []
+    assert await outbox.take(1024) == [b"first", b"second"]
+    outbox.put(b"third")  # queue empty again: goes out at once
+    assert sent_now == [b"third"]
+
+
+# -- FdSendStream / LineTransport.send_nowait ---------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_send_nowait_writes_a_whole_line_at_once(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    transport = LineTransport(FdReceiveStream(read_fd), FdSendStream(write_fd))
+    assert transport.send_nowait(b'{"a":1}')
+    assert _drain(read_fd) == b'{"a":1}\n'
+
+
+@pytest.mark.anyio
+async def test_send_nowait_refuses_what_could_tear_or_block(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    transport = LineTransport(FdReceiveStream(read_fd), FdSendStream(write_fd))
+    assert not transport.send_nowait(b"x" * ATOMIC_PIPE_WRITE_BYTES)  # + "\n" is too big
+    assert not transport.send_nowait(b"a\nb")
+    assert _drain(read_fd) == b""
+    os.set_blocking(write_fd, False)
+    try:
+        while True:  # fill the pipe
+            os.write(write_fd, b"." * 4096)
+    except BlockingIOError:
+        pass
+    assert not transport.send_nowait(b"small")  # full pipe: nothing written, no error
+    _drain(read_fd)
+
+
+@pytest.mark.anyio
+async def test_send_nowait_refuses_while_a_send_is_under_way(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    transport = LineTransport(FdReceiveStream(read_fd), FdSendStream(write_fd))
+    big = b"y" * (1 << 20)  # more than the pipe holds: the send parks half-way
+    received = bytearray()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(transport.send, big)
+        with anyio.fail_after(5):
+            while not _pipe_has_data(read_fd):
+                await anyio.lowlevel.checkpoint()
+        assert not transport.send_nowait(b"later")  # would land inside the big line
+        with anyio.fail_after(5):
+            while len(received) < len(big) + 1:
+                received += await anyio.to_thread.run_sync(os.read, read_fd, 1 << 20)
+    assert bytes(received) == big + b"\n"
+    assert transport.send_nowait(b"later")
+    assert _drain(read_fd) == b"later\n"
+
+
+def _pipe_has_data(fd: int) -> bool:
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+@pytest.mark.anyio
+async def test_send_nowait_after_close_or_on_a_broken_pipe(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = FdSendStream(write_fd)
+    os.close(read_fd)
+    assert not stream.try_send_nowait(b"x\n")  # EPIPE is left for send() to report
+    with pytest.raises(anyio.BrokenResourceError):
+        await stream.send(b"x\n")
+    await stream.aclose()
+    assert not stream.try_send_nowait(b"x\n")
+
+
+# -- the registered-fd reader (asyncio) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_reader_registers_the_fd_once_across_messages(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_fd, write_fd = pipe
+    loop = asyncio.get_running_loop()
+    registrations: list[int] = []
+    add_reader = loop.add_reader
+
+    def counting_add_reader(fd: int, callback: object) -> None:
+        registrations.append(fd)
+        add_reader(fd, callback)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop, "add_reader", counting_add_reader)
+    stream = FdReceiveStream(read_fd)
+    for i in range(5):
+        os.write(write_fd, b"%d" % i)
+        with anyio.fail_after(5):
+            assert await stream.receive() == b"%d" % i
+    assert registrations == [read_fd]
+    await stream.aclose()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_reader_pauses_when_unconsumed_and_resumes(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_fd_reader, "PAUSE_BYTES", 10)
+    monkeypatch.setattr(_fd_reader, "READ_BYTES", 8)
+    read_fd, write_fd = pipe
+    stream = FdReceiveStream(read_fd)
+    os.write(write_fd, b"a" * 8)
+    with anyio.fail_after(5):
+        assert await stream.receive(4) == b"aaaa"  # the rest stays buffered
+    os.write(write_fd, b"b" * 30)
+    received = b""
+    with anyio.fail_after(5):
+        while len(received) < 34:
+            received += await stream.receive()
+    assert received == b"aaaa" + b"b" * 30
+    os.close(write_fd)
+    with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
+        await stream.receive()
+    await stream.aclose()
+
+
+@pytest.mark.anyio
+async def test_close_wakes_a_parked_receive(pipe: tuple[int, int]) -> None:
+    read_fd, _ = pipe
+    stream = FdReceiveStream(read_fd)
+    outcome: list[BaseException] = []
+    parked = anyio.Event()
+
+    async def receive() -> None:
+        parked.set()
+        try:
+            await stream.receive()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            outcome.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(receive)
+        with anyio.fail_after(5):
+            await parked.wait()
+            await anyio.wait_all_tasks_blocked()
+            await stream.aclose()
+    assert len(outcome) == 1
+
+
+@pytest.mark.anyio
+async def test_cancelled_receive_loses_no_data(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    stream = FdReceiveStream(read_fd)
+    with anyio.move_on_after(0.01):
+        await stream.receive()
+    os.write(write_fd, b"kept")
+    with anyio.fail_after(5):
+        assert await stream.receive() == b"kept"
+    await stream.aclose()
+
+
+# -- end to end: a request is on the wire when send_request returns --------------------------
+
+
+@pytest.mark.anyio
+async def test_request_and_its_cancel_reach_the_pipe_in_order_without_the_writer(
+    pipe: tuple[int, int],
+) -> None:
+    incoming_read, incoming_write = os.pipe()  # the peer never writes: only EOF
+    try:
+        read_fd, write_fd = pipe
+        transport = LineTransport(FdReceiveStream(incoming_read), FdSendStream(write_fd))
+        async with ConnectionBuilder(role="client").connect(transport) as cx:
+            sent = cx.send_raw_request("_x/slow", {"n": 1})
+            first = _drain(read_fd)  # no checkpoint since send: the writer task has not run
+            assert json.loads(first)["method"] == "_x/slow"
+            sent.cancel()
+            second = _drain(read_fd)
+            cancel = json.loads(second)
+            assert cancel["method"] == "$/cancel_request"
+            assert cancel["params"] == {"requestId": json.loads(first)["id"]}
+            os.close(incoming_write)  # EOF from the peer ends the connection
+    finally:
+        for fd in (incoming_read, incoming_write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
