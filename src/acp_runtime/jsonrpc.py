@@ -143,6 +143,11 @@ def log_fields(method: str | None, request_id: RequestId = None) -> dict[str, ob
     return {"acp_method": method, "acp_request_id": request_id}
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+"""What ``json.dumps`` builds on every call with these options, built once."""
+
+
 def encode(message: dict[str, JsonValue]) -> bytes:
     """Compact UTF-8 JSON text of one message (no framing).
 
@@ -151,10 +156,9 @@ def encode(message: dict[str, JsonValue]) -> bytes:
     can send ``"\\ud800"``) cannot be UTF-8, so such a message is written ASCII-escaped.
     """
     try:
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode()
+        return _ENCODER.encode(message).encode()
     except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
+        return _ASCII_ENCODER.encode(message).encode()
     except RecursionError:
         raise ValueError("message nested too deeply to encode") from None
 
