@@ -94,7 +94,7 @@ def schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> str:
         return bundle
     raise VersionSourceError(
         f"{lock_path}: the {protocol!r} file of release {current!r} names no schema release "
-        "(neither `schema_release` nor a `github_asset.tag` like `schema-v1.25.0`); "
+        "(no `schema_release`, no `github_asset.tag` like `schema-v1.25.0`, no npm version); "
         "a generated package is versioned after its schema release, so record it there"
     )
 
