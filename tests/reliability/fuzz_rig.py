@@ -53,21 +53,21 @@ OUTGOING_PER_CASE = 3
 """Requests the connection sends before each case, for fuzzed responses to hit."""
 
 
-class Question(BaseModel, TypedRequest["Reply"]):
+class Question(BaseModel, TypedRequest["Answer"]):
     question: str
-    __acp_method__: ClassVar[RequestMethod[Question, Reply]]
+    __acp_method__: ClassVar[RequestMethod[Question, Answer]]
 
 
-class Reply(BaseModel):
+class Answer(BaseModel):
     text: str
 
 
-ASK_METHOD: RequestMethod[Question, Reply] = RequestMethod(ASK, Question, Reply, side="agent")
+ASK_METHOD: RequestMethod[Question, Answer] = RequestMethod(ASK, Question, Answer, side="agent")
 Question.__acp_method__ = ASK_METHOD
 
 
-async def _ask(params: Question, responder: Responder[Reply]) -> Reply:
-    return Reply(text=params.question)
+async def _ask(params: Question, responder: Responder[Answer]) -> Answer:
+    return Answer(text=params.question)
 
 
 async def _raw(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
@@ -217,7 +217,7 @@ class FuzzRig:
             return strict_json(await self._from_cx.receive())
 
     async def _replies_until_ping(self) -> list[Any]:
-        ping_id = f"ping-{next(self._pings)}"
+        ping_id = f"fuzz-rig-ping-{next(self._pings)}"  # longer than any generated string id
         await self._to_cx.send(
             json.dumps({"jsonrpc": "2.0", "id": ping_id, "method": ECHO}).encode() + b"\n"
         )
