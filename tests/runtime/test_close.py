@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import sys
+import threading
 from typing import Any
 
 import anyio
@@ -315,3 +316,42 @@ async def test_cancelling_the_foreground_closes_cleanly_and_leaves_no_task_behin
         request(ids[1], "awaited"),
         cancel(ids[1]),
     ]
+
+
+async def test_a_result_callback_failing_at_close_fails_the_block_promptly(
+    anyio_backend: str,
+) -> None:
+    """A result callback that raises when the close settles its request fails the
+    ``connect`` block with that error, and the close still ends the writer instead of
+    waiting for it forever (a hang this audit introduced and fixed). The scenario runs on
+    its own event loop in a worker thread, so a hang fails this test instead of the run."""
+
+    def scenario() -> BaseException | None:
+        async def main() -> None:
+            ours, _theirs = memory_pair()
+
+            async def fail(value: JsonValue | RequestError) -> None:
+                raise ValueError(f"callback failed on {value!r}")
+
+            async with ConnectionBuilder().connect(ours) as cx:
+                cx.send_raw_request("x").on_receiving_result(fail)
+
+        try:
+            anyio.run(main, backend=anyio_backend)
+        except BaseException as error:  # handed to the test, which checks it
+            return error
+        return None
+
+    outcome: list[BaseException | None] = []
+    done = threading.Event()
+
+    def run() -> None:
+        outcome.append(scenario())
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()  # a hung loop dies with the process
+    assert await anyio.to_thread.run_sync(done.wait, 10.0), "the connect block hung"
+    [error] = outcome
+    assert isinstance(error, BaseExceptionGroup)
+    failures, _ = error.split(ValueError)
+    assert failures is not None and "callback failed" in str(failures.exceptions[0])
