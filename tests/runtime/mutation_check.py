@@ -8,11 +8,11 @@ Not collected by pytest (no ``test_`` prefix); run it by hand after changing the
 
 Each mutation is applied to a private copy of ``src/`` in a temporary directory (the
 checkout is never touched), and the spec tests run against that copy through
-``PYTHONPATH`` (``src/`` is copied once at the start, so edits made meanwhile do not leak
-into the run; the tests themselves run from the checkout). A mutation whose original
-text is no longer in the source is reported ``stale`` (update it); one that no test
-notices is reported ``SURVIVED``. The exit status is non-zero if any mutation survived
-or went stale. A full run takes about 25 minutes on two cores.
+``PYTHONPATH``; the tests run from the checkout. The unmutated copy must pass first. A
+mutation whose original text is no longer in the source is reported ``stale`` (update
+it), one that no test notices ``SURVIVED``, and one whose run could not collect the
+tests ``BROKEN``. The exit status is non-zero unless every mutation was caught. A full
+run takes 20 to 40 minutes on two busy cores.
 """
 
 from __future__ import annotations
@@ -403,8 +403,9 @@ MUTATIONS: list[Mutation] = [
         "hygiene",
         "the shutdown does not wait for queued messages to be written",
         "connection.py",
-        "            with anyio.move_on_after(CLOSE_TIMEOUT):\n                await self._writer_done.wait()\n",
-        "",
+        "                        with anyio.move_on_after(CLOSE_TIMEOUT):\n"
+        "                            await self._writer_done.wait()\n",
+        "                        pass\n",
     ),
     Mutation(
         "M41",
@@ -467,6 +468,33 @@ MUTATIONS: list[Mutation] = [
         "            raise OutboxClosed from None\n",
         "            pass\n",
     ),
+    Mutation(
+        "M48",
+        "OUT-5",
+        "a finalizer firing after the loop finished raises (asyncio and trio)",
+        "_loop.py",
+        "        try:\n            loop.call_soon_threadsafe(callback)\n"
+        '        except RuntimeError:\n            log.debug("event loop closed; dropping %r", callback)\n',
+        "        loop.call_soon_threadsafe(callback)\n",
+        (
+            (
+                "_loop.py",
+                "        try:\n            token.run_sync_soon(callback)\n"
+                "        except trio.RunFinishedError:\n"
+                '            log.debug("trio run finished; dropping %r", callback)\n',
+                "        token.run_sync_soon(callback)\n",
+            ),
+        ),
+    ),
+    Mutation(
+        "M49",
+        "hygiene",
+        "a result callback raising at close leaves the shielded writer waiting forever",
+        "connection.py",
+        "            try:\n                await self._close_incoming()  # result callbacks run here and may raise\n"
+        "            finally:\n                self._outbox.close()\n",
+        "            await self._close_incoming()\n            if True:\n                self._outbox.close()\n",
+    ),
 ]
 
 
@@ -480,46 +508,53 @@ def _apply(src: Path, mutation: Mutation) -> bool:
     return True
 
 
-def _run_tests(src: Path) -> list[str]:
-    """The spec tests that fail against the mutated copy ("" if the run itself broke)."""
+def _run_tests(src: Path) -> tuple[str, list[str]]:
+    """Run the spec tests against ``src``: ("passed" | "failed" | "broken", names). A run
+    that could not even collect the tests is "broken", never counted as a catch."""
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
     command = [sys.executable, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider"]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    lines = done.stdout.splitlines()
     failed = sorted(
         {
             line.split()[1].split("::")[-1].split("[")[0]
-            for line in done.stdout.splitlines()
-            if line.startswith(("FAILED", "ERROR"))
+            for line in lines
+            if line.startswith("FAILED")
         }
     )
-    if done.returncode != 0 and not failed:
-        return [done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "run failed"]
-    return failed
+    errors = [line for line in lines if line.startswith("ERROR")]
+    if errors or (done.returncode != 0 and not failed):
+        return "broken", errors or lines[-1:]
+    return ("failed" if failed else "passed"), failed
 
 
 def main(selected: list[str]) -> int:
     mutations = [m for m in MUTATIONS if not selected or m.key in selected]
     bad = 0
     with tempfile.TemporaryDirectory(prefix="acp-mutation-") as tmp:
-        base, src = Path(tmp) / "base", Path(tmp) / "src"
-        shutil.copytree(REPO / "src", base, ignore=shutil.ignore_patterns("__pycache__"))
+        src = Path(tmp) / "src"
+        shutil.copytree(REPO / "src", src, ignore=shutil.ignore_patterns("__pycache__"))
+        status, names = _run_tests(src)
+        if status != "passed":
+            print(f"baseline: the unmutated tests do not pass ({status}): {names}")
+            return 2
         for mutation in mutations:
-            shutil.rmtree(src, ignore_errors=True)
-            shutil.copytree(base, src)
+            shutil.rmtree(src)
+            shutil.copytree(REPO / "src", src, ignore=shutil.ignore_patterns("__pycache__"))
             if not _apply(src, mutation):
                 print(f"{mutation.key} {mutation.spec:8} stale     {mutation.what}")
                 bad += 1
                 continue
             started = time.monotonic()
-            failed = _run_tests(src)
-            status = "caught" if failed else "SURVIVED"
-            bad += not failed
+            status, names = _run_tests(src)
+            label = {"failed": "caught", "passed": "SURVIVED", "broken": "BROKEN"}[status]
+            bad += status != "failed"
             print(
-                f"{mutation.key} {mutation.spec:8} {status:9} {mutation.what}"
-                f" [{time.monotonic() - started:.0f}s, {len(failed)} failing]",
+                f"{mutation.key} {mutation.spec:8} {label:9} {mutation.what}"
+                f" [{time.monotonic() - started:.0f}s, {len(names)} failing]",
                 flush=True,
             )
-            for name in failed:
+            for name in names:
                 print(f"        {name}", flush=True)
     return 1 if bad else 0
 
