@@ -34,7 +34,7 @@ class LoopFdReader:
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
         self._eof = False
-        self._error: OSError | None = None
+        self._error: Exception | None = None
         self._closed = False
         self._registered = False
         self._waiter: asyncio.Future[None] | None = None
@@ -50,11 +50,12 @@ class LoopFdReader:
         while not self._chunks:
             if self._closed:
                 raise anyio.ClosedResourceError
+            if self._error is None and not self._eof:
+                self._register()
             if self._error is not None:
                 raise anyio.BrokenResourceError from self._error
             if self._eof:
                 raise anyio.EndOfStream
-            self._register()
             self._waiter = waiter = self._loop.create_future()
             try:
                 await waiter
@@ -103,8 +104,13 @@ class LoopFdReader:
             waiter.set_result(None)
 
     def _register(self) -> None:
-        if not self._registered:
+        if self._registered:
+            return
+        try:
             self._loop.add_reader(self._fd, self._on_readable)
+        except (OSError, ValueError) as exc:  # the descriptor was closed behind our back
+            self._error = exc
+        else:
             self._registered = True
 
     def _unregister(self) -> None:

@@ -241,3 +241,31 @@ async def test_request_and_its_cancel_reach_the_pipe_in_order_without_the_writer
                 os.close(fd)
             except OSError:
                 pass
+
+
+@pytest.mark.anyio
+async def test_a_descriptor_closed_behind_the_stream_is_a_broken_resource() -> None:
+    read_fd, write_fd = os.pipe()
+    stream = FdReceiveStream(read_fd)
+    os.close(read_fd)
+    try:
+        with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError):
+            await stream.receive()
+    finally:
+        os.close(write_fd)
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+@pytest.mark.anyio
+async def test_a_failed_spawn_closes_every_pipe_end() -> None:
+    from acp_runtime.process import spawn_agent
+
+    before = _open_fds()
+    with pytest.raises(OSError):
+        async with spawn_agent(["/nonexistent/agent-binary"]):
+            pass
+    assert _open_fds() == before
