@@ -253,7 +253,9 @@ async def test_in3_duplicate_cancels_fire_the_marker_once() -> None:
 
 
 async def test_in3_cancel_request_sent_as_a_request_is_not_a_cancellation() -> None:
-    """IN-3/IN-4: ``$/cancel_request`` with an id is a request: -32601, marker untouched."""
+    """IN-3/IN-4: ``$/cancel_request`` with an id is an ordinary request: it reaches the raw
+    request fallback (which refuses it here) and the marker is untouched. Without a
+    fallback the runtime itself answers -32601: the GAP-13 test below."""
     parking = Parking()
     builder = ConnectionBuilder().on_raw_notification(parking.observe_cancel)
 

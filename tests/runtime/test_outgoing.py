@@ -124,7 +124,8 @@ async def test_out4_cancel_is_once_only_across_handles_and_duplicates() -> None:
 
 
 async def test_out4_many_tasks_cancelling_at_once_send_one_cancel() -> None:
-    """OUT-4: concurrent cancel() from many tasks plus a forwarded source: one notification."""
+    """OUT-4: concurrent cancel() from many tasks: one notification (with a forwarded source
+    and a drop in the race too: the GAP-4 test below)."""
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
         sent = cx.send_raw_request("x")
         await peer.receive()
