@@ -84,9 +84,10 @@ class ConnectionBuilder:
     async def connect(self, transport: Transport) -> AsyncGenerator[Connection, None]:
         """Run a connection over ``transport`` for the duration of the block.
 
-        Leaving the block closes it: pending outgoing requests fail with a
-        connection-closed error, queued messages are flushed (bounded by
-        ``CLOSE_TIMEOUT``), spawned work is cancelled and the transport closed. If
+        Leaving the block closes it, also when it is cancelled: pending outgoing requests
+        fail with a connection-closed error (a request awaited by the cancelled code is
+        abandoned instead: one ``$/cancel_request``), queued messages are flushed (bounded
+        by ``CLOSE_TIMEOUT``), spawned work is cancelled and the transport closed. If
         spawned work raises, the block is cancelled and the error propagates.
         """
         routes = Routes(
