@@ -7,7 +7,11 @@
 * dict-literal defaults of model fields become ``default_factory`` (type-correct);
 * ``float`` becomes ``int | float`` so ``1`` round-trips as ``1``, not ``1.0``;
 * open unions are tried left to right (known tags first) and their catch-all refuses
-  known tags, so a malformed known variant is an error instead of silently "other".
+  known tags, so a malformed known variant is an error instead of silently "other";
+* unions of models dump through the value's own class (``SerializeAsAny``): pydantic's
+  union serializer re-tries choices and, for JSON, goes through Python objects first;
+* ``AcpModel`` calls pydantic-core directly when ``model_validate``/``model_dump`` get no
+  options beyond the runtime's, instead of forwarding every keyword pydantic defines.
 """
 
 from __future__ import annotations
@@ -36,6 +40,41 @@ class AcpModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
     )
+
+    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
+
+        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
+        # parsing then costs more than validating a small model (measured, bench/).
+        @classmethod
+        def model_validate(cls, obj, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate(obj, **options)
+            return cls.__pydantic_validator__.validate_python(obj)
+
+        @classmethod
+        def model_validate_json(cls, json_data, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate_json(json_data, **options)
+            return cls.__pydantic_validator__.validate_json(json_data)
+
+        # ``by_alias`` None and True are the same here: the config serializes by alias.
+        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump(
+                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_python(
+                self, mode=mode, exclude_unset=exclude_unset
+            )
+
+        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump_json(
+                    by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
 def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
@@ -106,6 +145,7 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
         return data[start:end].decode()
 
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    model_unions = _model_unions(tree, classes)
     guards = {cls: u for u in open_unions for cls in u.classes}
     unguarded = set(guards)
     edits: list[_Edit] = [_Edit(*_span(n, starts), "int | float") for n in _lone_floats(tree)]
@@ -152,20 +192,70 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                     unguarded.discard(node.name)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if (
-                isinstance(target, ast.Name)
-                and target.id in ordered
-                and isinstance(node.value, ast.Call)
-            ):
-                value = node.value.args[1]
-                s, e = _span(value, starts)
-                edits.append(
-                    _Edit(s, e, f'Annotated[{seg(value)}, Field(union_mode="left_to_right")]')
-                )
+            if not (isinstance(target, ast.Name) and _is_alias(node.value)):
+                continue
+            assert isinstance(node.value, ast.Call)
+            value = node.value.args[1]
+            text = seg(value)
+            if target.id in ordered:
+                text = f'Annotated[{text}, Field(union_mode="left_to_right")]'
                 ordered.discard(target.id)
+            if target.id in model_unions:
+                # the subscript form, which type checkers read as the bare type
+                text = f"SerializeAsAny[{text}]"
+            if text != seg(value):
+                edits.append(_Edit(*_span(value, starts), text))
     if unguarded:
         raise PostprocessError(f"catch-all tag field not found in {sorted(unguarded)}")
     return _apply(data, edits)
+
+
+def _is_alias(value: ast.expr) -> bool:
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "TypeAliasType"
+    )
+
+
+def _annotated_parts(node: ast.expr) -> list[ast.expr] | None:
+    """The elements of ``Annotated[X, ...]``, else None."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "Annotated"
+        and isinstance(node.slice, ast.Tuple)
+    ):
+        return node.slice.elts
+    return None
+
+
+def _model_unions(tree: ast.Module, classes: set[str]) -> set[str]:
+    """Type aliases whose value is a union with at least one model (directly or via an alias)."""
+    values = {
+        n.targets[0].id: n.value.args[1]
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Call)
+        and _is_alias(n.value)
+    }
+
+    def members(node: ast.expr) -> list[ast.expr]:
+        parts = _annotated_parts(node)
+        return _union_members(parts[0] if parts else node)
+
+    found: set[str] = set()
+    changed = True
+    while changed:  # an alias may be a union of other aliases (``Known | Other``)
+        changed = False
+        for name, value in values.items():
+            names = [m.id for m in members(value) if isinstance(m, ast.Name)]
+            if name not in found and len(members(value)) > 1:
+                if any(n in classes or n in found for n in names):
+                    found.add(name)
+                    changed = True
+    return found
 
 
 def _union_members(node: ast.expr) -> list[ast.expr]:
@@ -237,10 +327,12 @@ def postprocess(
     body = source.split("\n\n", 1)[1]  # drop dcg's own header comment
     body = body.replace(
         "from pydantic import BaseModel, ConfigDict, Field",
-        "from pydantic import AfterValidator, BaseModel, ConfigDict, Field",
+        "from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny",
     )
     body = body.replace(
-        "from typing import ", "from collections.abc import Callable\nfrom typing import ", 1
+        "from typing import ",
+        "from collections.abc import Callable\nfrom typing import TYPE_CHECKING, ",
+        1,
     )
     last_import = max(
         n.end_lineno or 0

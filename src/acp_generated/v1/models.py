@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
@@ -23,6 +23,41 @@ class AcpModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
     )
+
+    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
+
+        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
+        # parsing then costs more than validating a small model (measured, bench/).
+        @classmethod
+        def model_validate(cls, obj, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate(obj, **options)
+            return cls.__pydantic_validator__.validate_python(obj)
+
+        @classmethod
+        def model_validate_json(cls, json_data, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate_json(json_data, **options)
+            return cls.__pydantic_validator__.validate_json(json_data)
+
+        # ``by_alias`` None and True are the same here: the config serializes by alias.
+        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump(
+                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_python(
+                self, mode=mode, exclude_unset=exclude_unset
+            )
+
+        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump_json(
+                    by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
 def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
@@ -1162,10 +1197,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
 CreateElicitationResponseKnown = TypeAliasType(
     "CreateElicitationResponseKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse,
         Field(discriminator="action"),
-    ],
+    ]],
 )
 
 
@@ -2318,7 +2353,7 @@ class OtherCreateElicitationResponse(AcpModel):
     """
 
 
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")])
+CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
 """
 Response from the client to an elicitation request.
 """
@@ -3046,10 +3081,10 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
 
 RequestPermissionOutcome = TypeAliasType(
     "RequestPermissionOutcome",
-    Annotated[
+    SerializeAsAny[Annotated[
         CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
         Field(discriminator="outcome"),
-    ],
+    ]],
 )
 """
 The outcome of a permission request.
@@ -3301,10 +3336,10 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
 SessionConfigOption = TypeAliasType(
     "SessionConfigOption",
-    Annotated[
+    SerializeAsAny[Annotated[
         SelectSessionConfigOption | BooleanSessionConfigOption,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 A session configuration option selector and its current state.
@@ -3410,7 +3445,7 @@ class SessionElicitationFormMode(ElicitationSessionScope):
     """
 
 
-ElicitationFormMode = TypeAliasType("ElicitationFormMode", SessionElicitationFormMode | RequestElicitationFormMode)
+ElicitationFormMode = TypeAliasType("ElicitationFormMode", SerializeAsAny[SessionElicitationFormMode | RequestElicitationFormMode])
 """
 Form-based elicitation mode where the client renders a form from the provided schema.
 """
@@ -3431,7 +3466,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
 
 
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SerializeAsAny[SessionElicitationUrlMode | RequestElicitationUrlMode])
 """
 URL-based elicitation mode where the client directs the user to a URL.
 """
@@ -3463,7 +3498,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SerializeAsAny[SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest])
 """
 Form-based elicitation where the client renders a form from the provided schema.
 """
@@ -3696,7 +3731,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest)
+OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SerializeAsAny[SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest])
 """
 Custom or future elicitation mode.
 
@@ -3826,13 +3861,13 @@ class SseMcpServer(McpServerSse):
 
 McpServerKnown = TypeAliasType(
     "McpServerKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         HttpMcpServer | SseMcpServer, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-McpServer = TypeAliasType("McpServer", Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")])
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")]])
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -3985,14 +4020,14 @@ class StringElicitationPropertySchema(StringPropertySchema):
 
 ElicitationPropertySchemaKnown = TypeAliasType(
     "ElicitationPropertySchemaKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")])
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
 """
 Property schema for elicitation form fields.
 
@@ -4034,7 +4069,7 @@ class TerminalAuthMethod(AuthMethodTerminal):
     type: Literal["terminal"]
 
 
-AuthMethod = TypeAliasType("AuthMethod", Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")])
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
 """
 Describes an available authentication method.
 
@@ -4170,10 +4205,10 @@ class TextContentBlock(TextContent):
 
 ContentBlock = TypeAliasType(
     "ContentBlock",
-    Annotated[
+    SerializeAsAny[Annotated[
         TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -4217,7 +4252,7 @@ class TextResourceContents(AcpModel):
     """
 
 
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", TextResourceContents | BlobResourceContents)
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
 """
 Resource content that can be embedded in a message.
 """
@@ -4244,7 +4279,7 @@ class TitledMultiSelectItems(AcpModel):
     """
 
 
-MultiSelectItems = TypeAliasType("MultiSelectItems", Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")])
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
 """
 Items for a multi-select (array) property schema.
 """
@@ -4313,10 +4348,10 @@ class ToolCall(AcpModel):
 
 ToolCallContent = TypeAliasType(
     "ToolCallContent",
-    Annotated[
+    SerializeAsAny[Annotated[
         ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 Content produced by a tool call.
@@ -4501,7 +4536,7 @@ The input specification for a command.
 """
 
 
-UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
 """
 URL-based elicitation where the client directs the user to a URL.
 """
@@ -4509,14 +4544,14 @@ URL-based elicitation where the client directs the user to a URL.
 
 CreateElicitationRequestKnown = TypeAliasType(
     "CreateElicitationRequestKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         FormCreateElicitationRequest | UrlCreateElicitationRequest,
         Field(discriminator="mode"),
-    ],
+    ]],
 )
 
 
-CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")])
+CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", SerializeAsAny[Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")]])
 """
 Request from the agent to elicit structured user input.
 
@@ -4573,10 +4608,10 @@ class UserMessageChunkSessionUpdate(ContentChunk):
 
 SessionUpdate = TypeAliasType(
     "SessionUpdate",
-    Annotated[
+    SerializeAsAny[Annotated[
         UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate,
         Field(discriminator="session_update"),
-    ],
+    ]],
 )
 """
 Different types of updates that can be sent during session processing.
@@ -4618,7 +4653,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     """
 
 
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")])
+SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
 """
 Request parameters for setting a session configuration option.
 """

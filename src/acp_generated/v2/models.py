@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
@@ -23,6 +23,41 @@ class AcpModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
     )
+
+    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
+
+        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
+        # parsing then costs more than validating a small model (measured, bench/).
+        @classmethod
+        def model_validate(cls, obj, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate(obj, **options)
+            return cls.__pydantic_validator__.validate_python(obj)
+
+        @classmethod
+        def model_validate_json(cls, json_data, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate_json(json_data, **options)
+            return cls.__pydantic_validator__.validate_json(json_data)
+
+        # ``by_alias`` None and True are the same here: the config serializes by alias.
+        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump(
+                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_python(
+                self, mode=mode, exclude_unset=exclude_unset
+            )
+
+        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump_json(
+                    by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
 def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
@@ -1552,10 +1587,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
 CreateElicitationResponseKnown = TypeAliasType(
     "CreateElicitationResponseKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse,
         Field(discriminator="action"),
-    ],
+    ]],
 )
 
 
@@ -2846,10 +2881,10 @@ class MoveDiffChange(DiffPathPairChange):
 
 DiffChangeKnown = TypeAliasType(
     "DiffChangeKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange,
         Field(discriminator="operation"),
-    ],
+    ]],
 )
 
 
@@ -3245,7 +3280,7 @@ class OtherAvailableCommand(AcpModel):
     """
 
 
-AvailableCommand = TypeAliasType("AvailableCommand", Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")])
+AvailableCommand = TypeAliasType("AvailableCommand", SerializeAsAny[Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")]])
 """
 A command the agent advertises to the client.
 
@@ -3355,7 +3390,7 @@ class OtherCreateElicitationResponse(AcpModel):
     """
 
 
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")])
+CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
 """
 Response from the client to an elicitation request.
 """
@@ -3400,7 +3435,7 @@ class OtherDiffChange(AcpModel):
     """
 
 
-DiffChange = TypeAliasType("DiffChange", Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")])
+DiffChange = TypeAliasType("DiffChange", SerializeAsAny[Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")]])
 """
 One file-level change described by a `Diff`.
 
@@ -4029,7 +4064,7 @@ class PlanUpdate(AcpModel):
     """
 
 
-PlanUpdateContent = TypeAliasType("PlanUpdateContent", Annotated[ItemsPlanUpdateContent | OtherPlanUpdateContent, Field(union_mode="left_to_right")])
+PlanUpdateContent = TypeAliasType("PlanUpdateContent", SerializeAsAny[Annotated[ItemsPlanUpdateContent | OtherPlanUpdateContent, Field(union_mode="left_to_right")]])
 """
 Updated content for a plan.
 """
@@ -4263,14 +4298,14 @@ class RefusalIdleStateUpdate(AcpModel):
 
 IdleStateUpdateKnown = TypeAliasType(
     "IdleStateUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdate | MaxTokensIdleStateUpdate | MaxTurnRequestsIdleStateUpdate | RefusalIdleStateUpdate | CancelledIdleStateUpdate | ErrorIdleStateUpdate,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdate = TypeAliasType("IdleStateUpdate", Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")])
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", SerializeAsAny[Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")]])
 """
 No foreground work is active. Background activity may continue.
 
@@ -4314,14 +4349,14 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
 IdleStateUpdateSessionUpdateKnown = TypeAliasType(
     "IdleStateUpdateSessionUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdateSessionUpdate | MaxTokensIdleStateUpdateSessionUpdate | MaxTurnRequestsIdleStateUpdateSessionUpdate | RefusalIdleStateUpdateSessionUpdate | CancelledIdleStateUpdateSessionUpdate | ErrorIdleStateUpdateSessionUpdate,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdateSessionUpdate = TypeAliasType("IdleStateUpdateSessionUpdate", Annotated[IdleStateUpdateSessionUpdateKnown | NoneIdleStateUpdateSessionUpdate | OtherIdleStateUpdateSessionUpdate, Field(union_mode="left_to_right")])
+IdleStateUpdateSessionUpdate = TypeAliasType("IdleStateUpdateSessionUpdate", SerializeAsAny[Annotated[IdleStateUpdateSessionUpdateKnown | NoneIdleStateUpdateSessionUpdate | OtherIdleStateUpdateSessionUpdate, Field(union_mode="left_to_right")]])
 """
 No foreground work is active. Background activity may continue.
 """
@@ -4357,14 +4392,14 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
 IdleStateUpdateVariantKnown = TypeAliasType(
     "IdleStateUpdateVariantKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")])
+IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", SerializeAsAny[Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")]])
 """
 No foreground work is active. Background activity may continue.
 """
@@ -4890,14 +4925,14 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
 
 RequestPermissionOutcomeKnown = TypeAliasType(
     "RequestPermissionOutcomeKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
         Field(discriminator="outcome"),
-    ],
+    ]],
 )
 
 
-RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")])
+RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", SerializeAsAny[Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")]])
 """
 The outcome of a permission request.
 """
@@ -5111,14 +5146,14 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
 SessionConfigOptionKnown = TypeAliasType(
     "SessionConfigOptionKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         SelectSessionConfigOption | BooleanSessionConfigOption,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-SessionConfigOption = TypeAliasType("SessionConfigOption", Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")])
+SessionConfigOption = TypeAliasType("SessionConfigOption", SerializeAsAny[Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")]])
 """
 A session configuration option selector and its current state.
 """
@@ -5226,7 +5261,7 @@ class SessionElicitationFormMode(ElicitationSessionScope):
     """
 
 
-ElicitationFormMode = TypeAliasType("ElicitationFormMode", SessionElicitationFormMode | RequestElicitationFormMode)
+ElicitationFormMode = TypeAliasType("ElicitationFormMode", SerializeAsAny[SessionElicitationFormMode | RequestElicitationFormMode])
 """
 Form-based elicitation mode where the client renders a form from the provided schema.
 """
@@ -5247,7 +5282,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
 
 
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SerializeAsAny[SessionElicitationUrlMode | RequestElicitationUrlMode])
 """
 URL-based elicitation mode where the client directs the user to a URL.
 """
@@ -5277,7 +5312,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SerializeAsAny[SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest])
 """
 Form-based elicitation where the client renders a form from the provided schema.
 """
@@ -5445,7 +5480,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest)
+OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SerializeAsAny[SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest])
 """
 Custom or future elicitation mode.
 
@@ -5489,14 +5524,14 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
 
 SetSessionConfigOptionRequestKnown = TypeAliasType(
     "SetSessionConfigOptionRequestKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         IdSetSessionConfigOptionRequest | BooleanSetSessionConfigOptionRequest,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")])
+SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
 """
 Request parameters for setting a session configuration option.
 
@@ -5535,7 +5570,7 @@ class StartReplayFrom(ReplayFromStart):
     type: Literal["start"]
 
 
-ReplayFrom = TypeAliasType("ReplayFrom", Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")])
+ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
 """
 Inclusive cursor describing where replayed session history should begin.
 
@@ -5545,14 +5580,14 @@ Replay includes the position identified by the cursor.
 
 StateUpdateKnown = TypeAliasType(
     "StateUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant,
         Field(discriminator="state"),
-    ],
+    ]],
 )
 
 
-StateUpdate = TypeAliasType("StateUpdate", Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")])
+StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
 """
 A snapshot of the session's aggregate foreground activity.
 
@@ -5599,14 +5634,14 @@ See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/
 
 StateUpdateSessionUpdateKnown = TypeAliasType(
     "StateUpdateSessionUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         RunningStateUpdateSessionUpdate | IdleStateUpdateSessionUpdate | RequiresActionStateUpdateSessionUpdate,
         Field(discriminator="state"),
-    ],
+    ]],
 )
 
 
-StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")])
+StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", SerializeAsAny[Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")]])
 """
 A snapshot of the session's aggregate foreground activity.
 """
@@ -5624,13 +5659,13 @@ class StdioMcpServer(McpServerStdio):
 
 McpServerKnown = TypeAliasType(
     "McpServerKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         HttpMcpServer | StdioMcpServer, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-McpServer = TypeAliasType("McpServer", Annotated[McpServerKnown | OtherMcpServer, Field(union_mode="left_to_right")])
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | OtherMcpServer, Field(union_mode="left_to_right")]])
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -5775,14 +5810,14 @@ class StringElicitationPropertySchema(StringPropertySchema):
 
 ElicitationPropertySchemaKnown = TypeAliasType(
     "ElicitationPropertySchemaKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")])
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
 """
 Property schema for elicitation form fields.
 
@@ -5844,13 +5879,13 @@ class TerminalAuthMethod(AuthMethodTerminal):
 
 AuthMethodKnown = TypeAliasType(
     "AuthMethodKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         TerminalAuthMethod | AgentAuthMethod, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-AuthMethod = TypeAliasType("AuthMethod", Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")])
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")]])
 """
 Describes an available authentication method.
 
@@ -6125,7 +6160,7 @@ class TextAvailableCommandInput(TextCommandInput):
     type: Literal["text"]
 
 
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")])
+AvailableCommandInput = TypeAliasType("AvailableCommandInput", SerializeAsAny[Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")]])
 """
 The input specification for a command.
 """
@@ -6170,14 +6205,14 @@ class TextContentBlock(TextContent):
 
 ContentBlockKnown = TypeAliasType(
     "ContentBlockKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ContentBlock = TypeAliasType("ContentBlock", Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")])
+ContentBlock = TypeAliasType("ContentBlock", SerializeAsAny[Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")]])
 """
 Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -6223,7 +6258,7 @@ class TextResourceContents(AcpModel):
     """
 
 
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", TextResourceContents | BlobResourceContents)
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
 """
 Resource content that can be embedded in a message.
 """
@@ -6248,7 +6283,7 @@ class TitledMultiSelectItems(AcpModel):
     """
 
 
-MultiSelectItems = TypeAliasType("MultiSelectItems", Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")])
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
 """
 Items for a multi-select (array) property schema.
 """
@@ -6266,13 +6301,13 @@ class ToolCallBackgroundWork(BackgroundToolCall):
 
 BackgroundWorkKnown = TypeAliasType(
     "BackgroundWorkKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         TerminalBackgroundWork | ToolCallBackgroundWork, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-BackgroundWork = TypeAliasType("BackgroundWork", Annotated[BackgroundWorkKnown | OtherBackgroundWork, Field(union_mode="left_to_right")])
+BackgroundWork = TypeAliasType("BackgroundWork", SerializeAsAny[Annotated[BackgroundWorkKnown | OtherBackgroundWork, Field(union_mode="left_to_right")]])
 """
 One piece of work running independently of the session's foreground work.
 
@@ -6370,14 +6405,14 @@ class ToolCallContentChunkSessionUpdate(ToolCallContentChunk):
 
 ToolCallContentKnown = TypeAliasType(
     "ToolCallContentKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ToolCallContent = TypeAliasType("ToolCallContent", Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")])
+ToolCallContent = TypeAliasType("ToolCallContent", SerializeAsAny[Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")]])
 """
 Content produced by a tool call.
 
@@ -6456,14 +6491,14 @@ class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
 
 RequestPermissionSubjectKnown = TypeAliasType(
     "RequestPermissionSubjectKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         ToolCallRequestPermissionSubject | CommandRequestPermissionSubject,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")])
+RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", SerializeAsAny[Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")]])
 """
 The operation requiring permission.
 """
@@ -6631,7 +6666,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
 
 
-ErrorData = TypeAliasType("ErrorData", UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any)
+ErrorData = TypeAliasType("ErrorData", SerializeAsAny[UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any])
 """
 Schema for [`Error::data`]: the shapes ACP defines, or any other value.
 """
@@ -6664,7 +6699,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
 
 
-UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
 """
 URL-based elicitation where the client directs the user to a URL.
 """
@@ -6672,14 +6707,14 @@ URL-based elicitation where the client directs the user to a URL.
 
 CreateElicitationRequestKnown = TypeAliasType(
     "CreateElicitationRequestKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         FormCreateElicitationRequest | UrlCreateElicitationRequest,
         Field(discriminator="mode"),
-    ],
+    ]],
 )
 
 
-CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")])
+CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", SerializeAsAny[Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")]])
 """
 Request from the agent to elicit structured user input.
 
@@ -6800,14 +6835,14 @@ class UserMessageSessionUpdate(UserMessage):
 
 SessionUpdateKnown = TypeAliasType(
     "SessionUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate,
         Field(discriminator="session_update"),
-    ],
+    ]],
 )
 
 
-SessionUpdate = TypeAliasType("SessionUpdate", Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")])
+SessionUpdate = TypeAliasType("SessionUpdate", SerializeAsAny[Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")]])
 """
 Different types of updates that can be sent while a session exists.
 

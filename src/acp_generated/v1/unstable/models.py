@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
@@ -23,6 +23,41 @@ class AcpModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
     )
+
+    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
+
+        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
+        # parsing then costs more than validating a small model (measured, bench/).
+        @classmethod
+        def model_validate(cls, obj, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate(obj, **options)
+            return cls.__pydantic_validator__.validate_python(obj)
+
+        @classmethod
+        def model_validate_json(cls, json_data, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate_json(json_data, **options)
+            return cls.__pydantic_validator__.validate_json(json_data)
+
+        # ``by_alias`` None and True are the same here: the config serializes by alias.
+        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump(
+                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_python(
+                self, mode=mode, exclude_unset=exclude_unset
+            )
+
+        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump_json(
+                    by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
 def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
@@ -1523,10 +1558,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
 CreateElicitationResponseKnown = TypeAliasType(
     "CreateElicitationResponseKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse,
         Field(discriminator="action"),
-    ],
+    ]],
 )
 
 
@@ -3328,7 +3363,7 @@ class OtherCreateElicitationResponse(AcpModel):
     """
 
 
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")])
+CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
 """
 Response from the client to an elicitation request.
 """
@@ -3765,10 +3800,10 @@ class PlanUpdate(AcpModel):
 
 PlanUpdateContent = TypeAliasType(
     "PlanUpdateContent",
-    Annotated[
+    SerializeAsAny[Annotated[
         ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 **UNSTABLE**
@@ -4179,14 +4214,14 @@ class RefusalIdleStateUpdate(AcpModel):
 
 IdleStateUpdateKnown = TypeAliasType(
     "IdleStateUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdate | MaxTokensIdleStateUpdate | MaxTurnRequestsIdleStateUpdate | RefusalIdleStateUpdate | CancelledIdleStateUpdate | ErrorIdleStateUpdate,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdate = TypeAliasType("IdleStateUpdate", Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")])
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", SerializeAsAny[Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")]])
 """
 The child is ready to process another prompt.
 
@@ -4217,14 +4252,14 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
 IdleStateUpdateVariantKnown = TypeAliasType(
     "IdleStateUpdateVariantKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")])
+IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", SerializeAsAny[Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")]])
 """
 The child is ready to process another prompt.
 """
@@ -4552,7 +4587,7 @@ class ResultMessageMcpResponse(AcpModel):
     """
 
 
-MessageMcpResponse = TypeAliasType("MessageMcpResponse", ResultMessageMcpResponse | ErrorMessageMcpResponse)
+MessageMcpResponse = TypeAliasType("MessageMcpResponse", SerializeAsAny[ResultMessageMcpResponse | ErrorMessageMcpResponse])
 """
 **UNSTABLE**
 
@@ -4707,10 +4742,10 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
 
 RequestPermissionOutcome = TypeAliasType(
     "RequestPermissionOutcome",
-    Annotated[
+    SerializeAsAny[Annotated[
         CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
         Field(discriminator="outcome"),
-    ],
+    ]],
 )
 """
 The outcome of a permission request.
@@ -5079,10 +5114,10 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
 SessionConfigOption = TypeAliasType(
     "SessionConfigOption",
-    Annotated[
+    SerializeAsAny[Annotated[
         SelectSessionConfigOption | BooleanSessionConfigOption,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 A session configuration option selector and its current state.
@@ -5188,7 +5223,7 @@ class SessionElicitationFormMode(ElicitationSessionScope):
     """
 
 
-ElicitationFormMode = TypeAliasType("ElicitationFormMode", SessionElicitationFormMode | RequestElicitationFormMode)
+ElicitationFormMode = TypeAliasType("ElicitationFormMode", SerializeAsAny[SessionElicitationFormMode | RequestElicitationFormMode])
 """
 Form-based elicitation mode where the client renders a form from the provided schema.
 """
@@ -5209,7 +5244,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
 
 
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SerializeAsAny[SessionElicitationUrlMode | RequestElicitationUrlMode])
 """
 URL-based elicitation mode where the client directs the user to a URL.
 """
@@ -5262,7 +5297,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SerializeAsAny[SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest])
 """
 Form-based elicitation where the client renders a form from the provided schema.
 """
@@ -5623,7 +5658,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest)
+OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SerializeAsAny[SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest])
 """
 Custom or future elicitation mode.
 
@@ -6066,13 +6101,13 @@ class SseMcpServer(McpServerSse):
 
 McpServerKnown = TypeAliasType(
     "McpServerKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         HttpMcpServer | SseMcpServer | AcpMcpServer, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-McpServer = TypeAliasType("McpServer", Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")])
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")]])
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -6225,14 +6260,14 @@ class StringElicitationPropertySchema(StringPropertySchema):
 
 ElicitationPropertySchemaKnown = TypeAliasType(
     "ElicitationPropertySchemaKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")])
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
 """
 Property schema for elicitation form fields.
 
@@ -6491,7 +6526,7 @@ class TerminalAuthMethod(AuthMethodTerminal):
     type: Literal["terminal"]
 
 
-AuthMethod = TypeAliasType("AuthMethod", Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")])
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
 """
 Describes an available authentication method.
 
@@ -6627,10 +6662,10 @@ class TextContentBlock(TextContent):
 
 ContentBlock = TypeAliasType(
     "ContentBlock",
-    Annotated[
+    SerializeAsAny[Annotated[
         TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -6674,7 +6709,7 @@ class TextResourceContents(AcpModel):
     """
 
 
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", TextResourceContents | BlobResourceContents)
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
 """
 Resource content that can be embedded in a message.
 """
@@ -6701,7 +6736,7 @@ class TitledMultiSelectItems(AcpModel):
     """
 
 
-MultiSelectItems = TypeAliasType("MultiSelectItems", Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")])
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
 """
 Items for a multi-select (array) property schema.
 """
@@ -6770,10 +6805,10 @@ class ToolCall(AcpModel):
 
 ToolCallContent = TypeAliasType(
     "ToolCallContent",
-    Annotated[
+    SerializeAsAny[Annotated[
         ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 """
 Content produced by a tool call.
@@ -7020,14 +7055,14 @@ class UnknownStateUpdateVariant(UnknownStateUpdate):
 
 StateUpdateKnown = TypeAliasType(
     "StateUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
         Field(discriminator="state"),
-    ],
+    ]],
 )
 
 
-StateUpdate = TypeAliasType("StateUpdate", Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")])
+StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
 """
 **UNSTABLE**
 
@@ -7066,7 +7101,7 @@ The input specification for a command.
 """
 
 
-UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
 """
 URL-based elicitation where the client directs the user to a URL.
 """
@@ -7074,14 +7109,14 @@ URL-based elicitation where the client directs the user to a URL.
 
 CreateElicitationRequestKnown = TypeAliasType(
     "CreateElicitationRequestKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         FormCreateElicitationRequest | UrlCreateElicitationRequest,
         Field(discriminator="mode"),
-    ],
+    ]],
 )
 
 
-CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")])
+CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", SerializeAsAny[Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")]])
 """
 Request from the agent to elicit structured user input.
 
@@ -7185,10 +7220,10 @@ class UserMessageChunkSessionUpdate(ContentChunk):
 
 SessionUpdate = TypeAliasType(
     "SessionUpdate",
-    Annotated[
+    SerializeAsAny[Annotated[
         UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate,
         Field(discriminator="session_update"),
-    ],
+    ]],
 )
 """
 Different types of updates that can be sent during session processing.
@@ -7230,7 +7265,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     """
 
 
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")])
+SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
 """
 Request parameters for setting a session configuration option.
 """

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
@@ -23,6 +23,41 @@ class AcpModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
     )
+
+    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
+
+        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
+        # parsing then costs more than validating a small model (measured, bench/).
+        @classmethod
+        def model_validate(cls, obj, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate(obj, **options)
+            return cls.__pydantic_validator__.validate_python(obj)
+
+        @classmethod
+        def model_validate_json(cls, json_data, **options):
+            __tracebackhide__ = True
+            if options:
+                return super().model_validate_json(json_data, **options)
+            return cls.__pydantic_validator__.validate_json(json_data)
+
+        # ``by_alias`` None and True are the same here: the config serializes by alias.
+        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump(
+                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_python(
+                self, mode=mode, exclude_unset=exclude_unset
+            )
+
+        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
+            if options or by_alias is False:
+                return super().model_dump_json(
+                    by_alias=by_alias, exclude_unset=exclude_unset, **options
+                )
+            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
 def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
@@ -1854,10 +1889,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
 CreateElicitationResponseKnown = TypeAliasType(
     "CreateElicitationResponseKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse,
         Field(discriminator="action"),
-    ],
+    ]],
 )
 
 
@@ -3538,10 +3573,10 @@ class MoveDiffChange(DiffPathPairChange):
 
 DiffChangeKnown = TypeAliasType(
     "DiffChangeKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange,
         Field(discriminator="operation"),
-    ],
+    ]],
 )
 
 
@@ -3942,7 +3977,7 @@ class OtherAvailableCommand(AcpModel):
     """
 
 
-AvailableCommand = TypeAliasType("AvailableCommand", Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")])
+AvailableCommand = TypeAliasType("AvailableCommand", SerializeAsAny[Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")]])
 """
 A command the agent advertises to the client.
 
@@ -4052,7 +4087,7 @@ class OtherCreateElicitationResponse(AcpModel):
     """
 
 
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")])
+CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
 """
 Response from the client to an elicitation request.
 """
@@ -4097,7 +4132,7 @@ class OtherDiffChange(AcpModel):
     """
 
 
-DiffChange = TypeAliasType("DiffChange", Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")])
+DiffChange = TypeAliasType("DiffChange", SerializeAsAny[Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")]])
 """
 One file-level change described by a `Diff`.
 
@@ -4823,14 +4858,14 @@ class PlanUpdate(AcpModel):
 
 PlanUpdateContentKnown = TypeAliasType(
     "PlanUpdateContentKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-PlanUpdateContent = TypeAliasType("PlanUpdateContent", Annotated[PlanUpdateContentKnown | OtherPlanUpdateContent, Field(union_mode="left_to_right")])
+PlanUpdateContent = TypeAliasType("PlanUpdateContent", SerializeAsAny[Annotated[PlanUpdateContentKnown | OtherPlanUpdateContent, Field(union_mode="left_to_right")]])
 """
 Updated content for a plan.
 """
@@ -5269,14 +5304,14 @@ class RefusalIdleStateUpdate(AcpModel):
 
 IdleStateUpdateKnown = TypeAliasType(
     "IdleStateUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdate | MaxTokensIdleStateUpdate | MaxTurnRequestsIdleStateUpdate | RefusalIdleStateUpdate | CancelledIdleStateUpdate | ErrorIdleStateUpdate,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdate = TypeAliasType("IdleStateUpdate", Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")])
+IdleStateUpdate = TypeAliasType("IdleStateUpdate", SerializeAsAny[Annotated[IdleStateUpdateKnown | NoneIdleStateUpdate | OtherIdleStateUpdate, Field(union_mode="left_to_right")]])
 """
 No foreground work is active. Background activity may continue.
 
@@ -5330,14 +5365,14 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
 IdleStateUpdateVariantKnown = TypeAliasType(
     "IdleStateUpdateVariantKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
         Field(discriminator="stop_reason"),
-    ],
+    ]],
 )
 
 
-IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")])
+IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", SerializeAsAny[Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")]])
 """
 No foreground work is active. Background activity may continue.
 """
@@ -5700,7 +5735,7 @@ class ResultMessageMcpResponse(AcpModel):
     """
 
 
-MessageMcpResponse = TypeAliasType("MessageMcpResponse", ResultMessageMcpResponse | ErrorMessageMcpResponse)
+MessageMcpResponse = TypeAliasType("MessageMcpResponse", SerializeAsAny[ResultMessageMcpResponse | ErrorMessageMcpResponse])
 """
 **UNSTABLE**
 
@@ -5912,14 +5947,14 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
 
 RequestPermissionOutcomeKnown = TypeAliasType(
     "RequestPermissionOutcomeKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
         Field(discriminator="outcome"),
-    ],
+    ]],
 )
 
 
-RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")])
+RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", SerializeAsAny[Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")]])
 """
 The outcome of a permission request.
 """
@@ -6250,14 +6285,14 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
 SessionConfigOptionKnown = TypeAliasType(
     "SessionConfigOptionKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         SelectSessionConfigOption | BooleanSessionConfigOption,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-SessionConfigOption = TypeAliasType("SessionConfigOption", Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")])
+SessionConfigOption = TypeAliasType("SessionConfigOption", SerializeAsAny[Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")]])
 """
 A session configuration option selector and its current state.
 """
@@ -6365,7 +6400,7 @@ class SessionElicitationFormMode(ElicitationSessionScope):
     """
 
 
-ElicitationFormMode = TypeAliasType("ElicitationFormMode", SessionElicitationFormMode | RequestElicitationFormMode)
+ElicitationFormMode = TypeAliasType("ElicitationFormMode", SerializeAsAny[SessionElicitationFormMode | RequestElicitationFormMode])
 """
 Form-based elicitation mode where the client renders a form from the provided schema.
 """
@@ -6386,7 +6421,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
 
 
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SessionElicitationUrlMode | RequestElicitationUrlMode)
+ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SerializeAsAny[SessionElicitationUrlMode | RequestElicitationUrlMode])
 """
 URL-based elicitation mode where the client directs the user to a URL.
 """
@@ -6437,7 +6472,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest)
+FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SerializeAsAny[SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest])
 """
 Form-based elicitation where the client renders a form from the provided schema.
 """
@@ -6741,7 +6776,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
 
 
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest)
+OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SerializeAsAny[SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest])
 """
 Custom or future elicitation mode.
 
@@ -7042,14 +7077,14 @@ class SetProviderResponse(AcpModel):
 
 SetSessionConfigOptionRequestKnown = TypeAliasType(
     "SetSessionConfigOptionRequestKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         IdSetSessionConfigOptionRequest | BooleanSetSessionConfigOptionRequest,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")])
+SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
 """
 Request parameters for setting a session configuration option.
 
@@ -7154,7 +7189,7 @@ class StartReplayFrom(ReplayFromStart):
     type: Literal["start"]
 
 
-ReplayFrom = TypeAliasType("ReplayFrom", Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")])
+ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
 """
 Inclusive cursor describing where replayed session history should begin.
 
@@ -7174,13 +7209,13 @@ class StdioMcpServer(McpServerStdio):
 
 McpServerKnown = TypeAliasType(
     "McpServerKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         HttpMcpServer | AcpMcpServer | StdioMcpServer, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-McpServer = TypeAliasType("McpServer", Annotated[McpServerKnown | OtherMcpServer, Field(union_mode="left_to_right")])
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | OtherMcpServer, Field(union_mode="left_to_right")]])
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -7325,14 +7360,14 @@ class StringElicitationPropertySchema(StringPropertySchema):
 
 ElicitationPropertySchemaKnown = TypeAliasType(
     "ElicitationPropertySchemaKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")])
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
 """
 Property schema for elicitation form fields.
 
@@ -7610,13 +7645,13 @@ class TerminalAuthMethod(AuthMethodTerminal):
 
 AuthMethodKnown = TypeAliasType(
     "AuthMethodKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         TerminalAuthMethod | AgentAuthMethod, Field(discriminator="type")
-    ],
+    ]],
 )
 
 
-AuthMethod = TypeAliasType("AuthMethod", Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")])
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")]])
 """
 Describes an available authentication method.
 
@@ -7891,7 +7926,7 @@ class TextAvailableCommandInput(TextCommandInput):
     type: Literal["text"]
 
 
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")])
+AvailableCommandInput = TypeAliasType("AvailableCommandInput", SerializeAsAny[Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")]])
 """
 The input specification for a command.
 """
@@ -7936,14 +7971,14 @@ class TextContentBlock(TextContent):
 
 ContentBlockKnown = TypeAliasType(
     "ContentBlockKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ContentBlock = TypeAliasType("ContentBlock", Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")])
+ContentBlock = TypeAliasType("ContentBlock", SerializeAsAny[Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")]])
 """
 Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -7989,7 +8024,7 @@ class TextResourceContents(AcpModel):
     """
 
 
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", TextResourceContents | BlobResourceContents)
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
 """
 Resource content that can be embedded in a message.
 """
@@ -8014,7 +8049,7 @@ class TitledMultiSelectItems(AcpModel):
     """
 
 
-MultiSelectItems = TypeAliasType("MultiSelectItems", Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")])
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
 """
 Items for a multi-select (array) property schema.
 """
@@ -8032,14 +8067,14 @@ class ToolCallBackgroundWork(BackgroundToolCall):
 
 BackgroundWorkKnown = TypeAliasType(
     "BackgroundWorkKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         TerminalBackgroundWork | ToolCallBackgroundWork | SubagentBackgroundWork,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-BackgroundWork = TypeAliasType("BackgroundWork", Annotated[BackgroundWorkKnown | OtherBackgroundWork, Field(union_mode="left_to_right")])
+BackgroundWork = TypeAliasType("BackgroundWork", SerializeAsAny[Annotated[BackgroundWorkKnown | OtherBackgroundWork, Field(union_mode="left_to_right")]])
 """
 One piece of work running independently of the session's foreground work.
 
@@ -8137,14 +8172,14 @@ class ToolCallContentChunkSessionUpdate(ToolCallContentChunk):
 
 ToolCallContentKnown = TypeAliasType(
     "ToolCallContentKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-ToolCallContent = TypeAliasType("ToolCallContent", Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")])
+ToolCallContent = TypeAliasType("ToolCallContent", SerializeAsAny[Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")]])
 """
 Content produced by a tool call.
 
@@ -8223,14 +8258,14 @@ class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
 
 RequestPermissionSubjectKnown = TypeAliasType(
     "RequestPermissionSubjectKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         ToolCallRequestPermissionSubject | CommandRequestPermissionSubject,
         Field(discriminator="type"),
-    ],
+    ]],
 )
 
 
-RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")])
+RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", SerializeAsAny[Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")]])
 """
 The operation requiring permission.
 """
@@ -8477,14 +8512,14 @@ class UnknownStateUpdateSessionUpdate(UnknownStateUpdate):
 
 StateUpdateSessionUpdateKnown = TypeAliasType(
     "StateUpdateSessionUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         RunningStateUpdateSessionUpdate | IdleStateUpdateVariant | RequiresActionStateUpdateSessionUpdate | UnknownStateUpdateSessionUpdate,
         Field(discriminator="state"),
-    ],
+    ]],
 )
 
 
-StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")])
+StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", SerializeAsAny[Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")]])
 """
 A snapshot of the session's aggregate foreground activity.
 """
@@ -8505,14 +8540,14 @@ class UnknownStateUpdateVariant(UnknownStateUpdate):
 
 StateUpdateKnown = TypeAliasType(
     "StateUpdateKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
         Field(discriminator="state"),
-    ],
+    ]],
 )
 
 
-StateUpdate = TypeAliasType("StateUpdate", Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")])
+StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
 """
 A snapshot of the session's aggregate foreground activity.
 
@@ -8582,7 +8617,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
 
 
-ErrorData = TypeAliasType("ErrorData", UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any)
+ErrorData = TypeAliasType("ErrorData", SerializeAsAny[UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any])
 """
 Schema for [`Error::data`]: the shapes ACP defines, or any other value.
 """
@@ -8615,7 +8650,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
 
 
-UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest)
+UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
 """
 URL-based elicitation where the client directs the user to a URL.
 """
@@ -8623,14 +8658,14 @@ URL-based elicitation where the client directs the user to a URL.
 
 CreateElicitationRequestKnown = TypeAliasType(
     "CreateElicitationRequestKnown",
-    Annotated[
+    SerializeAsAny[Annotated[
         FormCreateElicitationRequest | UrlCreateElicitationRequest,
         Field(discriminator="mode"),
-    ],
+    ]],
 )
 
 
-CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")])
+CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", SerializeAsAny[Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")]])
 """
 Request from the agent to elicit structured user input.
 
@@ -8802,10 +8837,10 @@ class UserMessageSessionUpdate(UserMessage):
     session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-SessionUpdateKnown = TypeAliasType("SessionUpdateKnown", UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate)
+SessionUpdateKnown = TypeAliasType("SessionUpdateKnown", SerializeAsAny[UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate])
 
 
-SessionUpdate = TypeAliasType("SessionUpdate", Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")])
+SessionUpdate = TypeAliasType("SessionUpdate", SerializeAsAny[Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")]])
 """
 Different types of updates that can be sent while a session exists.
 
