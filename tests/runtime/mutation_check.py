@@ -28,6 +28,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = ["tests/runtime", "tests/proxies"]
+RUN_TIMEOUT = 300
+"""Seconds one test run may take before it counts as hung."""
 
 
 @dataclass(frozen=True)
@@ -513,7 +515,12 @@ def _run_tests(src: Path) -> tuple[str, list[str]]:
     that could not even collect the tests is "broken", never counted as a catch."""
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
     command = [sys.executable, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider"]
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    try:
+        done = subprocess.run(
+            command, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:  # a test hung: CI would fail it by timeout
+        return "failed", [f"(the run hung for {RUN_TIMEOUT} s)"]
     lines = done.stdout.splitlines()
     failed = sorted(
         {

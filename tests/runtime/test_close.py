@@ -84,25 +84,25 @@ async def test_leaving_the_connect_block_settles_pending_and_cancels_spawned_wor
     outcome: list[Any] = []
     ours, theirs = memory_pair()
     peer = WirePeer(theirs)
-    async with anyio.create_task_group() as tg:
-        async with ConnectionBuilder().connect(ours) as cx:
-            sent = cx.send_raw_request("never-answered")
-            cx.spawn(forever)
-            with anyio.fail_after(5):
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            async with ConnectionBuilder().connect(ours) as cx:
+                sent = cx.send_raw_request("never-answered")
+                cx.spawn(forever)
                 await started.wait()
 
-            async def wait_for_it() -> None:
-                try:
-                    await sent
-                except RequestError as error:
-                    outcome.append(error)
+                async def wait_for_it() -> None:
+                    try:
+                        await sent
+                    except RequestError as error:
+                        outcome.append(error)
 
-            tg.start_soon(wait_for_it)
-            await peer.receive()
-        assert ended.is_set()
-    assert outcome == [RequestError.connection_closed("never-answered")]
-    with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
-        await theirs.receive()  # the transport was closed
+                tg.start_soon(wait_for_it)
+                await peer.receive()
+            assert ended.is_set()
+        assert outcome == [RequestError.connection_closed("never-answered")]
+        with pytest.raises(anyio.EndOfStream):
+            await theirs.receive()  # the transport was closed
 
 
 async def test_serve_returns_after_peer_eof_and_flushes_queued_answers() -> None:
