@@ -50,7 +50,7 @@ class Settings:
 
 
 QUICK = Settings(("v1",), 1, 2, 3, 0.03)
-FULL = Settings(tuple(GENERATED), 3, 10, 7, 0.2)
+FULL = Settings(tuple(GENERATED), 3, 10, 21, 0.1)
 
 
 def spread(samples: list[float], unit: str = "s") -> Record:
@@ -265,21 +265,26 @@ def calibrate(op: Callable[[], Any], seconds: float) -> int:
         n *= 4
 
 
-def interleaved_rates(ops: list[Callable[[], Any]], settings: Settings) -> list[list[float]]:
-    """ops/s samples per op, taking turns batch by batch.
+def interleaved_rates(
+    ops: list[Callable[[], Any]], settings: Settings
+) -> tuple[list[list[float]], list[list[float]]]:
+    """ops/s samples per op, wall clock and process CPU time, taking turns batch by batch.
 
     Taking turns keeps a load change on the shared machine from landing on one
-    implementation only, so the ratios stay meaningful.
+    implementation only, so the ratios stay meaningful; CPU time leaves out the time
+    other processes held the core.
     """
     sizes = [calibrate(op, settings.op_batch_seconds) for op in ops]
     rates: list[list[float]] = [[] for _ in ops]
+    cpu_rates: list[list[float]] = [[] for _ in ops]
     for _ in range(settings.op_repeats):
-        for op, n, samples in zip(ops, sizes, rates, strict=True):
-            start = time.perf_counter()
+        for op, n, samples, cpu_samples in zip(ops, sizes, rates, cpu_rates, strict=True):
+            start, cpu_start = time.perf_counter(), time.process_time()
             for _ in range(n):
                 op()
             samples.append(n / (time.perf_counter() - start))
-    return rates
+            cpu_samples.append(n / max(time.process_time() - cpu_start, 1e-9))
+    return rates, cpu_rates
 
 
 def check_round_trip(subject: Subject) -> None:
@@ -301,8 +306,8 @@ def bench_ops(settings: Settings) -> Iterator[Record]:
     for message in messages:
         group = [s for s in all_subjects if s.message == message]
         for path, make in PATHS.items():
-            rates = interleaved_rates([make(s) for s in group], settings)
-            for subject, samples in zip(group, rates, strict=True):
+            rates, cpu_rates = interleaved_rates([make(s) for s in group], settings)
+            for subject, samples, cpu in zip(group, rates, cpu_rates, strict=True):
                 yield {
                     "kind": "ops",
                     "impl": subject.impl,
@@ -312,6 +317,7 @@ def bench_ops(settings: Settings) -> Iterator[Record]:
                     "repeats": len(samples),
                     "best_ops_s": round(max(samples)),
                     "median_ops_s": round(statistics.median(samples)),
+                    "median_cpu_ops_s": round(statistics.median(cpu)),
                 }
 
 
@@ -337,6 +343,7 @@ def ratios(records: list[Record]) -> list[Record]:
                 "path": r["path"],
                 "median_ratio": round(r["median_ops_s"] / base["median_ops_s"], 2),
                 "best_ratio": round(r["best_ops_s"] / base["best_ops_s"], 2),
+                "median_cpu_ratio": round(r["median_cpu_ops_s"] / base["median_cpu_ops_s"], 2),
             }
         )
     return out
