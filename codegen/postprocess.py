@@ -10,6 +10,7 @@
   known tags, so a malformed known variant is an error instead of silently "other";
 * unions of models dump through the value's own class (``SerializeAsAny``): pydantic's
   union serializer re-tries choices and, for JSON, goes through Python objects first;
+* definitions are reordered after their dependencies (``ordering.py``);
 * ``AcpModel`` calls pydantic-core directly when ``model_validate``/``model_dump`` get no
   options beyond the runtime's, instead of forwarding every keyword pydantic defines.
 """
@@ -20,6 +21,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from .ordering import dependency_order
 from .preprocess import OpenUnion
 
 _MODEL_CONFIG = re.compile(
@@ -341,4 +343,4 @@ def postprocess(
     )
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
-    return header + head + PRELUDE + "\n\n\n" + rest
+    return dependency_order(header + head + PRELUDE + "\n\n\n" + rest)

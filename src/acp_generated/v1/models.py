@@ -13,7 +13,6 @@ from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
 
-
 class AcpModel(BaseModel):
     """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
 
@@ -71,6 +70,23 @@ def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
     return check
 
 
+class LogoutCapabilities(AcpModel):
+    """
+    Logout capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the logout method.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
 class AgentAuthCapabilities(AcpModel):
     """
     Authentication-related capabilities supported by the agent.
@@ -82,6 +98,224 @@ class AgentAuthCapabilities(AcpModel):
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class PromptCapabilities(AcpModel):
+    """
+    Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for `text`
+    and `resource_link` content blocks in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
+    """
+
+    image: bool = False
+    """
+    Agent supports `image` content blocks.
+    """
+    audio: bool = False
+    """
+    Agent supports `audio` content blocks.
+    """
+    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
+    """
+    Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include `resource` content blocks
+    in prompt requests for pieces of context that are referenced in the message.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class McpCapabilities(AcpModel):
+    """
+    MCP capabilities supported by the agent
+    """
+
+    http: bool = False
+    """
+    Agent supports `http` MCP servers.
+    """
+    sse: bool = False
+    """
+    Agent supports `sse` MCP servers.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionListCapabilities(AcpModel):
+    """
+    Capabilities for the `session/list` method.
+
+    Supplying `{}` means the agent supports listing sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionDeleteCapabilities(AcpModel):
+    """
+    Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionAdditionalDirectoriesCapabilities(AcpModel):
+    """
+    Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionResumeCapabilities(AcpModel):
+    """
+    Capabilities for the `session/resume` method.
+
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionCloseCapabilities(AcpModel):
+    """
+    Capabilities for the `session/close` method.
+
+    Supplying `{}` means the agent supports closing sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionCapabilities(AcpModel):
+    """
+    Session capabilities supported by the agent.
+
+    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
+
+    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
+
+    Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
+    """
+
+    list: SessionListCapabilities | None = None
+    """
+    Whether the agent supports `session/list`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports listing sessions.
+    """
+    delete: SessionDeleteCapabilities | None = None
+    """
+    Whether the agent supports `session/delete`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+    additional_directories: Annotated[
+        SessionAdditionalDirectoriesCapabilities | None,
+        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
+    ] = None
+    """
+    Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `additionalDirectories` on
+    supported session lifecycle requests.
+
+    Agents that also support `session/list` may return
+    `SessionInfo.additionalDirectories` to report the complete ordered
+    additional-root list associated with a listed session.
+    """
+    resume: SessionResumeCapabilities | None = None
+    """
+    Whether the agent supports `session/resume`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+    close: SessionCloseCapabilities | None = None
+    """
+    Whether the agent supports `session/close`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports closing sessions.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -140,6 +374,12 @@ class AgentCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+Role = TypeAliasType("Role", Literal["assistant", "user"])
+"""
+The sender or recipient of messages and data in a conversation.
+"""
 
 
 class Annotations(AcpModel):
@@ -233,6 +473,12 @@ class AuthCapabilities(AcpModel):
     """
 
 
+AuthMethodId = TypeAliasType("AuthMethodId", str)
+"""
+Typed identifier used for auth method values on the wire.
+"""
+
+
 class AuthMethodAgent(AcpModel):
     """
     Agent handles authentication itself through `authenticate`.
@@ -260,12 +506,6 @@ class AuthMethodAgent(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-
-AuthMethodId = TypeAliasType("AuthMethodId", str)
-"""
-Typed identifier used for auth method values on the wire.
-"""
 
 
 class AuthMethodTerminal(AcpModel):
@@ -345,6 +585,31 @@ class AuthenticateResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+class UnstructuredCommandInput(AcpModel):
+    """
+    All text that was typed after the command name is provided as input.
+    """
+
+    hint: str
+    """
+    A hint to display when the input hasn't been provided yet
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+AvailableCommandInput = TypeAliasType("AvailableCommandInput", UnstructuredCommandInput)
+"""
+The input specification for a command.
+"""
 
 
 class AvailableCommand(AcpModel):
@@ -492,6 +757,23 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     type: Literal["boolean"]
 
 
+SessionId = TypeAliasType("SessionId", str)
+"""
+A unique identifier for a conversation session between a client and agent.
+
+Each session has its own context, conversation history, and state, so one
+agent can run several independent sessions.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)
+"""
+
+
+SessionConfigId = TypeAliasType("SessionConfigId", str)
+"""
+Unique identifier for a session configuration option.
+"""
+
+
 class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     A boolean value (`type: "boolean"`).
@@ -559,6 +841,20 @@ class CancelNotification(AcpModel, TypedNotification):
     """
 
 
+RequestId = TypeAliasType("RequestId", int | str | None)
+"""
+JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
+
+
 class CancelRequestNotification(AcpModel, TypedNotification):
     """
     Notification to cancel an ongoing request.
@@ -592,6 +888,172 @@ class CancelledRequestPermissionOutcome(AcpModel):
     """
 
     outcome: Literal["cancelled"]
+
+
+class FileSystemCapabilities(AcpModel):
+    """
+    File system capabilities that a client may support.
+
+    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
+    """
+
+    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
+    """
+    Whether the Client supports `fs/read_text_file` requests.
+    """
+    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
+    """
+    Whether the Client supports `fs/write_text_file` requests.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class CompactionCapabilities(AcpModel):
+    """
+    Client support for ID-addressed context compaction updates.
+    """
+
+
+class SessionConfigOptionsCapabilities(AcpModel):
+    """
+    Session configuration option capabilities supported by the client.
+    """
+
+    boolean: BooleanConfigOptionCapabilities | None = None
+    """
+    Whether the client supports boolean session configuration options.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means agents may include `type: "boolean"` entries in
+    `configOptions`, and the client may send `session/set_config_option`
+    requests with `type: "boolean"` and a boolean `value`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class NoticeCapabilities(AcpModel):
+    """
+    Client support for presenting live notices to the user.
+    """
+
+
+class ClientSessionCapabilities(AcpModel):
+    """
+    Session-related capabilities supported by the client.
+    """
+
+    compaction: CompactionCapabilities | None = None
+    """
+    Support for ID-addressed context compaction updates. Omitted or `null`
+    means unsupported. `{}` advertises the complete compaction contract.
+    """
+    config_options: Annotated[
+        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
+    ] = None
+    """
+    Config option capabilities supported by the client.
+
+    Omitted or `null` both mean the client does not advertise support for any
+    config option extensions.
+    """
+    notices: NoticeCapabilities | None = None
+    """
+    Support for live user-facing `notice` session updates.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client can present notices to the user.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ElicitationFormCapabilities(AcpModel):
+    """
+    Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ElicitationUrlCapabilities(AcpModel):
+    """
+    URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ElicitationCapabilities(AcpModel):
+    """
+    Elicitation capabilities supported by the client.
+    """
+
+    form: ElicitationFormCapabilities | None = None
+    """
+    Whether the client supports form-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
+    Supplying `{}` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None = None
+    """
+    Whether the client supports URL-based elicitation.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 class ClientCapabilities(AcpModel):
@@ -649,42 +1111,6 @@ class ClientCapabilities(AcpModel):
     """
 
 
-class ClientSessionCapabilities(AcpModel):
-    """
-    Session-related capabilities supported by the client.
-    """
-
-    compaction: CompactionCapabilities | None = None
-    """
-    Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported. `{}` advertises the complete compaction contract.
-    """
-    config_options: Annotated[
-        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
-    """
-    Config option capabilities supported by the client.
-
-    Omitted or `null` both mean the client does not advertise support for any
-    config option extensions.
-    """
-    notices: NoticeCapabilities | None = None
-    """
-    Support for live user-facing `notice` session updates.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client can present notices to the user.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
 class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     Request parameters for closing an active session.
@@ -725,13 +1151,6 @@ class CloseSessionResponse(AcpModel):
     """
 
 
-class CompactionCapabilities(AcpModel):
-    """
-    Client support for ID-addressed context compaction updates.
-    """
-
-
-
 CompactionId = TypeAliasType("CompactionId", str)
 """
 Unique identifier for a context compaction within a session.
@@ -741,6 +1160,224 @@ Unique identifier for a context compaction within a session.
 CompactionStatus = TypeAliasType("CompactionStatus", Literal["in_progress"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
 """
 Lifecycle state of a context compaction.
+"""
+
+
+class TextContent(AcpModel):
+    """
+    Text provided to or from an LLM.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    text: str
+    """
+    Text payload carried by this content block.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class TextContentBlock(TextContent):
+    """
+    Text content. May be plain text or formatted with Markdown.
+
+    All agents MUST support text content blocks in prompts.
+    Clients SHOULD render this text as Markdown.
+    """
+
+    type: Literal["text"]
+
+
+class ImageContent(AcpModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    data: str
+    """
+    Base64-encoded media payload.
+    """
+    mime_type: Annotated[str, Field(validation_alias="mimeType", serialization_alias="mimeType")]
+    """
+    MIME type describing the encoded media payload.
+    """
+    uri: str | None = None
+    """
+    URI associated with this resource or media payload.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ImageContentBlock(ImageContent):
+    """
+    Images for visual context or analysis.
+
+    Requires the `image` prompt capability when included in prompts.
+    """
+
+    type: Literal["image"]
+
+
+class ResourceLink(AcpModel):
+    """
+    A resource that the server is capable of reading, included in a prompt or tool call result.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    description: str | None = None
+    """
+    Optional human-readable details shown with this protocol object.
+    """
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+    """
+    name: str
+    """
+    Human-readable name shown for this protocol object.
+    """
+    size: int | None = None
+    """
+    Optional size of the linked resource in bytes, if known.
+    """
+    title: str | None = None
+    """
+    Optional display title for end-user UI.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ResourceLinkContentBlock(ResourceLink):
+    """
+    References to resources that the agent can access.
+
+    All agents MUST support resource links in prompts.
+    """
+
+    type: Literal["resource_link"]
+
+
+class TextResourceContents(AcpModel):
+    """
+    Text-based resource contents.
+    """
+
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+    """
+    text: str
+    """
+    Text payload carried by this content block.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
+"""
+Resource content that can be embedded in a message.
+"""
+
+
+class EmbeddedResource(AcpModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    resource: EmbeddedResourceResource
+    """
+    Embedded resource payload, either text or binary data.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ResourceContentBlock(EmbeddedResource):
+    """
+    Complete resource contents embedded directly in the message.
+
+    Preferred for including context as it avoids extra round-trips.
+
+    Requires the `embeddedContext` prompt capability when included in prompts.
+    """
+
+    type: Literal["resource"]
+
+
+ContentBlock = TypeAliasType(
+    "ContentBlock",
+    SerializeAsAny[Annotated[
+        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+Content blocks represent displayable information in the Agent Client Protocol.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output streamed through `session/update` notifications
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), so agents can
+forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
 """
 
 
@@ -826,6 +1463,12 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     ]
 
 
+ElicitationId = TypeAliasType("ElicitationId", str)
+"""
+Unique identifier for an elicitation.
+"""
+
+
 class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     Notification sent by the agent when a URL-based elicitation is complete.
@@ -845,6 +1488,217 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
+"""
+Unique identifier for a session configuration option value.
+"""
+
+
+class SessionConfigSelectOption(AcpModel):
+    """
+    A possible value for a session configuration option.
+    """
+
+    value: SessionConfigValueId
+    """
+    Unique identifier for this option value.
+    """
+    name: str
+    """
+    Human-readable label for this option value.
+    """
+    description: str | None = None
+    """
+    Optional description for this option value.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+UngroupedSessionConfigSelectOptions = TypeAliasType(
+    "UngroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectOption],
+        Field(title="UngroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A flat list of options with no grouping.
+"""
+
+
+SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
+"""
+Unique identifier for a session configuration option value group.
+"""
+
+
+class SessionConfigSelectGroup(AcpModel):
+    """
+    A group of possible values for a session configuration option.
+    """
+
+    group: SessionConfigGroupId
+    """
+    Unique identifier for this group.
+    """
+    name: str
+    """
+    Human-readable label for this group.
+    """
+    options: list[SessionConfigSelectOption]
+    """
+    The set of option values in this group.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+GroupedSessionConfigSelectOptions = TypeAliasType(
+    "GroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
+    ],
+)
+"""
+A list of options grouped under headers.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
+"""
+Possible values for a session configuration option.
+"""
+
+
+class SessionConfigSelect(AcpModel):
+    """
+    A single-value selector (dropdown) session configuration option payload.
+    """
+
+    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
+    """
+    The currently selected value.
+    """
+    options: SessionConfigSelectOptions
+    """
+    The set of selectable options.
+    """
+
+
+SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
+"""
+Semantic category for a session configuration option.
+
+This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
+
+Category names beginning with `_` are free for custom use, like other ACP extension methods.
+Category names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class SelectSessionConfigOption(SessionConfigSelect):
+    """
+    Single-value selector (dropdown).
+    """
+
+    id: SessionConfigId
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    type: Literal["select"]
+
+
+class SessionConfigBoolean(AcpModel):
+    """
+    A boolean on/off toggle session configuration option payload.
+    """
+
+    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
+    """
+    The current value of the boolean option.
+    """
+
+
+class BooleanSessionConfigOption(SessionConfigBoolean):
+    """
+    Boolean on/off toggle.
+    """
+
+    id: SessionConfigId
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+    type: Literal["boolean"]
+
+
+SessionConfigOption = TypeAliasType(
+    "SessionConfigOption",
+    SerializeAsAny[Annotated[
+        SelectSessionConfigOption | BooleanSessionConfigOption,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+A session configuration option selector and its current state.
+"""
 
 
 class ConfigOptionUpdate(AcpModel):
@@ -893,6 +1747,12 @@ class Content(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+MessageId = TypeAliasType("MessageId", str)
+"""
+Unique identifier for a message within a session.
+"""
 
 
 class ContentChunk(AcpModel):
@@ -973,6 +1833,29 @@ class Cost(AcpModel):
     """
 
 
+class EnvVariable(AcpModel):
+    """
+    An environment variable to set when launching an MCP server.
+    """
+
+    name: str
+    """
+    The name of the environment variable.
+    """
+    value: str
+    """
+    The value to set for the environment variable.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
 class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     Request to create a new terminal and execute a command.
@@ -1021,6 +1904,12 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
 
 
+TerminalId = TypeAliasType("TerminalId", str)
+"""
+Typed identifier used for terminal values on the wire.
+"""
+
+
 class CreateTerminalResponse(AcpModel):
     """
     Response containing the ID of the created terminal.
@@ -1038,6 +1927,12 @@ class CreateTerminalResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+SessionModeId = TypeAliasType("SessionModeId", str)
+"""
+Unique identifier for a Session Mode.
+"""
 
 
 class CurrentModeUpdate(AcpModel):
@@ -1204,62 +2099,6 @@ CreateElicitationResponseKnown = TypeAliasType(
 )
 
 
-class ElicitationCapabilities(AcpModel):
-    """
-    Elicitation capabilities supported by the client.
-    """
-
-    form: ElicitationFormCapabilities | None = None
-    """
-    Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: ElicitationUrlCapabilities | None = None
-    """
-    Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """
-    Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-ElicitationId = TypeAliasType("ElicitationId", str)
-"""
-Unique identifier for an elicitation.
-"""
-
-
 class ElicitationRequestScope(AcpModel):
     """
     Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -1272,122 +2111,16 @@ class ElicitationRequestScope(AcpModel):
     """
 
 
-class ElicitationSchema(AcpModel):
-    """
-    Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification.
-    """
-
-    type: ElicitationSchemaType = "object"
-    """
-    Type discriminator. Always `"object"`.
-    """
-    title: str | None = None
-    """
-    Optional title for the schema.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    properties: Annotated[
-        dict[str, ElicitationPropertySchema], Field()
-    ] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
-    """
-    Property definitions (must be primitive types).
-    """
-    required: list[str] | None = None
-    """
-    List of required property names.
-
-    Optional. Omitted and `null` are equivalent and mean no property names are required.
-    """
-    description: str | None = None
-    """
-    Optional description of what this schema represents.
-
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
 ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
 """
 Type discriminator for elicitation schemas.
 """
 
 
-class ElicitationSessionScope(AcpModel):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session this elicitation is tied to.
-    """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """
-    URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class EmbeddedResource(AcpModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    resource: EmbeddedResourceResource
-    """
-    Embedded resource payload, either text or binary data.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+StringFormat = TypeAliasType("StringFormat", Literal["email", "uri", "date", "date-time"])
+"""
+String format types for string properties in elicitation schemas.
+"""
 
 
 class EnumOption(AcpModel):
@@ -1421,178 +2154,67 @@ class EnumOption(AcpModel):
     """
 
 
-class EnvVariable(AcpModel):
+class StringPropertySchema(AcpModel):
     """
-    An environment variable to set when launching an MCP server.
+    Schema for string properties in an elicitation form.
+
+    When `enum` or `oneOf` is set, this represents a single-select enum
+    with `"type": "string"`.
     """
 
-    name: str
-    """
-    The name of the environment variable.
-    """
-    value: str
-    """
-    The value to set for the environment variable.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class Error(AcpModel):
-    """
-    JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """
-    A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-    message: str
-    """
-    A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-    data: Any | None = None
-    """
-    Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-    """
-
-
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-"""
-
-
-class FileSystemCapabilities(AcpModel):
-    """
-    File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
-    """
-
-    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
-    """
-    Whether the Client supports `fs/read_text_file` requests.
-    """
-    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
-    """
-    Whether the Client supports `fs/write_text_file` requests.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class HttpHeader(AcpModel):
-    """
-    An HTTP header to set when making requests to the MCP server.
-    """
-
-    name: str
-    """
-    The name of the HTTP header.
-    """
-    value: str
-    """
-    The value to set for the HTTP header.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ImageContent(AcpModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    data: str
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[str, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    uri: str | None = None
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ImageContentBlock(ImageContent):
-    """
-    Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    type: Literal["image"]
-
-
-class Implementation(AcpModel):
-    """
-    Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """
-    Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present.
-    """
     title: str | None = None
     """
-    Intended for UI and end-user contexts and optimized to be human-readable
-    and easily understood.
+    Optional title for the property.
 
-    If not provided, the name should be used for display.
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    version: str
+    description: str | None = None
     """
-    Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    """
+    Minimum string length.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
+    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    """
+    Maximum string length.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
+    pattern: str | None = None
+    """
+    Pattern the string must match.
+
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
+    format: StringFormat | None = None
+    """
+    String format.
+
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
+    default: str | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    enum: list[str] | None = None
+    """
+    Enum values for untitled single-select enums.
+    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
+    declared by `enum`.
+    """
+    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf")] = None
+    """
+    Titled enum options for titled single-select enums.
+    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
+    declared by `oneOf`.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -1600,36 +2222,54 @@ class Implementation(AcpModel):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
 
-class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
+class StringElicitationPropertySchema(StringPropertySchema):
     """
-    Request parameters for the initialize method.
-
-    Sent by the client to establish connection and negotiate capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
+    String property (or single-select enum when `enum`/`oneOf` is set).
     """
 
-    protocol_version: Annotated[ProtocolVersion, Field(validation_alias="protocolVersion", serialization_alias="protocolVersion")]
-    """
-    The latest protocol version supported by the client.
-    """
-    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities")] = Field(default_factory=lambda: ClientCapabilities.model_validate({
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
-        "auth": {"terminal": False},
-    }))
-    """
-    Capabilities supported by the client.
-    """
-    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo")] = None
-    """
-    Information about the Client name and version sent to the Agent.
+    type: Literal["string"]
 
-    Note: in future versions of the protocol, this will be required.
+
+class NumberPropertySchema(AcpModel):
+    """
+    Schema for number (floating-point) properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | float | None = None
+    """
+    Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | float | None = None
+    """
+    Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | float | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -1637,60 +2277,18 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class InitializeResponse(AcpModel):
-    """
-    Response to the `initialize` method.
-
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
-    """
-
-    protocol_version: Annotated[ProtocolVersion, Field(validation_alias="protocolVersion", serialization_alias="protocolVersion")]
-    """
-    The protocol version the client specified if supported by the agent,
-    or the latest protocol version supported by the agent.
-
-    The client should disconnect, if it doesn't support this version.
-    """
-    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities")] = Field(default_factory=lambda: AgentCapabilities.model_validate({
-        "loadSession": False,
-        "promptCapabilities": {
-            "image": False,
-            "audio": False,
-            "embeddedContext": False,
-        },
-        "mcpCapabilities": {"http": False, "sse": False},
-        "sessionCapabilities": {},
-        "auth": {},
-    }))
-    """
-    Capabilities supported by the agent.
-    """
-    auth_methods: Annotated[
-        list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods")
-    ] = Field(default_factory=lambda: list[AuthMethod]())
-    """
-    Authentication methods supported by the agent.
-    """
-    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo")] = None
-    """
-    Information about the Agent name and version sent to the Client.
-
-    Note: in future versions of the protocol, this will be required.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+class NumberElicitationPropertySchema(NumberPropertySchema):
+    """
+    Number (floating-point) property.
+    """
+
+    type: Literal["number"]
 
 
 class IntegerPropertySchema(AcpModel):
@@ -1746,6 +2344,466 @@ class IntegerElicitationPropertySchema(IntegerPropertySchema):
     """
 
     type: Literal["integer"]
+
+
+class StringMultiSelectItems(AcpModel):
+    """
+    String item schema for multi-select enum properties.
+    """
+
+    enum: list[str]
+    """
+    Allowed enum values.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class StringMultiSelectItemsVariant(StringMultiSelectItems):
+    """
+    Multi-select string items with plain string values.
+    """
+
+    type: Literal["string"]
+
+
+class TitledMultiSelectItems(AcpModel):
+    """
+    Items definition for titled multi-select enum properties.
+    """
+
+    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf")]
+    """
+    Titled enum options.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class OtherMultiSelectItems(AcpModel):
+    """
+    Custom or future typed multi-select items.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
+    """
+    Custom or future multi-select item type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
+"""
+Items for a multi-select (array) property schema.
+"""
+
+
+class MultiSelectPropertySchema(AcpModel):
+    """
+    Schema for multi-select (array) properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    """
+    Minimum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
+    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    """
+    Maximum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
+    items: MultiSelectItems
+    """
+    The items definition describing allowed values.
+    """
+    default: list[str] | None = None
+    """
+    Default selected values.
+
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
+    """
+    Multi-select array property.
+    """
+
+    type: Literal["array"]
+
+
+ElicitationPropertySchemaKnown = TypeAliasType(
+    "ElicitationPropertySchemaKnown",
+    SerializeAsAny[Annotated[
+        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+class OtherElicitationPropertySchema(AcpModel):
+    """
+    Custom or future elicitation property schema.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this property schema type should preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
+    """
+    Custom or future elicitation property schema type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
+"""
+Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+Multi-select enums use `type: "array"`.
+"""
+
+
+class ElicitationSchema(AcpModel):
+    """
+    Type-safe elicitation schema for requesting structured user input.
+
+    This represents a JSON Schema object with primitive-typed properties,
+    as required by the elicitation specification.
+    """
+
+    type: ElicitationSchemaType = "object"
+    """
+    Type discriminator. Always `"object"`.
+    """
+    title: str | None = None
+    """
+    Optional title for the schema.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    properties: Annotated[
+        dict[str, ElicitationPropertySchema], Field()
+    ] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
+    """
+    Property definitions (must be primitive types).
+    """
+    required: list[str] | None = None
+    """
+    List of required property names.
+
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
+    """
+    description: str | None = None
+    """
+    Optional description of what this schema represents.
+
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+ToolCallId = TypeAliasType("ToolCallId", str)
+"""
+Unique identifier for a tool call within a session.
+"""
+
+
+class ElicitationSessionScope(AcpModel):
+    """
+    Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user.
+    """
+
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
+    """
+    The session this elicitation is tied to.
+    """
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    """
+    Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
+    """
+
+
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
+"""
+Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800).
+"""
+
+
+class Error(AcpModel):
+    """
+    JSON-RPC error object.
+
+    Represents an error that occurred during method execution, following the
+    JSON-RPC 2.0 error object specification with optional additional data.
+
+    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
+    """
+
+    code: ErrorCode
+    """
+    A number indicating the error type that occurred.
+    This must be an integer as defined in the JSON-RPC specification.
+    """
+    message: str
+    """
+    A string providing a short description of the error.
+    The message should be limited to a concise single sentence.
+    """
+    data: Any | None = None
+    """
+    Optional primitive or structured value that contains additional information about the error.
+    This may include debugging information or context-specific details.
+    """
+
+
+class HttpHeader(AcpModel):
+    """
+    An HTTP header to set when making requests to the MCP server.
+    """
+
+    name: str
+    """
+    The name of the HTTP header.
+    """
+    value: str
+    """
+    The value to set for the HTTP header.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class Implementation(AcpModel):
+    """
+    Metadata about the implementation of the client or agent.
+    Describes the name and version of an ACP implementation, with an optional
+    title for UI representation.
+    """
+
+    name: str
+    """
+    Intended for programmatic or logical use, but can be used as a display
+    name fallback if title isn't present.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts and optimized to be human-readable
+    and easily understood.
+
+    If not provided, the name should be used for display.
+    """
+    version: str
+    """
+    Version of the implementation. Can be displayed to the user or used
+    for debugging or metrics purposes. (e.g. "1.0.0").
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+ProtocolVersion = TypeAliasType(
+    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+)
+"""
+Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
+
+
+class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
+    """
+    Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
+    """
+
+    protocol_version: Annotated[ProtocolVersion, Field(validation_alias="protocolVersion", serialization_alias="protocolVersion")]
+    """
+    The latest protocol version supported by the client.
+    """
+    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities")] = Field(default_factory=lambda: ClientCapabilities.model_validate({
+        "fs": {"readTextFile": False, "writeTextFile": False},
+        "terminal": False,
+        "auth": {"terminal": False},
+    }))
+    """
+    Capabilities supported by the client.
+    """
+    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo")] = None
+    """
+    Information about the Client name and version sent to the Agent.
+
+    Note: in future versions of the protocol, this will be required.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class TerminalAuthMethod(AuthMethodTerminal):
+    """
+    Client runs the configured agent program as a separate interactive
+    process, without passing this method to `authenticate`.
+    """
+
+    type: Literal["terminal"]
+
+
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
+"""
+Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form.
+When no `type` is present, the method is treated as `agent`.
+"""
+
+
+class InitializeResponse(AcpModel):
+    """
+    Response to the `initialize` method.
+
+    Contains the negotiated protocol version and agent capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
+    """
+
+    protocol_version: Annotated[ProtocolVersion, Field(validation_alias="protocolVersion", serialization_alias="protocolVersion")]
+    """
+    The protocol version the client specified if supported by the agent,
+    or the latest protocol version supported by the agent.
+
+    The client should disconnect, if it doesn't support this version.
+    """
+    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities")] = Field(default_factory=lambda: AgentCapabilities.model_validate({
+        "loadSession": False,
+        "promptCapabilities": {
+            "image": False,
+            "audio": False,
+            "embeddedContext": False,
+        },
+        "mcpCapabilities": {"http": False, "sse": False},
+        "sessionCapabilities": {},
+        "auth": {},
+    }))
+    """
+    Capabilities supported by the agent.
+    """
+    auth_methods: Annotated[
+        list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods")
+    ] = Field(default_factory=lambda: list[AuthMethod]())
+    """
+    Authentication methods supported by the agent.
+    """
+    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo")] = None
+    """
+    Information about the Agent name and version sent to the Client.
+
+    Note: in future versions of the protocol, this will be required.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 class KillTerminalRequest(AcpModel, TypedRequest["KillTerminalResponse"]):
@@ -1811,6 +2869,47 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     """
 
 
+class SessionInfo(AcpModel):
+    """
+    Information about a session returned by session/list
+    """
+
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
+    """
+    Unique identifier for the session
+    """
+    cwd: str
+    """
+    The working directory for this session. Must be an absolute path.
+    """
+    additional_directories: Annotated[
+        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
+    ] = None
+    """
+    Additional workspace roots reported for this session. Each path must be absolute.
+
+    When present, this is the complete ordered additional-root list reported
+    by the Agent. Omitted and empty values are equivalent: the response
+    reports no additional roots.
+    """
+    title: str | None = None
+    """
+    Human-readable title for the session
+    """
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    """
+    ISO 8601 timestamp of last activity
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
 class ListSessionsResponse(AcpModel):
     """
     Response from listing sessions.
@@ -1824,147 +2923,6 @@ class ListSessionsResponse(AcpModel):
     """
     Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
-    """
-    Request parameters for loading an existing session.
-
-    Only available if the Agent supports the `loadSession` capability.
-
-    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
-    """
-
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
-    """
-    List of MCP servers to connect to for this session.
-    """
-    cwd: str
-    """
-    The working directory for this session. Must be an absolute path.
-    """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
-    """
-    Additional workspace roots to activate for this session. Each path must be absolute.
-
-    When omitted or empty, no additional roots are activated. When non-empty,
-    this is the complete resulting additional-root list for the loaded
-    session. It may differ from any previously used or reported list as long as
-    the request `cwd` matches the session's `cwd`.
-    """
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to load.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LoadSessionResponse(AcpModel):
-    """
-    Response from loading an existing session.
-    """
-
-    modes: SessionModeState | None = None
-    """
-    Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
-    """
-    Initial session configuration options if supported by the Agent.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LogoutCapabilities(AcpModel):
-    """
-    Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LogoutRequest(AcpModel, TypedRequest["LogoutResponse"]):
-    """
-    Request parameters for the logout method.
-
-    Terminates the current authenticated session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LogoutResponse(AcpModel):
-    """
-    Response to the `logout` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class McpCapabilities(AcpModel):
-    """
-    MCP capabilities supported by the agent
-    """
-
-    http: bool = False
-    """
-    Agent supports `http` MCP servers.
-    """
-    sse: bool = False
-    """
-    Agent supports `sse` MCP servers.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2040,6 +2998,24 @@ class McpServerSse(AcpModel):
     """
 
 
+class SseMcpServer(McpServerSse):
+    """
+    SSE transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
+    """
+
+    type: Literal["sse"]
+
+
+McpServerKnown = TypeAliasType(
+    "McpServerKnown",
+    SerializeAsAny[Annotated[
+        HttpMcpServer | SseMcpServer, Field(discriminator="type")
+    ]],
+)
+
+
 class McpServerStdio(AcpModel):
     """
     Stdio transport configuration for MCP.
@@ -2071,50 +3047,48 @@ class McpServerStdio(AcpModel):
     """
 
 
-MessageId = TypeAliasType("MessageId", str)
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")]])
 """
-Unique identifier for a message within a session.
+Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 """
 
 
-class MultiSelectPropertySchema(AcpModel):
+class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
-    Schema for multi-select (array) properties in an elicitation form.
+    Request parameters for loading an existing session.
+
+    Only available if the Agent supports the `loadSession` capability.
+
+    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
 
-    title: str | None = None
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
     """
-    Optional title for the property.
+    List of MCP servers to connect to for this session.
+    """
+    cwd: str
+    """
+    The working directory for this session. Must be an absolute path.
+    """
+    additional_directories: Annotated[
+        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
+    ] = None
+    """
+    Additional workspace roots to activate for this session. Each path must be absolute.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    When omitted or empty, no additional roots are activated. When non-empty,
+    this is the complete resulting additional-root list for the loaded
+    session. It may differ from any previously used or reported list as long as
+    the request `cwd` matches the session's `cwd`.
     """
-    description: str | None = None
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
-    """
-    Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
-    """
-    Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """
-    The items definition describing allowed values.
-    """
-    default: list[str] | None = None
-    """
-    Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    The ID of the session to load.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2122,18 +3096,119 @@ class MultiSelectPropertySchema(AcpModel):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SessionMode(AcpModel):
+    """
+    A mode the agent can operate in.
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    """
+
+    id: SessionModeId
+    """
+    Stable identifier used to refer to this protocol object in later messages.
+    """
+    name: str
+    """
+    Human-readable name shown for this protocol object.
+    """
+    description: str | None = None
+    """
+    Optional human-readable details shown with this protocol object.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
 
-class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
+class SessionModeState(AcpModel):
     """
-    Multi-select array property.
+    The set of modes and the one currently active.
     """
 
-    type: Literal["array"]
+    current_mode_id: Annotated[SessionModeId, Field(validation_alias="currentModeId", serialization_alias="currentModeId")]
+    """
+    The current mode the Agent is in.
+    """
+    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
+    """
+    The set of modes that the Agent can operate in
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class LoadSessionResponse(AcpModel):
+    """
+    Response from loading an existing session.
+    """
+
+    modes: SessionModeState | None = None
+    """
+    Initial mode state if supported by the Agent
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    """
+    config_options: Annotated[
+        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
+    ] = None
+    """
+    Initial session configuration options if supported by the Agent.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class LogoutRequest(AcpModel, TypedRequest["LogoutResponse"]):
+    """
+    Request parameters for the logout method.
+
+    Terminates the current authenticated session.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class LogoutResponse(AcpModel):
+    """
+    Response to the `logout` method.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
 
 
 class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
@@ -2206,6 +3281,12 @@ class NewSessionResponse(AcpModel):
     """
 
 
+NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
+"""
+Severity hint for a session notice.
+"""
+
+
 class Notice(AcpModel):
     """
     Fire-and-forget information for the user.
@@ -2241,13 +3322,6 @@ class Notice(AcpModel):
     """
 
 
-class NoticeCapabilities(AcpModel):
-    """
-    Client support for presenting live notices to the user.
-    """
-
-
-
 class NoticeSessionUpdate(Notice):
     """
     Information for the user that is not part of session history.
@@ -2257,67 +3331,6 @@ class NoticeSessionUpdate(Notice):
     """
 
     session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
-"""
-Severity hint for a session notice.
-"""
-
-
-class NumberPropertySchema(AcpModel):
-    """
-    Schema for number (floating-point) properties in an elicitation form.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | float | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | float | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | float | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class NumberElicitationPropertySchema(NumberPropertySchema):
-    """
-    Number (floating-point) property.
-    """
-
-    type: Literal["number"]
 
 
 class OtherCreateElicitationResponse(AcpModel):
@@ -2359,42 +3372,18 @@ Response from the client to an elicitation request.
 """
 
 
-class OtherElicitationPropertySchema(AcpModel):
-    """
-    Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
-    """
-    Custom or future elicitation property schema type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
+PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+"""
+Unique identifier for a permission option.
+"""
 
 
-class OtherMultiSelectItems(AcpModel):
-    """
-    Custom or future typed multi-select items.
-    """
+PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once", "allow_always", "reject_once", "reject_always"])
+"""
+The type of permission option being presented to the user.
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
-    """
-    Custom or future multi-select item type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
+Helps clients choose appropriate icons and UI treatment.
+"""
 
 
 class PermissionOption(AcpModel):
@@ -2424,46 +3413,23 @@ class PermissionOption(AcpModel):
     """
 
 
-PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high", "medium", "low"])
 """
-Unique identifier for a permission option.
-"""
+Priority levels for plan entries.
 
-
-PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once", "allow_always", "reject_once", "reject_always"])
-"""
-The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
+Used to indicate the relative importance or urgency of different
+tasks in the execution plan.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
 """
 
 
-class Plan(AcpModel):
-    """
-    An execution plan for accomplishing complex tasks.
+PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending", "in_progress", "completed"])
+"""
+Status of a plan entry in the execution flow.
 
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
-    """
-
-    entries: list[PlanEntry]
-    """
-    The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+Tracks the lifecycle of each task from planning through completion.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
+"""
 
 
 class PlanEntry(AcpModel):
@@ -2498,64 +3464,23 @@ class PlanEntry(AcpModel):
     """
 
 
-PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high", "medium", "low"])
-"""
-Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-"""
-
-
-PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending", "in_progress", "completed"])
-"""
-Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-"""
-
-
-class PlanSessionUpdate(Plan):
+class Plan(AcpModel):
     """
-    The agent's execution plan for complex tasks.
+    An execution plan for accomplishing complex tasks.
+
+    Plans consist of multiple entries representing individual tasks or goals.
+    Agents report plans to clients to provide visibility into their execution strategy.
+    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
 
-    session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class PromptCapabilities(AcpModel):
+    entries: list[PlanEntry]
     """
-    Prompt capabilities supported by the agent in `session/prompt` requests.
+    The list of tasks to be accomplished.
 
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
-    """
-
-    image: bool = False
-    """
-    Agent supports `image` content blocks.
-    """
-    audio: bool = False
-    """
-    Agent supports `audio` content blocks.
-    """
-    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
-    """
-    Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message.
+    When updating a plan, the agent must send a complete list of all entries
+    with their current status. The client replaces the entire plan with each update.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2565,6 +3490,15 @@ class PromptCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+class PlanSessionUpdate(Plan):
+    """
+    The agent's execution plan for complex tasks.
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
+    """
+
+    session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -2606,6 +3540,14 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     """
 
 
+StopReason = TypeAliasType("StopReason", Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"])
+"""
+Reasons why an agent stops processing a prompt turn.
+
+See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
+"""
+
+
 class PromptResponse(AcpModel):
     """
     Response from processing a user prompt.
@@ -2625,17 +3567,6 @@ class PromptResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
-)
-"""
-Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
 
 
 class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
@@ -2780,20 +3711,6 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
 
 
-RequestId = TypeAliasType("RequestId", int | str | None)
-"""
-JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-"""
-
-
 class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     Custom or future elicitation mode.
@@ -2831,6 +3748,166 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
 
 
+ToolKind = TypeAliasType("ToolKind", Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"])
+"""
+Categories of tools that can be invoked.
+
+Tool kinds help clients choose appropriate icons and optimize how they
+display tool execution progress.
+
+See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/tool-calls#creating)
+"""
+
+
+ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending", "in_progress", "completed", "failed"])
+"""
+Execution status of a tool call.
+
+Tool calls progress through different statuses during their lifecycle.
+
+See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/tool-calls#status)
+"""
+
+
+class Terminal(AcpModel):
+    """
+    Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
+    """
+
+    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
+    """
+    Identifier of the terminal instance to embed in the content stream.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class TerminalToolCallContent(Terminal):
+    """
+    Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
+    """
+
+    type: Literal["terminal"]
+
+
+ToolCallContent = TypeAliasType(
+    "ToolCallContent",
+    SerializeAsAny[Annotated[
+        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+Content produced by a tool call.
+
+Tool calls can produce different types of content including
+standard content blocks (text, images) or file diffs.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
+"""
+
+
+class ToolCallLocation(AcpModel):
+    """
+    A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
+    """
+
+    path: str
+    """
+    The absolute file path being accessed or modified.
+    """
+    line: Annotated[int | None, Field(ge=0)] = None
+    """
+    Optional 1-based line number within the file.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class ToolCallUpdate(AcpModel):
+    """
+    An update to an existing tool call.
+
+    Used to report progress and results as tools execute. All fields except
+    the tool call ID are optional - only changed fields need to be included.
+
+    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
+    """
+
+    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
+    """
+    The ID of the tool call being updated.
+    """
+    kind: ToolKind | None = None
+    """
+    Update the tool kind.
+    """
+    status: ToolCallStatus | None = None
+    """
+    Update the execution status.
+    """
+    title: str | None = None
+    """
+    Update the human-readable title.
+    """
+    name: str | None = None
+    """
+    Update the programmatic name of the tool being invoked.
+
+    This field is optional. Omitting it or sending `null` both mean that
+    the existing name is left unchanged.
+    """
+    content: list[ToolCallContent] | None = None
+    """
+    Replace the content collection.
+    """
+    locations: list[ToolCallLocation] | None = None
+    """
+    Replace the locations collection.
+    """
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    """
+    Update the raw input.
+    """
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    """
+    Update the raw output.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
 class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
     """
     Request for user permission to execute a tool call.
@@ -2860,6 +3937,45 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+
+class SelectedPermissionOutcome(AcpModel):
+    """
+    The user selected one of the provided options.
+    """
+
+    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
+    """
+    The ID of the option the user selected.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+    """
+
+
+class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
+    """
+    The user selected one of the provided options.
+    """
+
+    outcome: Literal["selected"]
+
+
+RequestPermissionOutcome = TypeAliasType(
+    "RequestPermissionOutcome",
+    SerializeAsAny[Annotated[
+        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
+        Field(discriminator="outcome"),
+    ]],
+)
+"""
+The outcome of a permission request.
+"""
 
 
 class RequestPermissionResponse(AcpModel):
@@ -2909,71 +4025,6 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     The URL to direct the user to.
     """
-
-
-class ResourceContentBlock(EmbeddedResource):
-    """
-    Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    type: Literal["resource"]
-
-
-class ResourceLink(AcpModel):
-    """
-    A resource that the server is capable of reading, included in a prompt or tool call result.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    description: str | None = None
-    """
-    Optional human-readable details shown with this protocol object.
-    """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    name: str
-    """
-    Human-readable name shown for this protocol object.
-    """
-    size: int | None = None
-    """
-    Optional size of the linked resource in bytes, if known.
-    """
-    title: str | None = None
-    """
-    Optional display title for end-user UI.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ResourceLinkContentBlock(ResourceLink):
-    """
-    References to resources that the agent can access.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    type: Literal["resource_link"]
 
 
 class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
@@ -3036,394 +4087,6 @@ class ResumeSessionResponse(AcpModel):
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
-
-
-class SelectedPermissionOutcome(AcpModel):
-    """
-    The user selected one of the provided options.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    The ID of the option the user selected.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
-    """
-    The user selected one of the provided options.
-    """
-
-    outcome: Literal["selected"]
-
-
-RequestPermissionOutcome = TypeAliasType(
-    "RequestPermissionOutcome",
-    SerializeAsAny[Annotated[
-        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
-        Field(discriminator="outcome"),
-    ]],
-)
-"""
-The outcome of a permission request.
-"""
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """
-    Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionCapabilities(AcpModel):
-    """
-    Session capabilities supported by the agent.
-
-    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
-
-    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
-
-    Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
-    """
-
-    list: SessionListCapabilities | None = None
-    """
-    Whether the agent supports `session/list`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports listing sessions.
-    """
-    delete: SessionDeleteCapabilities | None = None
-    """
-    Whether the agent supports `session/delete`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
-    """
-    Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `additionalDirectories` on
-    supported session lifecycle requests.
-
-    Agents that also support `session/list` may return
-    `SessionInfo.additionalDirectories` to report the complete ordered
-    additional-root list associated with a listed session.
-    """
-    resume: SessionResumeCapabilities | None = None
-    """
-    Whether the agent supports `session/resume`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-    close: SessionCloseCapabilities | None = None
-    """
-    Whether the agent supports `session/close`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports closing sessions.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionCloseCapabilities(AcpModel):
-    """
-    Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionConfigBoolean(AcpModel):
-    """
-    A boolean on/off toggle session configuration option payload.
-    """
-
-    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The current value of the boolean option.
-    """
-
-
-class BooleanSessionConfigOption(SessionConfigBoolean):
-    """
-    Boolean on/off toggle.
-    """
-
-    id: SessionConfigId
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    type: Literal["boolean"]
-
-
-SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
-"""
-Unique identifier for a session configuration option value group.
-"""
-
-
-SessionConfigId = TypeAliasType("SessionConfigId", str)
-"""
-Unique identifier for a session configuration option.
-"""
-
-
-SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
-"""
-Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-
-class SessionConfigOptionsCapabilities(AcpModel):
-    """
-    Session configuration option capabilities supported by the client.
-    """
-
-    boolean: BooleanConfigOptionCapabilities | None = None
-    """
-    Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means agents may include `type: "boolean"` entries in
-    `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionConfigSelect(AcpModel):
-    """
-    A single-value selector (dropdown) session configuration option payload.
-    """
-
-    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The currently selected value.
-    """
-    options: SessionConfigSelectOptions
-    """
-    The set of selectable options.
-    """
-
-
-class SelectSessionConfigOption(SessionConfigSelect):
-    """
-    Single-value selector (dropdown).
-    """
-
-    id: SessionConfigId
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    type: Literal["select"]
-
-
-SessionConfigOption = TypeAliasType(
-    "SessionConfigOption",
-    SerializeAsAny[Annotated[
-        SelectSessionConfigOption | BooleanSessionConfigOption,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-A session configuration option selector and its current state.
-"""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """
-    A group of possible values for a session configuration option.
-    """
-
-    group: SessionConfigGroupId
-    """
-    Unique identifier for this group.
-    """
-    name: str
-    """
-    Human-readable label for this group.
-    """
-    options: list[SessionConfigSelectOption]
-    """
-    The set of option values in this group.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-GroupedSessionConfigSelectOptions = TypeAliasType(
-    "GroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
-    ],
-)
-"""
-A list of options grouped under headers.
-"""
-
-
-class SessionConfigSelectOption(AcpModel):
-    """
-    A possible value for a session configuration option.
-    """
-
-    value: SessionConfigValueId
-    """
-    Unique identifier for this option value.
-    """
-    name: str
-    """
-    Human-readable label for this option value.
-    """
-    description: str | None = None
-    """
-    Optional description for this option value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
-"""
-Unique identifier for a session configuration option value.
-"""
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """
-    Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3504,58 +4167,6 @@ Form-based elicitation where the client renders a form from the provided schema.
 """
 
 
-SessionId = TypeAliasType("SessionId", str)
-"""
-A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)
-"""
-
-
-class SessionInfo(AcpModel):
-    """
-    Information about a session returned by session/list
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    Unique identifier for the session
-    """
-    cwd: str
-    """
-    The working directory for this session. Must be an absolute path.
-    """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
-    """
-    Additional workspace roots reported for this session. Each path must be absolute.
-
-    When present, this is the complete ordered additional-root list reported
-    by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots.
-    """
-    title: str | None = None
-    """
-    Human-readable title for the session
-    """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
-    """
-    ISO 8601 timestamp of last activity
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
 class SessionInfoUpdate(AcpModel):
     """
     Update to session metadata. All fields are optional to support partial updates.
@@ -3592,13 +4203,67 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     ]
 
 
-class SessionListCapabilities(AcpModel):
+class UserMessageChunkSessionUpdate(ContentChunk):
     """
-    Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
+    A chunk of the user's message being streamed.
     """
 
+    session_update: Annotated[
+        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+    ]
+
+
+class ToolCall(AcpModel):
+    """
+    Represents a tool call that the language model has requested.
+
+    Tool calls are actions that the agent executes on behalf of the language model,
+    such as reading files, executing code, or fetching data from external sources.
+
+    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
+    """
+
+    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
+    """
+    Unique identifier for this tool call within the session.
+    """
+    title: str
+    """
+    Human-readable title describing what the tool is doing.
+    """
+    name: str | None = None
+    """
+    Programmatic name of the tool being invoked.
+
+    This field is optional. Omitting it or sending `null` both mean that no
+    tool name is available.
+    """
+    kind: ToolKind | None = None
+    """
+    The category of tool being invoked.
+    Helps clients choose appropriate icons and UI treatment.
+    """
+    status: ToolCallStatus | None = None
+    """
+    Current execution status of the tool call.
+    """
+    content: list[ToolCallContent] | None = None
+    """
+    Content produced by the tool call.
+    """
+    locations: list[ToolCallLocation] | None = None
+    """
+    File locations affected by this tool call.
+    Enables "follow-along" features in clients.
+    """
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    """
+    Raw input parameters sent to the tool.
+    """
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    """
+    Raw output returned by the tool.
+    """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3609,24 +4274,38 @@ class SessionListCapabilities(AcpModel):
     """
 
 
-class SessionMode(AcpModel):
+class ToolCallSessionUpdate(ToolCall):
     """
-    A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+    Notification that a new tool call has been initiated.
     """
 
-    id: SessionModeId
+    session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+class ToolCallUpdateSessionUpdate(ToolCallUpdate):
     """
-    Stable identifier used to refer to this protocol object in later messages.
+    Update on the status or results of a tool call.
     """
-    name: str
+
+    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+class UsageUpdate(AcpModel):
     """
-    Human-readable name shown for this protocol object.
+    Context window and cost update for a session.
     """
-    description: str | None = None
+
+    used: Annotated[int, Field(ge=0)]
     """
-    Optional human-readable details shown with this protocol object.
+    Tokens currently in context.
+    """
+    size: Annotated[int, Field(ge=0)]
+    """
+    Total context window size in tokens.
+    """
+    cost: Cost | None = None
+    """
+    Cumulative session cost (optional).
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -3638,33 +4317,28 @@ class SessionMode(AcpModel):
     """
 
 
-SessionModeId = TypeAliasType("SessionModeId", str)
+class UsageUpdateSessionUpdate(UsageUpdate):
+    """
+    Context window and cost update for the session.
+    """
+
+    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+SessionUpdate = TypeAliasType(
+    "SessionUpdate",
+    SerializeAsAny[Annotated[
+        UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate,
+        Field(discriminator="session_update"),
+    ]],
+)
 """
-Unique identifier for a Session Mode.
+Different types of updates that can be sent during session processing.
+
+These updates provide real-time feedback about the agent's progress.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 """
-
-
-class SessionModeState(AcpModel):
-    """
-    The set of modes and the one currently active.
-    """
-
-    current_mode_id: Annotated[SessionModeId, Field(validation_alias="currentModeId", serialization_alias="currentModeId")]
-    """
-    The current mode the Agent is in.
-    """
-    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
-    """
-    The set of modes that the Agent can operate in
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
 
 
 class SessionNotification(AcpModel, TypedNotification):
@@ -3743,23 +4417,6 @@ Clients that do not understand this mode should preserve the raw payload
 when storing, replaying, proxying, or forwarding elicitation requests.
 They MUST NOT render it as a known elicitation mode.
 """
-
-
-class SessionResumeCapabilities(AcpModel):
-    """
-    Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
 
 
 class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
@@ -3849,43 +4506,6 @@ class SetSessionModeResponse(AcpModel):
     """
 
 
-class SseMcpServer(McpServerSse):
-    """
-    SSE transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
-    """
-
-    type: Literal["sse"]
-
-
-McpServerKnown = TypeAliasType(
-    "McpServerKnown",
-    SerializeAsAny[Annotated[
-        HttpMcpServer | SseMcpServer, Field(discriminator="type")
-    ]],
-)
-
-
-McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")]])
-"""
-Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
-"""
-
-
-StopReason = TypeAliasType("StopReason", Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"])
-"""
-Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
-"""
-
-
 StringArrayElicitationContentValue = TypeAliasType(
     "StringArrayElicitationContentValue",
     Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
@@ -3898,183 +4518,6 @@ String array value accepted in elicitation response content.
 ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
 """
 Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
-StringFormat = TypeAliasType("StringFormat", Literal["email", "uri", "date", "date-time"])
-"""
-String format types for string properties in elicitation schemas.
-"""
-
-
-class StringMultiSelectItems(AcpModel):
-    """
-    String item schema for multi-select enum properties.
-    """
-
-    enum: list[str]
-    """
-    Allowed enum values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class StringMultiSelectItemsVariant(StringMultiSelectItems):
-    """
-    Multi-select string items with plain string values.
-    """
-
-    type: Literal["string"]
-
-
-class StringPropertySchema(AcpModel):
-    """
-    Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
-    """
-    Minimum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
-    """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
-    """
-    Maximum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
-    """
-    pattern: str | None = None
-    """
-    Pattern the string must match.
-
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    """
-    format: StringFormat | None = None
-    """
-    String format.
-
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
-    """
-    default: str | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    enum: list[str] | None = None
-    """
-    Enum values for untitled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf")] = None
-    """
-    Titled enum options for titled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class StringElicitationPropertySchema(StringPropertySchema):
-    """
-    String property (or single-select enum when `enum`/`oneOf` is set).
-    """
-
-    type: Literal["string"]
-
-
-ElicitationPropertySchemaKnown = TypeAliasType(
-    "ElicitationPropertySchemaKnown",
-    SerializeAsAny[Annotated[
-        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
-"""
-Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`.
-"""
-
-
-class Terminal(AcpModel):
-    """
-    Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    Identifier of the terminal instance to embed in the content stream.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TerminalAuthMethod(AuthMethodTerminal):
-    """
-    Client runs the configured agent program as a separate interactive
-    process, without passing this method to `authenticate`.
-    """
-
-    type: Literal["terminal"]
-
-
-AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
-"""
-Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`.
 """
 
 
@@ -4099,12 +4542,6 @@ class TerminalExitStatus(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-
-TerminalId = TypeAliasType("TerminalId", str)
-"""
-Typed identifier used for terminal values on the wire.
-"""
 
 
 class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
@@ -4157,385 +4594,6 @@ class TerminalOutputResponse(AcpModel):
     """
 
 
-class TerminalToolCallContent(Terminal):
-    """
-    Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
-    """
-
-    type: Literal["terminal"]
-
-
-class TextContent(AcpModel):
-    """
-    Text provided to or from an LLM.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TextContentBlock(TextContent):
-    """
-    Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as Markdown.
-    """
-
-    type: Literal["text"]
-
-
-ContentBlock = TypeAliasType(
-    "ContentBlock",
-    SerializeAsAny[Annotated[
-        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
-"""
-
-
-class TextResourceContents(AcpModel):
-    """
-    Text-based resource contents.
-    """
-
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
-"""
-Resource content that can be embedded in a message.
-"""
-
-
-class TitledMultiSelectItems(AcpModel):
-    """
-    Items definition for titled multi-select enum properties.
-    """
-
-    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf")]
-    """
-    Titled enum options.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
-"""
-Items for a multi-select (array) property schema.
-"""
-
-
-class ToolCall(AcpModel):
-    """
-    Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    Unique identifier for this tool call within the session.
-    """
-    title: str
-    """
-    Human-readable title describing what the tool is doing.
-    """
-    name: str | None = None
-    """
-    Programmatic name of the tool being invoked.
-
-    This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available.
-    """
-    kind: ToolKind | None = None
-    """
-    The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | None = None
-    """
-    Current execution status of the tool call.
-    """
-    content: list[ToolCallContent] | None = None
-    """
-    Content produced by the tool call.
-    """
-    locations: list[ToolCallLocation] | None = None
-    """
-    File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
-    """
-    Raw input parameters sent to the tool.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
-    """
-    Raw output returned by the tool.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-ToolCallContent = TypeAliasType(
-    "ToolCallContent",
-    SerializeAsAny[Annotated[
-        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
-"""
-
-
-ToolCallId = TypeAliasType("ToolCallId", str)
-"""
-Unique identifier for a tool call within a session.
-"""
-
-
-class ToolCallLocation(AcpModel):
-    """
-    A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
-    """
-
-    path: str
-    """
-    The absolute file path being accessed or modified.
-    """
-    line: Annotated[int | None, Field(ge=0)] = None
-    """
-    Optional 1-based line number within the file.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ToolCallSessionUpdate(ToolCall):
-    """
-    Notification that a new tool call has been initiated.
-    """
-
-    session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending", "in_progress", "completed", "failed"])
-"""
-Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/tool-calls#status)
-"""
-
-
-class ToolCallUpdate(AcpModel):
-    """
-    An update to an existing tool call.
-
-    Used to report progress and results as tools execute. All fields except
-    the tool call ID are optional - only changed fields need to be included.
-
-    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    The ID of the tool call being updated.
-    """
-    kind: ToolKind | None = None
-    """
-    Update the tool kind.
-    """
-    status: ToolCallStatus | None = None
-    """
-    Update the execution status.
-    """
-    title: str | None = None
-    """
-    Update the human-readable title.
-    """
-    name: str | None = None
-    """
-    Update the programmatic name of the tool being invoked.
-
-    This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged.
-    """
-    content: list[ToolCallContent] | None = None
-    """
-    Replace the content collection.
-    """
-    locations: list[ToolCallLocation] | None = None
-    """
-    Replace the locations collection.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
-    """
-    Update the raw input.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
-    """
-    Update the raw output.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ToolCallUpdateSessionUpdate(ToolCallUpdate):
-    """
-    Update on the status or results of a tool call.
-    """
-
-    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-ToolKind = TypeAliasType("ToolKind", Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"])
-"""
-Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/tool-calls#creating)
-"""
-
-
-UngroupedSessionConfigSelectOptions = TypeAliasType(
-    "UngroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectOption],
-        Field(title="UngroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A flat list of options with no grouping.
-"""
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
-"""
-Possible values for a session configuration option.
-"""
-
-
-class UnstructuredCommandInput(AcpModel):
-    """
-    All text that was typed after the command name is provided as input.
-    """
-
-    hint: str
-    """
-    A hint to display when the input hasn't been provided yet
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", UnstructuredCommandInput)
-"""
-The input specification for a command.
-"""
-
-
 UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
 """
 URL-based elicitation where the client directs the user to a URL.
@@ -4558,67 +4616,6 @@ Request from the agent to elicit structured user input.
 The agent sends this to the client to request information from the user,
 either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
-"""
-
-
-class UsageUpdate(AcpModel):
-    """
-    Context window and cost update for a session.
-    """
-
-    used: Annotated[int, Field(ge=0)]
-    """
-    Tokens currently in context.
-    """
-    size: Annotated[int, Field(ge=0)]
-    """
-    Total context window size in tokens.
-    """
-    cost: Cost | None = None
-    """
-    Cumulative session cost (optional).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class UsageUpdateSessionUpdate(UsageUpdate):
-    """
-    Context window and cost update for the session.
-    """
-
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class UserMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the user's message being streamed.
-    """
-
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
-
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    SerializeAsAny[Annotated[
-        UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate,
-        Field(discriminator="session_update"),
-    ]],
-)
-"""
-Different types of updates that can be sent during session processing.
-
-These updates provide real-time feedback about the agent's progress.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 """
 
 

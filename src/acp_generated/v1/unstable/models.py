@@ -13,7 +13,6 @@ from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
 
-
 class AcpModel(BaseModel):
     """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
 
@@ -71,6 +70,44 @@ def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
     return check
 
 
+class AuthStatusCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Auth status capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class LogoutCapabilities(AcpModel):
+    """
+    Logout capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the logout method.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
 class AgentAuthCapabilities(AcpModel):
     """
     Authentication-related capabilities supported by the agent.
@@ -94,6 +131,480 @@ class AgentAuthCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class PromptCapabilities(AcpModel):
+    """
+    Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for `text`
+    and `resource_link` content blocks in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)
+    """
+
+    image: bool = False
+    """
+    Agent supports `image` content blocks.
+    """
+    audio: bool = False
+    """
+    Agent supports `audio` content blocks.
+    """
+    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
+    """
+    Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include `resource` content blocks
+    in prompt requests for pieces of context that are referenced in the message.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class McpCapabilities(AcpModel):
+    """
+    MCP capabilities supported by the agent
+    """
+
+    http: bool = False
+    """
+    Agent supports `http` MCP servers.
+    """
+    sse: bool = False
+    """
+    Agent supports `sse` MCP servers.
+    """
+    acp: bool = False
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Agent supports `acp` MCP servers.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionListCapabilities(AcpModel):
+    """
+    Capabilities for the `session/list` method.
+
+    Supplying `{}` means the agent supports listing sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionDeleteCapabilities(AcpModel):
+    """
+    Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionAdditionalDirectoriesCapabilities(AcpModel):
+    """
+    Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionSystemPromptOverrideCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `override` system prompt mode.
+
+    Supplying `{}` means the agent supports replacing its built-in default
+    instructions with the client-provided system prompt.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionSystemPromptModeCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    System prompt delivery modes the agent supports in addition to `append`.
+
+    `append` has no entry because every agent advertising
+    `sessionCapabilities.systemPrompt` supports it.
+    """
+
+    override: SessionSystemPromptOverrideCapabilities | None = None
+    """
+    Whether the agent supports `override` mode.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports replacing its built-in default
+    instructions with the client-provided system prompt.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionSystemPromptCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for client-provided system prompts.
+
+    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+    requests in `append` mode.
+    """
+
+    mode: SessionSystemPromptModeCapabilities | None = None
+    """
+    Delivery modes the agent supports in addition to `append`.
+
+    Optional. Omitted or `null` both mean the agent supports only `append`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionForkCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/fork` method.
+
+    Supplying `{}` means the agent supports forking sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionArchiveCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for `session/archive` and `session/unarchive`.
+
+    Supplying `{}` means the agent supports both methods, the `archived` filter on
+    `session/list`, and `SessionInfo.archived`.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionStatusCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/status` method.
+
+    Supplying `{}` means the agent supports checking session status.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionTitleCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for Client-set session titles.
+
+    Supplying `{}` means the agent supports `session/set_title`. Agents report titles
+    through `session/list` and `session_info_update` without this capability.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionResumeCapabilities(AcpModel):
+    """
+    Capabilities for the `session/resume` method.
+
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionCloseCapabilities(AcpModel):
+    """
+    Capabilities for the `session/close` method.
+
+    Supplying `{}` means the agent supports closing sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionCapabilities(AcpModel):
+    """
+    Session capabilities supported by the agent.
+
+    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
+
+    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
+
+    Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
+    """
+
+    list: SessionListCapabilities | None = None
+    """
+    Whether the agent supports `session/list`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports listing sessions.
+    """
+    delete: SessionDeleteCapabilities | None = None
+    """
+    Whether the agent supports `session/delete`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+    additional_directories: Annotated[
+        SessionAdditionalDirectoriesCapabilities | None,
+        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
+    ] = None
+    """
+    Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `additionalDirectories` on
+    supported session lifecycle requests.
+
+    Agents that also support `session/list` may return
+    `SessionInfo.additionalDirectories` to report the complete ordered
+    additional-root list associated with a listed session.
+    """
+    system_prompt: Annotated[
+        SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt")
+    ] = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `systemPrompt` on session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+    """
+    fork: SessionForkCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/fork`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports forking sessions.
+    """
+    archive: SessionArchiveCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/archive` and `session/unarchive`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports both methods, the `archived` filter on
+    `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.
+    """
+    status: SessionStatusCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/status`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports checking session status.
+    """
+    title: SessionTitleCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/set_title`.
+
+    Agents report titles through `session/list` and `session_info_update` without this
+    capability. It only advertises that Clients can set titles.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports setting session titles.
+    """
+    resume: SessionResumeCapabilities | None = None
+    """
+    Whether the agent supports `session/resume`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+    close: SessionCloseCapabilities | None = None
+    """
+    Whether the agent supports `session/close`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports closing sessions.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ProvidersCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Provider configuration capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -165,6 +676,12 @@ class AgentCapabilities(AcpModel):
     """
 
 
+Role = TypeAliasType("Role", Literal["assistant", "user"])
+"""
+The sender or recipient of messages and data in a conversation.
+"""
+
+
 class Annotations(AcpModel):
     """
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
@@ -190,6 +707,17 @@ class Annotations(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+SessionId = TypeAliasType("SessionId", str)
+"""
+A unique identifier for a conversation session between a client and agent.
+
+Each session has its own context, conversation history, and state, so one
+agent can run several independent sessions.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draft/session-setup#session-id)
+"""
 
 
 class ArchiveSessionRequest(AcpModel, TypedRequest["ArchiveSessionResponse"]):
@@ -360,6 +888,12 @@ class AuthCapabilities(AcpModel):
     """
 
 
+AuthMethodId = TypeAliasType("AuthMethodId", str)
+"""
+Typed identifier used for auth method values on the wire.
+"""
+
+
 class AuthMethodAgent(AcpModel):
     """
     Agent handles authentication itself through `authenticate`.
@@ -387,12 +921,6 @@ class AuthMethodAgent(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-AuthMethodId = TypeAliasType("AuthMethodId", str)
-"""
-Typed identifier used for auth method values on the wire.
-"""
 
 
 class AuthMethodTerminal(AcpModel):
@@ -445,27 +973,6 @@ This capability is not part of the spec yet, and may be removed or changed at an
 
 The agent's overall authentication state.
 """
-
-
-class AuthStatusCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Auth status capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the `auth/status` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
 
 
 class AuthStatusRequest(AcpModel, TypedRequest["AuthStatusResponse"]):
@@ -599,6 +1106,31 @@ class AuthenticateResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+class UnstructuredCommandInput(AcpModel):
+    """
+    All text that was typed after the command name is provided as input.
+    """
+
+    hint: str
+    """
+    A hint to display when the input hasn't been provided yet
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+AvailableCommandInput = TypeAliasType("AvailableCommandInput", UnstructuredCommandInput)
+"""
+The input specification for a command.
+"""
 
 
 class AvailableCommand(AcpModel):
@@ -746,6 +1278,12 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     type: Literal["boolean"]
 
 
+SessionConfigId = TypeAliasType("SessionConfigId", str)
+"""
+Unique identifier for a session configuration option.
+"""
+
+
 class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     A boolean value (`type: "boolean"`).
@@ -813,6 +1351,20 @@ class CancelNotification(AcpModel, TypedNotification):
     """
 
 
+RequestId = TypeAliasType("RequestId", int | str | None)
+"""
+JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
+
+
 class CancelRequestNotification(AcpModel, TypedNotification):
     """
     Notification to cancel an ongoing request.
@@ -823,6 +1375,53 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     request_id: Annotated[RequestId, Field(validation_alias="requestId", serialization_alias="requestId")]
     """
     The ID of the request to cancel.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class Usage(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage information for a prompt turn.
+    """
+
+    total_tokens: Annotated[int, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
+    """
+    Sum of all token types across session.
+    """
+    input_tokens: Annotated[int, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
+    """
+    Total input tokens across all turns.
+    """
+    output_tokens: Annotated[int, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
+    """
+    Total output tokens across all turns.
+    """
+    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0)] = None
+    """
+    Total thought/reasoning tokens
+    """
+    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0)] = (
+        None
+    )
+    """
+    Total cache read tokens.
+    """
+    cached_write_tokens: Annotated[
+        int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0)
+    ] = None
+    """
+    Total cache write tokens.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -887,6 +1486,213 @@ class CancelledRequestPermissionOutcome(AcpModel):
     """
 
     outcome: Literal["cancelled"]
+
+
+class FileSystemCapabilities(AcpModel):
+    """
+    File system capabilities that a client may support.
+
+    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
+    """
+
+    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
+    """
+    Whether the Client supports `fs/read_text_file` requests.
+    """
+    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
+    """
+    Whether the Client supports `fs/write_text_file` requests.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class CompactionCapabilities(AcpModel):
+    """
+    Client support for ID-addressed context compaction updates.
+    """
+
+
+class SessionConfigOptionsCapabilities(AcpModel):
+    """
+    Session configuration option capabilities supported by the client.
+    """
+
+    boolean: BooleanConfigOptionCapabilities | None = None
+    """
+    Whether the client supports boolean session configuration options.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means agents may include `type: "boolean"` entries in
+    `configOptions`, and the client may send `session/set_config_option`
+    requests with `type: "boolean"` and a boolean `value`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class NoticeCapabilities(AcpModel):
+    """
+    Client support for presenting live notices to the user.
+    """
+
+
+class ClientSessionCapabilities(AcpModel):
+    """
+    Session-related capabilities supported by the client.
+    """
+
+    compaction: CompactionCapabilities | None = None
+    """
+    Support for ID-addressed context compaction updates. Omitted or `null`
+    means unsupported. `{}` advertises the complete compaction contract.
+    """
+    config_options: Annotated[
+        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
+    ] = None
+    """
+    Config option capabilities supported by the client.
+
+    Omitted or `null` both mean the client does not advertise support for any
+    config option extensions.
+    """
+    notices: NoticeCapabilities | None = None
+    """
+    Support for live user-facing `notice` session updates.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client can present notices to the user.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SubagentCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capability marker for exposing reusable child sessions as restricted ACP sessions.
+
+    Supplying `{}` advertises support for child association and state updates,
+    session-directed messages, and restricted-session semantics. The client
+    must advertise this capability before the agent sends subagent updates or
+    session-directed messages.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+    """
+
+
+class PlanCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ElicitationFormCapabilities(AcpModel):
+    """
+    Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ElicitationUrlCapabilities(AcpModel):
+    """
+    URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ElicitationCapabilities(AcpModel):
+    """
+    Elicitation capabilities supported by the client.
+    """
+
+    form: ElicitationFormCapabilities | None = None
+    """
+    Whether the client supports form-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
+    Supplying `{}` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None = None
+    """
+    Whether the client supports URL-based elicitation.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
 
 
 class ClientCapabilities(AcpModel):
@@ -968,42 +1774,6 @@ class ClientCapabilities(AcpModel):
     """
 
 
-class ClientSessionCapabilities(AcpModel):
-    """
-    Session-related capabilities supported by the client.
-    """
-
-    compaction: CompactionCapabilities | None = None
-    """
-    Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported. `{}` advertises the complete compaction contract.
-    """
-    config_options: Annotated[
-        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
-    """
-    Config option capabilities supported by the client.
-
-    Omitted or `null` both mean the client does not advertise support for any
-    config option extensions.
-    """
-    notices: NoticeCapabilities | None = None
-    """
-    Support for live user-facing `notice` session updates.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client can present notices to the user.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
 class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     Request parameters for closing an active session.
@@ -1044,13 +1814,6 @@ class CloseSessionResponse(AcpModel):
     """
 
 
-class CompactionCapabilities(AcpModel):
-    """
-    Client support for ID-addressed context compaction updates.
-    """
-
-
-
 CompactionId = TypeAliasType("CompactionId", str)
 """
 Unique identifier for a context compaction within a session.
@@ -1060,6 +1823,224 @@ Unique identifier for a context compaction within a session.
 CompactionStatus = TypeAliasType("CompactionStatus", Literal["in_progress"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
 """
 Lifecycle state of a context compaction.
+"""
+
+
+class TextContent(AcpModel):
+    """
+    Text provided to or from an LLM.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    text: str
+    """
+    Text payload carried by this content block.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class TextContentBlock(TextContent):
+    """
+    Text content. May be plain text or formatted with Markdown.
+
+    All agents MUST support text content blocks in prompts.
+    Clients SHOULD render this text as Markdown.
+    """
+
+    type: Literal["text"]
+
+
+class ImageContent(AcpModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    data: str
+    """
+    Base64-encoded media payload.
+    """
+    mime_type: Annotated[str, Field(validation_alias="mimeType", serialization_alias="mimeType")]
+    """
+    MIME type describing the encoded media payload.
+    """
+    uri: str | None = None
+    """
+    URI associated with this resource or media payload.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ImageContentBlock(ImageContent):
+    """
+    Images for visual context or analysis.
+
+    Requires the `image` prompt capability when included in prompts.
+    """
+
+    type: Literal["image"]
+
+
+class ResourceLink(AcpModel):
+    """
+    A resource that the server is capable of reading, included in a prompt or tool call result.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    description: str | None = None
+    """
+    Optional human-readable details shown with this protocol object.
+    """
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+    """
+    name: str
+    """
+    Human-readable name shown for this protocol object.
+    """
+    size: int | None = None
+    """
+    Optional size of the linked resource in bytes, if known.
+    """
+    title: str | None = None
+    """
+    Optional display title for end-user UI.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ResourceLinkContentBlock(ResourceLink):
+    """
+    References to resources that the agent can access.
+
+    All agents MUST support resource links in prompts.
+    """
+
+    type: Literal["resource_link"]
+
+
+class TextResourceContents(AcpModel):
+    """
+    Text-based resource contents.
+    """
+
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+    """
+    text: str
+    """
+    Text payload carried by this content block.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
+"""
+Resource content that can be embedded in a message.
+"""
+
+
+class EmbeddedResource(AcpModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+    """
+
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+    """
+    resource: EmbeddedResourceResource
+    """
+    Embedded resource payload, either text or binary data.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ResourceContentBlock(EmbeddedResource):
+    """
+    Complete resource contents embedded directly in the message.
+
+    Preferred for including context as it avoids extra round-trips.
+
+    Requires the `embeddedContext` prompt capability when included in prompts.
+    """
+
+    type: Literal["resource"]
+
+
+ContentBlock = TypeAliasType(
+    "ContentBlock",
+    SerializeAsAny[Annotated[
+        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+Content blocks represent displayable information in the Agent Client Protocol.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output streamed through `session/update` notifications
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), so agents can
+forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)
 """
 
 
@@ -1145,6 +2126,12 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     ]
 
 
+ElicitationId = TypeAliasType("ElicitationId", str)
+"""
+Unique identifier for an elicitation.
+"""
+
+
 class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     Notification sent by the agent when a URL-based elicitation is complete.
@@ -1164,6 +2151,217 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
+"""
+Unique identifier for a session configuration option value.
+"""
+
+
+class SessionConfigSelectOption(AcpModel):
+    """
+    A possible value for a session configuration option.
+    """
+
+    value: SessionConfigValueId
+    """
+    Unique identifier for this option value.
+    """
+    name: str
+    """
+    Human-readable label for this option value.
+    """
+    description: str | None = None
+    """
+    Optional description for this option value.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+UngroupedSessionConfigSelectOptions = TypeAliasType(
+    "UngroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectOption],
+        Field(title="UngroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A flat list of options with no grouping.
+"""
+
+
+SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
+"""
+Unique identifier for a session configuration option value group.
+"""
+
+
+class SessionConfigSelectGroup(AcpModel):
+    """
+    A group of possible values for a session configuration option.
+    """
+
+    group: SessionConfigGroupId
+    """
+    Unique identifier for this group.
+    """
+    name: str
+    """
+    Human-readable label for this group.
+    """
+    options: list[SessionConfigSelectOption]
+    """
+    The set of option values in this group.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+GroupedSessionConfigSelectOptions = TypeAliasType(
+    "GroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
+    ],
+)
+"""
+A list of options grouped under headers.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
+"""
+Possible values for a session configuration option.
+"""
+
+
+class SessionConfigSelect(AcpModel):
+    """
+    A single-value selector (dropdown) session configuration option payload.
+    """
+
+    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
+    """
+    The currently selected value.
+    """
+    options: SessionConfigSelectOptions
+    """
+    The set of selectable options.
+    """
+
+
+SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
+"""
+Semantic category for a session configuration option.
+
+This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
+
+Category names beginning with `_` are free for custom use, like other ACP extension methods.
+Category names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class SelectSessionConfigOption(SessionConfigSelect):
+    """
+    Single-value selector (dropdown).
+    """
+
+    id: SessionConfigId
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    type: Literal["select"]
+
+
+class SessionConfigBoolean(AcpModel):
+    """
+    A boolean on/off toggle session configuration option payload.
+    """
+
+    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
+    """
+    The current value of the boolean option.
+    """
+
+
+class BooleanSessionConfigOption(SessionConfigBoolean):
+    """
+    Boolean on/off toggle.
+    """
+
+    id: SessionConfigId
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+    type: Literal["boolean"]
+
+
+SessionConfigOption = TypeAliasType(
+    "SessionConfigOption",
+    SerializeAsAny[Annotated[
+        SelectSessionConfigOption | BooleanSessionConfigOption,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+A session configuration option selector and its current state.
+"""
 
 
 class ConfigOptionUpdate(AcpModel):
@@ -1212,6 +2410,12 @@ class Content(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+MessageId = TypeAliasType("MessageId", str)
+"""
+Unique identifier for a message within a session.
+"""
 
 
 class ContentChunk(AcpModel):
@@ -1292,6 +2496,29 @@ class Cost(AcpModel):
     """
 
 
+class EnvVariable(AcpModel):
+    """
+    An environment variable to set when launching an MCP server.
+    """
+
+    name: str
+    """
+    The name of the environment variable.
+    """
+    value: str
+    """
+    The value to set for the environment variable.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
 class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     Request to create a new terminal and execute a command.
@@ -1340,6 +2567,12 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
 
 
+TerminalId = TypeAliasType("TerminalId", str)
+"""
+Typed identifier used for terminal values on the wire.
+"""
+
+
 class CreateTerminalResponse(AcpModel):
     """
     Response containing the ID of the created terminal.
@@ -1357,6 +2590,12 @@ class CreateTerminalResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+SessionModeId = TypeAliasType("SessionModeId", str)
+"""
+Unique identifier for a Session Mode.
+"""
 
 
 class CurrentModeUpdate(AcpModel):
@@ -1485,6 +2724,16 @@ class DiffToolCallContent(Diff):
     type: Literal["diff"]
 
 
+ProviderId = TypeAliasType("ProviderId", str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for a configurable LLM provider.
+"""
+
+
 class DisableProviderRequest(AcpModel, TypedRequest["DisableProviderResponse"]):
     """
     **UNSTABLE**
@@ -1565,62 +2814,6 @@ CreateElicitationResponseKnown = TypeAliasType(
 )
 
 
-class ElicitationCapabilities(AcpModel):
-    """
-    Elicitation capabilities supported by the client.
-    """
-
-    form: ElicitationFormCapabilities | None = None
-    """
-    Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: ElicitationUrlCapabilities | None = None
-    """
-    Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """
-    Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-ElicitationId = TypeAliasType("ElicitationId", str)
-"""
-Unique identifier for an elicitation.
-"""
-
-
 class ElicitationRequestScope(AcpModel):
     """
     Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -1631,6 +2824,413 @@ class ElicitationRequestScope(AcpModel):
     """
     The request this elicitation is tied to.
     """
+
+
+ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
+"""
+Type discriminator for elicitation schemas.
+"""
+
+
+StringFormat = TypeAliasType("StringFormat", Literal["email", "uri", "date", "date-time"])
+"""
+String format types for string properties in elicitation schemas.
+"""
+
+
+class EnumOption(AcpModel):
+    """
+    A titled enum option with a const value, human-readable title, and optional description.
+    """
+
+    const: str
+    """
+    The constant value for this option.
+    """
+    title: str
+    """
+    Human-readable title for this option.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class StringPropertySchema(AcpModel):
+    """
+    Schema for string properties in an elicitation form.
+
+    When `enum` or `oneOf` is set, this represents a single-select enum
+    with `"type": "string"`.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    """
+    Minimum string length.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
+    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    """
+    Maximum string length.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
+    pattern: str | None = None
+    """
+    Pattern the string must match.
+
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
+    format: StringFormat | None = None
+    """
+    String format.
+
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
+    default: str | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    enum: list[str] | None = None
+    """
+    Enum values for untitled single-select enums.
+    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
+    declared by `enum`.
+    """
+    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf")] = None
+    """
+    Titled enum options for titled single-select enums.
+    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
+    declared by `oneOf`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class StringElicitationPropertySchema(StringPropertySchema):
+    """
+    String property (or single-select enum when `enum`/`oneOf` is set).
+    """
+
+    type: Literal["string"]
+
+
+class NumberPropertySchema(AcpModel):
+    """
+    Schema for number (floating-point) properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | float | None = None
+    """
+    Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | float | None = None
+    """
+    Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | float | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class NumberElicitationPropertySchema(NumberPropertySchema):
+    """
+    Number (floating-point) property.
+    """
+
+    type: Literal["number"]
+
+
+class IntegerPropertySchema(AcpModel):
+    """
+    Schema for integer properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | None = None
+    """
+    Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | None = None
+    """
+    Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class IntegerElicitationPropertySchema(IntegerPropertySchema):
+    """
+    Integer property.
+    """
+
+    type: Literal["integer"]
+
+
+class StringMultiSelectItems(AcpModel):
+    """
+    String item schema for multi-select enum properties.
+    """
+
+    enum: list[str]
+    """
+    Allowed enum values.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class StringMultiSelectItemsVariant(StringMultiSelectItems):
+    """
+    Multi-select string items with plain string values.
+    """
+
+    type: Literal["string"]
+
+
+class TitledMultiSelectItems(AcpModel):
+    """
+    Items definition for titled multi-select enum properties.
+    """
+
+    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf")]
+    """
+    Titled enum options.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class OtherMultiSelectItems(AcpModel):
+    """
+    Custom or future typed multi-select items.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
+    """
+    Custom or future multi-select item type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
+"""
+Items for a multi-select (array) property schema.
+"""
+
+
+class MultiSelectPropertySchema(AcpModel):
+    """
+    Schema for multi-select (array) properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    """
+    Minimum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
+    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    """
+    Maximum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
+    items: MultiSelectItems
+    """
+    The items definition describing allowed values.
+    """
+    default: list[str] | None = None
+    """
+    Default selected values.
+
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
+    """
+    Multi-select array property.
+    """
+
+    type: Literal["array"]
+
+
+ElicitationPropertySchemaKnown = TypeAliasType(
+    "ElicitationPropertySchemaKnown",
+    SerializeAsAny[Annotated[
+        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+class OtherElicitationPropertySchema(AcpModel):
+    """
+    Custom or future elicitation property schema.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this property schema type should preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
+    """
+    Custom or future elicitation property schema type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
+"""
+Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+Multi-select enums use `type: "array"`.
+"""
 
 
 class ElicitationSchema(AcpModel):
@@ -1681,9 +3281,9 @@ class ElicitationSchema(AcpModel):
     """
 
 
-ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
+ToolCallId = TypeAliasType("ToolCallId", str)
 """
-Type discriminator for elicitation schemas.
+Unique identifier for a tool call within a session.
 """
 
 
@@ -1706,48 +3306,6 @@ class ElicitationSessionScope(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
-    """
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """
-    URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class EmbeddedResource(AcpModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    resource: EmbeddedResourceResource
-    """
-    Embedded resource payload, either text or binary data.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
 
@@ -1792,58 +3350,14 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-class EnumOption(AcpModel):
-    """
-    A titled enum option with a const value, human-readable title, and optional description.
-    """
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
+"""
+Predefined error codes for common JSON-RPC and ACP-specific errors.
 
-    const: str
-    """
-    The constant value for this option.
-    """
-    title: str
-    """
-    Human-readable title for this option.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class EnvVariable(AcpModel):
-    """
-    An environment variable to set when launching an MCP server.
-    """
-
-    name: str
-    """
-    The name of the environment variable.
-    """
-    value: str
-    """
-    The value to set for the environment variable.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800).
+"""
 
 
 class Error(AcpModel):
@@ -1873,14 +3387,28 @@ class Error(AcpModel):
     """
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
+class McpError(AcpModel):
+    """
+    **UNSTABLE**
 
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-"""
+    An inner MCP error, distinct from an outer ACP binding or runtime error.
+
+    `code` and `message` are required and non-null. `data` is optional.
+    Explicit `null` is preserved separately from an omitted key.
+    """
+
+    code: int
+    """
+    Inner MCP error code. Never an ACP error code.
+    """
+    message: str
+    """
+    Inner MCP error message.
+    """
+    data: Any | None = None
+    """
+    Optional error data. Explicit null is retained.
+    """
 
 
 class ErrorMessageMcpResponse(AcpModel):
@@ -1957,20 +3485,261 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-class FileSystemCapabilities(AcpModel):
+class HttpHeader(AcpModel):
     """
-    File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
+    An HTTP header to set when making requests to the MCP server.
     """
 
-    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
+    name: str
     """
-    Whether the Client supports `fs/read_text_file` requests.
+    The name of the HTTP header.
     """
-    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
+    value: str
     """
-    Whether the Client supports `fs/write_text_file` requests.
+    The value to set for the HTTP header.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class McpServerHttp(AcpModel):
+    """
+    HTTP transport configuration for MCP.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    url: str
+    """
+    URL to the MCP server.
+    """
+    headers: list[HttpHeader]
+    """
+    HTTP headers to set when making requests to the MCP server.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class HttpMcpServer(McpServerHttp):
+    """
+    HTTP transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
+    """
+
+    type: Literal["http"]
+
+
+class McpServerSse(AcpModel):
+    """
+    SSE transport configuration for MCP.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    url: str
+    """
+    URL to the MCP server.
+    """
+    headers: list[HttpHeader]
+    """
+    HTTP headers to set when making requests to the MCP server.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SseMcpServer(McpServerSse):
+    """
+    SSE transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
+    """
+
+    type: Literal["sse"]
+
+
+McpServerAcpId = TypeAliasType("McpServerAcpId", str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for an MCP server using the ACP transport.
+
+The value is opaque and generated by the ACP component providing the MCP server. It is
+used by `mcp/message` to route requests to the component that declared the server.
+"""
+
+
+class McpServerAcp(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    ACP transport configuration for MCP.
+
+    The MCP server is provided by an ACP component and communicates over the ACP channel
+    using `mcp/message`.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    server_id: Annotated[McpServerAcpId, Field(validation_alias="serverId", serialization_alias="serverId")]
+    """
+    Unique identifier for this MCP server, generated by the component providing it.
+
+    Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
+    on the same ACP connection.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class AcpMcpServer(McpServerAcp):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    ACP transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.acp` is `true`.
+    The MCP server is provided by an ACP component and communicates over the ACP channel.
+    """
+
+    type: Literal["acp"]
+
+
+McpServerKnown = TypeAliasType(
+    "McpServerKnown",
+    SerializeAsAny[Annotated[
+        HttpMcpServer | SseMcpServer | AcpMcpServer, Field(discriminator="type")
+    ]],
+)
+
+
+class McpServerStdio(AcpModel):
+    """
+    Stdio transport configuration for MCP.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    command: str
+    """
+    Absolute path to the MCP server executable.
+    """
+    args: list[str]
+    """
+    Command-line arguments to pass to the MCP server.
+    """
+    env: list[EnvVariable]
+    """
+    Environment variables to set when launching the MCP server.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")]])
+"""
+Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
+"""
+
+
+SystemPromptMode = TypeAliasType("SystemPromptMode", Literal["append"] | Literal["override"] | str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+How the Agent combines a client-provided system prompt with its own instructions.
+
+Unknown modes are preserved so they can be stored,
+proxied, or forwarded. An Agent MUST return an error for a mode it does not
+support rather than treating it as `append` or `override`.
+"""
+
+
+class SystemPrompt(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client-provided system-level instructions for a session.
+
+    Clients MUST only send this when the Agent advertises
+    `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
+    because of an unadvertised mode or an unsupported content block type, MUST
+    return an error instead of creating, loading, resuming, or forking the
+    session.
+    """
+
+    mode: SystemPromptMode
+    """
+    How the Agent combines `content` with its own instructions.
+
+    Required. Agents MUST return an error for a mode they do not support rather than
+    treating it as `append` or `override`.
+    """
+    content: list[ContentBlock]
+    """
+    The system prompt content.
+
+    Agents advertising the capability MUST accept `text` content blocks.
+    Clients MUST NOT send other content block types until a future
+    capability allows them, and Agents MUST return an error for content
+    blocks they do not support.
+
+    Clients MUST NOT send an empty array. Agents MAY reject one with
+    `-32602` without creating, loading, resuming, or forking the session.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2042,6 +3811,58 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     """
 
 
+class SessionMode(AcpModel):
+    """
+    A mode the agent can operate in.
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    """
+
+    id: SessionModeId
+    """
+    Stable identifier used to refer to this protocol object in later messages.
+    """
+    name: str
+    """
+    Human-readable name shown for this protocol object.
+    """
+    description: str | None = None
+    """
+    Optional human-readable details shown with this protocol object.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SessionModeState(AcpModel):
+    """
+    The set of modes and the one currently active.
+    """
+
+    current_mode_id: Annotated[SessionModeId, Field(validation_alias="currentModeId", serialization_alias="currentModeId")]
+    """
+    The current mode the Agent is in.
+    """
+    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
+    """
+    The set of modes that the Agent can operate in
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
 class ForkSessionResponse(AcpModel):
     """
     **UNSTABLE**
@@ -2077,70 +3898,6 @@ class ForkSessionResponse(AcpModel):
     """
 
 
-class HttpHeader(AcpModel):
-    """
-    An HTTP header to set when making requests to the MCP server.
-    """
-
-    name: str
-    """
-    The name of the HTTP header.
-    """
-    value: str
-    """
-    The value to set for the HTTP header.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ImageContent(AcpModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    data: str
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[str, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    uri: str | None = None
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ImageContentBlock(ImageContent):
-    """
-    Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    type: Literal["image"]
-
-
 class Implementation(AcpModel):
     """
     Metadata about the implementation of the client or agent.
@@ -2173,6 +3930,17 @@ class Implementation(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+ProtocolVersion = TypeAliasType(
+    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+)
+"""
+Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
 
 
 class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
@@ -2231,6 +3999,23 @@ class InitializeProxyRequest(InitializeRequest):
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
 
+
+class TerminalAuthMethod(AuthMethodTerminal):
+    """
+    Client runs the configured agent program as a separate interactive
+    process, without passing this method to `authenticate`.
+    """
+
+    type: Literal["terminal"]
+
+
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
+"""
+Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form.
+When no `type` is present, the method is treated as `agent`.
+"""
 
 
 class InitializeResponse(AcpModel):
@@ -2299,62 +4084,6 @@ class InitializeProxyResponse(InitializeResponse):
     """
 
 
-
-class IntegerPropertySchema(AcpModel):
-    """
-    Schema for integer properties in an elicitation form.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class IntegerElicitationPropertySchema(IntegerPropertySchema):
-    """
-    Integer property.
-    """
-
-    type: Literal["integer"]
-
-
 class KillTerminalRequest(AcpModel, TypedRequest["KillTerminalResponse"]):
     """
     Request to kill a terminal without releasing it.
@@ -2412,6 +4141,85 @@ class ListProvidersRequest(AcpModel, TypedRequest["ListProvidersResponse"]):
     """
 
 
+LlmProtocol = TypeAliasType("LlmProtocol", Literal["anthropic"] | Literal["openai"] | Literal["azure"] | Literal["vertex"] | Literal["bedrock"] | str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Well-known API protocol identifiers for LLM providers.
+
+Agents and clients MUST handle unknown protocol identifiers gracefully.
+
+Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
+Protocol names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class ProviderCurrentConfig(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Current effective non-secret routing configuration for a provider.
+    """
+
+    api_type: Annotated[LlmProtocol, Field(validation_alias="apiType", serialization_alias="apiType")]
+    """
+    Protocol currently used by this provider.
+    """
+    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl")]
+    """
+    Base URL currently used by this provider.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ProviderInfo(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Information about a configurable LLM provider.
+    """
+
+    provider_id: Annotated[ProviderId, Field(validation_alias="providerId", serialization_alias="providerId")]
+    """
+    Provider identifier, for example "main" or "openai".
+    """
+    supported: list[LlmProtocol]
+    """
+    Supported protocol types for this provider.
+    """
+    required: bool
+    """
+    Whether this provider is mandatory and cannot be disabled via `providers/disable`.
+    If true, clients must not call `providers/disable` for this provider ID.
+    """
+    current: ProviderCurrentConfig | None = None
+    """
+    Current effective non-secret routing config.
+    Null or omitted means provider is disabled.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
 class ListProvidersResponse(AcpModel):
     """
     **UNSTABLE**
@@ -2433,6 +4241,19 @@ class ListProvidersResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+SessionArchiveFilter = TypeAliasType("SessionArchiveFilter", Literal["exclude"] | Literal["include"] | Literal["only"] | str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Which sessions `session/list` returns based on their archive state.
+
+Unknown values are preserved so they can be stored, proxied, or forwarded. An Agent MUST
+return `-32602` for a value it does not support rather than treating it as `exclude`.
+"""
 
 
 class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
@@ -2472,6 +4293,58 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     """
 
 
+class SessionInfo(AcpModel):
+    """
+    Information about a session returned by session/list
+    """
+
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
+    """
+    Unique identifier for the session
+    """
+    cwd: str
+    """
+    The working directory for this session. Must be an absolute path.
+    """
+    additional_directories: Annotated[
+        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
+    ] = None
+    """
+    Additional workspace roots reported for this session. Each path must be absolute.
+
+    When present, this is the complete ordered additional-root list reported
+    by the Agent. Omitted and empty values are equivalent: the response
+    reports no additional roots.
+    """
+    title: str | None = None
+    """
+    Human-readable title for the session
+    """
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    """
+    ISO 8601 timestamp of last activity
+    """
+    archived: bool | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the session is archived.
+
+    Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
+    Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
 class ListSessionsResponse(AcpModel):
     """
     Response from listing sessions.
@@ -2494,21 +4367,6 @@ class ListSessionsResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-LlmProtocol = TypeAliasType("LlmProtocol", Literal["anthropic"] | Literal["openai"] | Literal["azure"] | Literal["vertex"] | Literal["bedrock"] | str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Well-known API protocol identifiers for LLM providers.
-
-Agents and clients MUST handle unknown protocol identifiers gracefully.
-
-Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
-Protocol names that do not begin with `_` are reserved for the ACP spec.
-"""
 
 
 class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
@@ -2584,23 +4442,6 @@ class LoadSessionResponse(AcpModel):
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class LogoutCapabilities(AcpModel):
-    """
-    Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
-    """
-
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2727,61 +4568,6 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-class McpCapabilities(AcpModel):
-    """
-    MCP capabilities supported by the agent
-    """
-
-    http: bool = False
-    """
-    Agent supports `http` MCP servers.
-    """
-    sse: bool = False
-    """
-    Agent supports `sse` MCP servers.
-    """
-    acp: bool = False
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Agent supports `acp` MCP servers.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class McpError(AcpModel):
-    """
-    **UNSTABLE**
-
-    An inner MCP error, distinct from an outer ACP binding or runtime error.
-
-    `code` and `message` are required and non-null. `data` is optional.
-    Explicit `null` is preserved separately from an omitted key.
-    """
-
-    code: int
-    """
-    Inner MCP error code. Never an ACP error code.
-    """
-    message: str
-    """
-    Inner MCP error message.
-    """
-    data: Any | None = None
-    """
-    Optional error data. Explicit null is retained.
-    """
-
-
 McpRequestId = TypeAliasType("McpRequestId", str)
 """
 **UNSTABLE**
@@ -2792,168 +4578,6 @@ Identifies an inner MCP request active against a server on this ACP connection.
 
 Generated by the caller and preserved unchanged by proxies. This is distinct
 from the outer ACP JSON-RPC request ID.
-"""
-
-
-class McpServerAcp(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    ACP transport configuration for MCP.
-
-    The MCP server is provided by an ACP component and communicates over the ACP channel
-    using `mcp/message`.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    server_id: Annotated[McpServerAcpId, Field(validation_alias="serverId", serialization_alias="serverId")]
-    """
-    Unique identifier for this MCP server, generated by the component providing it.
-
-    Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
-    on the same ACP connection.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class AcpMcpServer(McpServerAcp):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    ACP transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.acp` is `true`.
-    The MCP server is provided by an ACP component and communicates over the ACP channel.
-    """
-
-    type: Literal["acp"]
-
-
-McpServerAcpId = TypeAliasType("McpServerAcpId", str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for an MCP server using the ACP transport.
-
-The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/message` to route requests to the component that declared the server.
-"""
-
-
-class McpServerHttp(AcpModel):
-    """
-    HTTP transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    url: str
-    """
-    URL to the MCP server.
-    """
-    headers: list[HttpHeader]
-    """
-    HTTP headers to set when making requests to the MCP server.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class HttpMcpServer(McpServerHttp):
-    """
-    HTTP transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
-    """
-
-    type: Literal["http"]
-
-
-class McpServerSse(AcpModel):
-    """
-    SSE transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    url: str
-    """
-    URL to the MCP server.
-    """
-    headers: list[HttpHeader]
-    """
-    HTTP headers to set when making requests to the MCP server.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class McpServerStdio(AcpModel):
-    """
-    Stdio transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    command: str
-    """
-    Absolute path to the MCP server executable.
-    """
-    args: list[str]
-    """
-    Command-line arguments to pass to the MCP server.
-    """
-    env: list[EnvVariable]
-    """
-    Environment variables to set when launching the MCP server.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-MessageId = TypeAliasType("MessageId", str)
-"""
-Unique identifier for a message within a session.
 """
 
 
@@ -3032,65 +4656,6 @@ class MessageMcpRequest(AcpModel, TypedRequest["MessageMcpResponse"]):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """
-    Schema for multi-select (array) properties in an elicitation form.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
-    """
-    Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
-    """
-    Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """
-    The items definition describing allowed values.
-    """
-    default: list[str] | None = None
-    """
-    Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
-    """
-    Multi-select array property.
-    """
-
-    type: Literal["array"]
 
 
 class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
@@ -3216,6 +4781,12 @@ class NoneIdleStateUpdateVariant(AcpModel):
     stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
+NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
+"""
+Severity hint for a session notice.
+"""
+
+
 class Notice(AcpModel):
     """
     Fire-and-forget information for the user.
@@ -3251,13 +4822,6 @@ class Notice(AcpModel):
     """
 
 
-class NoticeCapabilities(AcpModel):
-    """
-    Client support for presenting live notices to the user.
-    """
-
-
-
 class NoticeSessionUpdate(Notice):
     """
     Information for the user that is not part of session history.
@@ -3267,67 +4831,6 @@ class NoticeSessionUpdate(Notice):
     """
 
     session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
-"""
-Severity hint for a session notice.
-"""
-
-
-class NumberPropertySchema(AcpModel):
-    """
-    Schema for number (floating-point) properties in an elicitation form.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | float | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | float | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | float | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class NumberElicitationPropertySchema(NumberPropertySchema):
-    """
-    Number (floating-point) property.
-    """
-
-    type: Literal["number"]
 
 
 class OtherCreateElicitationResponse(AcpModel):
@@ -3367,29 +4870,6 @@ CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", Serialize
 """
 Response from the client to an elicitation request.
 """
-
-
-class OtherElicitationPropertySchema(AcpModel):
-    """
-    Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
-    """
-    Custom or future elicitation property schema type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
 
 
 class OtherIdleStateUpdate(AcpModel):
@@ -3445,21 +4925,6 @@ class OtherIdleStateUpdateVariant(AcpModel):
     """
 
 
-class OtherMultiSelectItems(AcpModel):
-    """
-    Custom or future typed multi-select items.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
-    """
-    Custom or future multi-select item type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
 class OtherStateUpdate(AcpModel):
     """
     Custom or future state.
@@ -3472,6 +4937,20 @@ class OtherStateUpdate(AcpModel):
     """
     Unrecognized state discriminator.
     """
+
+
+PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+"""
+Unique identifier for a permission option.
+"""
+
+
+PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once", "allow_always", "reject_once", "reject_always"])
+"""
+The type of permission option being presented to the user.
+
+Helps clients choose appropriate icons and UI treatment.
+"""
 
 
 class PermissionOption(AcpModel):
@@ -3501,65 +4980,23 @@ class PermissionOption(AcpModel):
     """
 
 
-PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high", "medium", "low"])
 """
-Unique identifier for a permission option.
-"""
+Priority levels for plan entries.
 
-
-PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once", "allow_always", "reject_once", "reject_always"])
-"""
-The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
+Used to indicate the relative importance or urgency of different
+tasks in the execution plan.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
 """
 
 
-class Plan(AcpModel):
-    """
-    An execution plan for accomplishing complex tasks.
+PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending", "in_progress", "completed"])
+"""
+Status of a plan entry in the execution flow.
 
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
-    """
-
-    entries: list[PlanEntry]
-    """
-    The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class PlanCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for receiving `plan_update` and `plan_removed` session updates.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+Tracks the lifecycle of each task from planning through completion.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
+"""
 
 
 class PlanEntry(AcpModel):
@@ -3594,22 +5031,41 @@ class PlanEntry(AcpModel):
     """
 
 
-PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high", "medium", "low"])
+class Plan(AcpModel):
+    """
+    An execution plan for accomplishing complex tasks.
+
+    Plans consist of multiple entries representing individual tasks or goals.
+    Agents report plans to clients to provide visibility into their execution strategy.
+    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
+    """
+
+    entries: list[PlanEntry]
+    """
+    The list of tasks to be accomplished.
+
+    When updating a plan, the agent must send a complete list of all entries
+    with their current status. The client replaces the entire plan with each update.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+PlanId = TypeAliasType("PlanId", str)
 """
-Priority levels for plan entries.
+**UNSTABLE**
 
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
-"""
+This capability is not part of the spec yet, and may be removed or changed at any point.
 
-
-PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending", "in_progress", "completed"])
-"""
-Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)
+Unique identifier for a plan within a session.
 """
 
 
@@ -3646,16 +5102,6 @@ class FilePlanUpdateContent(PlanFile):
     """
 
     type: Literal["file"]
-
-
-PlanId = TypeAliasType("PlanId", str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a plan within a session.
-"""
 
 
 class PlanItems(AcpModel):
@@ -3775,6 +5221,22 @@ class PlanSessionUpdate(Plan):
     session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
+PlanUpdateContent = TypeAliasType(
+    "PlanUpdateContent",
+    SerializeAsAny[Annotated[
+        ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Updated content for a plan.
+"""
+
+
 class PlanUpdate(AcpModel):
     """
     **UNSTABLE**
@@ -3798,22 +5260,6 @@ class PlanUpdate(AcpModel):
     """
 
 
-PlanUpdateContent = TypeAliasType(
-    "PlanUpdateContent",
-    SerializeAsAny[Annotated[
-        ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Updated content for a plan.
-"""
-
-
 class PlanUpdateSessionUpdate(PlanUpdate):
     """
     **UNSTABLE**
@@ -3824,47 +5270,6 @@ class PlanUpdateSessionUpdate(PlanUpdate):
     """
 
     session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class PromptCapabilities(AcpModel):
-    """
-    Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)
-    """
-
-    image: bool = False
-    """
-    Agent supports `image` content blocks.
-    """
-    audio: bool = False
-    """
-    Agent supports `audio` content blocks.
-    """
-    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
-    """
-    Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -3906,6 +5311,14 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     """
 
 
+StopReason = TypeAliasType("StopReason", Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"])
+"""
+Reasons why an agent stops processing a prompt turn.
+
+See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#stop-reasons)
+"""
+
+
 class PromptResponse(AcpModel):
     """
     Response from processing a user prompt.
@@ -3925,112 +5338,6 @@ class PromptResponse(AcpModel):
 
     Token usage for this turn (optional).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
-)
-"""
-Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-
-class ProviderCurrentConfig(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Current effective non-secret routing configuration for a provider.
-    """
-
-    api_type: Annotated[LlmProtocol, Field(validation_alias="apiType", serialization_alias="apiType")]
-    """
-    Protocol currently used by this provider.
-    """
-    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl")]
-    """
-    Base URL currently used by this provider.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-ProviderId = TypeAliasType("ProviderId", str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a configurable LLM provider.
-"""
-
-
-class ProviderInfo(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Information about a configurable LLM provider.
-    """
-
-    provider_id: Annotated[ProviderId, Field(validation_alias="providerId", serialization_alias="providerId")]
-    """
-    Provider identifier, for example "main" or "openai".
-    """
-    supported: list[LlmProtocol]
-    """
-    Supported protocol types for this provider.
-    """
-    required: bool
-    """
-    Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    If true, clients must not call `providers/disable` for this provider ID.
-    """
-    current: ProviderCurrentConfig | None = None
-    """
-    Current effective non-secret routing config.
-    Null or omitted means provider is disabled.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ProvidersCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Provider configuration capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports provider configuration methods.
-    """
-
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4355,20 +5662,6 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
 
 
-RequestId = TypeAliasType("RequestId", int | str | None)
-"""
-JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-"""
-
-
 class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     Custom or future elicitation mode.
@@ -4406,6 +5699,166 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
 
 
+ToolKind = TypeAliasType("ToolKind", Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"])
+"""
+Categories of tools that can be invoked.
+
+Tool kinds help clients choose appropriate icons and optimize how they
+display tool execution progress.
+
+See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#creating)
+"""
+
+
+ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending", "in_progress", "completed", "failed"])
+"""
+Execution status of a tool call.
+
+Tool calls progress through different statuses during their lifecycle.
+
+See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#status)
+"""
+
+
+class Terminal(AcpModel):
+    """
+    Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+    """
+
+    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
+    """
+    Identifier of the terminal instance to embed in the content stream.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class TerminalToolCallContent(Terminal):
+    """
+    Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
+    """
+
+    type: Literal["terminal"]
+
+
+ToolCallContent = TypeAliasType(
+    "ToolCallContent",
+    SerializeAsAny[Annotated[
+        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
+        Field(discriminator="type"),
+    ]],
+)
+"""
+Content produced by a tool call.
+
+Tool calls can produce different types of content including
+standard content blocks (text, images) or file diffs.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
+"""
+
+
+class ToolCallLocation(AcpModel):
+    """
+    A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#following-the-agent)
+    """
+
+    path: str
+    """
+    The absolute file path being accessed or modified.
+    """
+    line: Annotated[int | None, Field(ge=0)] = None
+    """
+    Optional 1-based line number within the file.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ToolCallUpdate(AcpModel):
+    """
+    An update to an existing tool call.
+
+    Used to report progress and results as tools execute. All fields except
+    the tool call ID are optional - only changed fields need to be included.
+
+    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating)
+    """
+
+    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
+    """
+    The ID of the tool call being updated.
+    """
+    kind: ToolKind | None = None
+    """
+    Update the tool kind.
+    """
+    status: ToolCallStatus | None = None
+    """
+    Update the execution status.
+    """
+    title: str | None = None
+    """
+    Update the human-readable title.
+    """
+    name: str | None = None
+    """
+    Update the programmatic name of the tool being invoked.
+
+    This field is optional. Omitting it or sending `null` both mean that
+    the existing name is left unchanged.
+    """
+    content: list[ToolCallContent] | None = None
+    """
+    Replace the content collection.
+    """
+    locations: list[ToolCallLocation] | None = None
+    """
+    Replace the locations collection.
+    """
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    """
+    Update the raw input.
+    """
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    """
+    Update the raw output.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
 class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
     """
     Request for user permission to execute a tool call.
@@ -4435,6 +5888,45 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
+
+
+class SelectedPermissionOutcome(AcpModel):
+    """
+    The user selected one of the provided options.
+    """
+
+    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
+    """
+    The ID of the option the user selected.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
+    """
+    The user selected one of the provided options.
+    """
+
+    outcome: Literal["selected"]
+
+
+RequestPermissionOutcome = TypeAliasType(
+    "RequestPermissionOutcome",
+    SerializeAsAny[Annotated[
+        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
+        Field(discriminator="outcome"),
+    ]],
+)
+"""
+The outcome of a permission request.
+"""
 
 
 class RequestPermissionResponse(AcpModel):
@@ -4505,71 +5997,6 @@ class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
     """
 
     state: Literal["requires_action"]
-
-
-class ResourceContentBlock(EmbeddedResource):
-    """
-    Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    type: Literal["resource"]
-
-
-class ResourceLink(AcpModel):
-    """
-    A resource that the server is capable of reading, included in a prompt or tool call result.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    description: str | None = None
-    """
-    Optional human-readable details shown with this protocol object.
-    """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    name: str
-    """
-    Human-readable name shown for this protocol object.
-    """
-    size: int | None = None
-    """
-    Optional size of the linked resource in bytes, if known.
-    """
-    title: str | None = None
-    """
-    Optional display title for end-user UI.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ResourceLinkContentBlock(ResourceLink):
-    """
-    References to resources that the agent can access.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    type: Literal["resource_link"]
 
 
 class ResultMessageMcpResponse(AcpModel):
@@ -4686,12 +6113,6 @@ class ResumeSessionResponse(AcpModel):
     """
 
 
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
-
-
 class RunningStateUpdate(AcpModel):
     """
     Foreground work is in progress.
@@ -4713,100 +6134,6 @@ class RunningStateUpdateVariant(RunningStateUpdate):
     state: Literal["running"]
 
 
-class SelectedPermissionOutcome(AcpModel):
-    """
-    The user selected one of the provided options.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    The ID of the option the user selected.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
-    """
-    The user selected one of the provided options.
-    """
-
-    outcome: Literal["selected"]
-
-
-RequestPermissionOutcome = TypeAliasType(
-    "RequestPermissionOutcome",
-    SerializeAsAny[Annotated[
-        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
-        Field(discriminator="outcome"),
-    ]],
-)
-"""
-The outcome of a permission request.
-"""
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """
-    Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionArchiveCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for `session/archive` and `session/unarchive`.
-
-    Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-SessionArchiveFilter = TypeAliasType("SessionArchiveFilter", Literal["exclude"] | Literal["include"] | Literal["only"] | str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Which sessions `session/list` returns based on their archive state.
-
-Unknown values are preserved so they can be stored, proxied, or forwarded. An Agent MUST
-return `-32602` for a value it does not support rather than treating it as `exclude`.
-"""
-
-
 class SessionCancelCapabilities(AcpModel):
     """
     **UNSTABLE**
@@ -4816,390 +6143,6 @@ class SessionCancelCapabilities(AcpModel):
     Capability to cancel work in a subagent session without ending that session.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionCapabilities(AcpModel):
-    """
-    Session capabilities supported by the agent.
-
-    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
-
-    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
-
-    Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
-    """
-
-    list: SessionListCapabilities | None = None
-    """
-    Whether the agent supports `session/list`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports listing sessions.
-    """
-    delete: SessionDeleteCapabilities | None = None
-    """
-    Whether the agent supports `session/delete`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
-    """
-    Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `additionalDirectories` on
-    supported session lifecycle requests.
-
-    Agents that also support `session/list` may return
-    `SessionInfo.additionalDirectories` to report the complete ordered
-    additional-root list associated with a listed session.
-    """
-    system_prompt: Annotated[
-        SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt")
-    ] = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `systemPrompt` on session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
-    """
-    fork: SessionForkCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/fork`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports forking sessions.
-    """
-    archive: SessionArchiveCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/archive` and `session/unarchive`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.
-    """
-    status: SessionStatusCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/status`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports checking session status.
-    """
-    title: SessionTitleCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/set_title`.
-
-    Agents report titles through `session/list` and `session_info_update` without this
-    capability. It only advertises that Clients can set titles.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports setting session titles.
-    """
-    resume: SessionResumeCapabilities | None = None
-    """
-    Whether the agent supports `session/resume`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-    close: SessionCloseCapabilities | None = None
-    """
-    Whether the agent supports `session/close`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports closing sessions.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionCloseCapabilities(AcpModel):
-    """
-    Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionConfigBoolean(AcpModel):
-    """
-    A boolean on/off toggle session configuration option payload.
-    """
-
-    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The current value of the boolean option.
-    """
-
-
-class BooleanSessionConfigOption(SessionConfigBoolean):
-    """
-    Boolean on/off toggle.
-    """
-
-    id: SessionConfigId
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-    type: Literal["boolean"]
-
-
-SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
-"""
-Unique identifier for a session configuration option value group.
-"""
-
-
-SessionConfigId = TypeAliasType("SessionConfigId", str)
-"""
-Unique identifier for a session configuration option.
-"""
-
-
-SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
-"""
-Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-
-class SessionConfigOptionsCapabilities(AcpModel):
-    """
-    Session configuration option capabilities supported by the client.
-    """
-
-    boolean: BooleanConfigOptionCapabilities | None = None
-    """
-    Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means agents may include `type: "boolean"` entries in
-    `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionConfigSelect(AcpModel):
-    """
-    A single-value selector (dropdown) session configuration option payload.
-    """
-
-    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The currently selected value.
-    """
-    options: SessionConfigSelectOptions
-    """
-    The set of selectable options.
-    """
-
-
-class SelectSessionConfigOption(SessionConfigSelect):
-    """
-    Single-value selector (dropdown).
-    """
-
-    id: SessionConfigId
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-    type: Literal["select"]
-
-
-SessionConfigOption = TypeAliasType(
-    "SessionConfigOption",
-    SerializeAsAny[Annotated[
-        SelectSessionConfigOption | BooleanSessionConfigOption,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-A session configuration option selector and its current state.
-"""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """
-    A group of possible values for a session configuration option.
-    """
-
-    group: SessionConfigGroupId
-    """
-    Unique identifier for this group.
-    """
-    name: str
-    """
-    Human-readable label for this group.
-    """
-    options: list[SessionConfigSelectOption]
-    """
-    The set of option values in this group.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-GroupedSessionConfigSelectOptions = TypeAliasType(
-    "GroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
-    ],
-)
-"""
-A list of options grouped under headers.
-"""
-
-
-class SessionConfigSelectOption(AcpModel):
-    """
-    A possible value for a session configuration option.
-    """
-
-    value: SessionConfigValueId
-    """
-    Unique identifier for this option value.
-    """
-    name: str
-    """
-    Human-readable label for this option value.
-    """
-    description: str | None = None
-    """
-    Optional description for this option value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
-"""
-Unique identifier for a session configuration option value.
-"""
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """
-    Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
@@ -5250,27 +6193,6 @@ URL-based elicitation mode where the client directs the user to a URL.
 """
 
 
-class SessionForkCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `session/fork` method.
-
-    Supplying `{}` means the agent supports forking sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
 class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     Form-based elicitation where the client renders a form from the provided schema.
@@ -5301,69 +6223,6 @@ FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", Ser
 """
 Form-based elicitation where the client renders a form from the provided schema.
 """
-
-
-SessionId = TypeAliasType("SessionId", str)
-"""
-A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draft/session-setup#session-id)
-"""
-
-
-class SessionInfo(AcpModel):
-    """
-    Information about a session returned by session/list
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    Unique identifier for the session
-    """
-    cwd: str
-    """
-    The working directory for this session. Must be an absolute path.
-    """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
-    """
-    Additional workspace roots reported for this session. Each path must be absolute.
-
-    When present, this is the complete ordered additional-root list reported
-    by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots.
-    """
-    title: str | None = None
-    """
-    Human-readable title for the session
-    """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
-    """
-    ISO 8601 timestamp of last activity
-    """
-    archived: bool | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the session is archived.
-
-    Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
-    Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
 
 
 class SessionInfoUpdate(AcpModel):
@@ -5400,23 +6259,6 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
     ]
-
-
-class SessionListCapabilities(AcpModel):
-    """
-    Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
 
 
 class SessionMessage(AcpModel):
@@ -5536,24 +6378,298 @@ class SessionMessageSessionUpdate(SessionMessage):
     session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-class SessionMode(AcpModel):
+class UserMessageChunkSessionUpdate(ContentChunk):
     """
-    A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
+    A chunk of the user's message being streamed.
     """
 
-    id: SessionModeId
+    session_update: Annotated[
+        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+    ]
+
+
+class ToolCall(AcpModel):
     """
-    Stable identifier used to refer to this protocol object in later messages.
+    Represents a tool call that the language model has requested.
+
+    Tool calls are actions that the agent executes on behalf of the language model,
+    such as reading files, executing code, or fetching data from external sources.
+
+    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/draft/tool-calls)
     """
-    name: str
+
+    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
     """
-    Human-readable name shown for this protocol object.
+    Unique identifier for this tool call within the session.
+    """
+    title: str
+    """
+    Human-readable title describing what the tool is doing.
+    """
+    name: str | None = None
+    """
+    Programmatic name of the tool being invoked.
+
+    This field is optional. Omitting it or sending `null` both mean that no
+    tool name is available.
+    """
+    kind: ToolKind | None = None
+    """
+    The category of tool being invoked.
+    Helps clients choose appropriate icons and UI treatment.
+    """
+    status: ToolCallStatus | None = None
+    """
+    Current execution status of the tool call.
+    """
+    content: list[ToolCallContent] | None = None
+    """
+    Content produced by the tool call.
+    """
+    locations: list[ToolCallLocation] | None = None
+    """
+    File locations affected by this tool call.
+    Enables "follow-along" features in clients.
+    """
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    """
+    Raw input parameters sent to the tool.
+    """
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    """
+    Raw output returned by the tool.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class ToolCallSessionUpdate(ToolCall):
+    """
+    Notification that a new tool call has been initiated.
+    """
+
+    session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+class ToolCallUpdateSessionUpdate(ToolCallUpdate):
+    """
+    Update on the status or results of a tool call.
+    """
+
+    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+class UsageUpdate(AcpModel):
+    """
+    Context window and cost update for a session.
+    """
+
+    used: Annotated[int, Field(ge=0)]
+    """
+    Tokens currently in context.
+    """
+    size: Annotated[int, Field(ge=0)]
+    """
+    Total context window size in tokens.
+    """
+    cost: Cost | None = None
+    """
+    Cumulative session cost (optional).
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+
+class UsageUpdateSessionUpdate(UsageUpdate):
+    """
+    Context window and cost update for the session.
+    """
+
+    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+class SubagentSessionCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client-initiated session mutations permitted for a specific subagent session.
+
+    A mutation requires an explicit per-child capability. Support for the method
+    on ordinary sessions does not grant support on a child.
+    """
+
+    cancel: SessionCancelCapabilities | None = None
+    """
+    Permits the client to cancel this child's current work without ending
+    the session. Omitted or `null` means unsupported. An object (including
+    `{}`) means supported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+    """
+
+
+class UnknownStateUpdate(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+
+    Report this when activity becomes unobservable, not merely because the child
+    has been quiet. The Client MUST stop presenting the previous state as confirmed
+    current activity, but may retain it as last known. A later state replaces this
+    snapshot normally.
+
+    This is not a task outcome or session closure. It does not cancel work, resolve
+    pending requests, or revoke capabilities. Capabilities are updated separately.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class UnknownStateUpdateVariant(UnknownStateUpdate):
+    """
+    The Agent cannot currently determine foreground activity.
+
+    This replaces previously confirmed activity without ending the work or session.
+    """
+
+    state: Literal["unknown"]
+
+
+StateUpdateKnown = TypeAliasType(
+    "StateUpdateKnown",
+    SerializeAsAny[Annotated[
+        RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
+        Field(discriminator="state"),
+    ]],
+)
+
+
+StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Current foreground-work state of a reusable child session.
+
+Each update is a whole-object snapshot. Idle does not terminate the child.
+The parent can message it again, transitioning it back to running.
+Background activity may still emit other session updates while idle.
+"""
+
+
+class SubagentUpdate(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification that the enclosing parent session created and owns a child session.
+
+    Later updates modify the existing association's metadata, not its ownership.
+
+    Sent on the immediate parent session. The first update for an unknown
+    `sessionId` announces the child and MUST be sent
+    before any live child traffic or live message naming the child as sender
+    or recipient. Parents may message and reuse an announced child across
+    multiple operations.
+    Child events are delivered automatically on the same connection. No child
+    load, resume, or subscription is needed.
+
+    Only the subagent session ID is required. Omitted patch fields keep their
+    previous values. `null` clears them. Clearing capabilities disables child
+    mutations. Clearing state leaves current activity unset/unconfirmed: it does
+    not imply idle, stop work, or create an `unknown` state snapshot. A concrete
+    state replaces the entire previous state object, not the session.
+    The title and description provide the parent's display metadata for the
+    child. They do not replace the content of individual messages or operations.
+    `cwd` and `additionalDirectories` report where the Agent placed the child.
+    While unset, each inherits the immediate parent's effective value.
+    """
+
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
+    """
+    The opaque session ID identifying the child in all ACP messages.
+    """
+    title: str | None = None
+    """
+    The parent's human-readable display title for this child. It need not be unique.
+
+    Omitted means unchanged. `null` clears it. If unset, the Client chooses
+    a fallback presentation.
     """
     description: str | None = None
     """
-    Optional human-readable details shown with this protocol object.
+    The parent's human-readable description of the child's role or purpose.
+
+    Omitted means unchanged. `null` clears it. If unset, the Client chooses
+    a fallback presentation. This is current display metadata, not the
+    history of instructions sent to the child.
+    """
+    capabilities: SubagentSessionCapabilities | None = None
+    """
+    Client-initiated session mutations permitted for this subagent session.
+
+    Omitted means unchanged. `null` clears the capability set and disables
+    child mutations. If never supplied, no session mutations are permitted.
+    Read-only operations retain their normal protocol semantics and capability
+    requirements. A concrete object replaces the whole capability set.
+    """
+    state: StateUpdate | None = None
+    """
+    Current state snapshot for the child session.
+
+    Omitted means unchanged. `null` clears the current activity without
+    asserting idle or sending an `unknown` snapshot. A concrete state
+    replaces the previous state object wholesale. If never supplied, the
+    current activity is unset/unconfirmed.
+    """
+    cwd: str | None = None
+    """
+    The child's working directory. Must be an absolute path.
+
+    Optional and nullable. Omitted means unchanged. `null` clears the
+    reported value. While unset, the child inherits its immediate parent's
+    effective working directory. Clients use this value for the child's
+    root set and as the default terminal working directory.
+    """
+    additional_directories: Annotated[
+        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
+    ] = None
+    """
+    Additional workspace roots for the child. Each path must be absolute.
+
+    Optional and nullable. Omitted means unchanged. `null` clears the
+    reported value. While unset, the child inherits its immediate parent's
+    effective additional directories, independently of `cwd`. A concrete
+    array replaces the whole list. `[]` reports no additional directories.
+    Clients use these values for the child's root set.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -5562,36 +6678,37 @@ class SessionMode(AcpModel):
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    Omitted means unchanged. `null` removes the metadata.
     """
 
 
-SessionModeId = TypeAliasType("SessionModeId", str)
+class SubagentUpdateSessionUpdate(SubagentUpdate):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Announces a child session created and owned by this session, or updates
+    that ownership association's metadata.
+    """
+
+    session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+SessionUpdate = TypeAliasType(
+    "SessionUpdate",
+    SerializeAsAny[Annotated[
+        UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate,
+        Field(discriminator="session_update"),
+    ]],
+)
 """
-Unique identifier for a Session Mode.
+Different types of updates that can be sent during session processing.
+
+These updates provide real-time feedback about the agent's progress.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
 """
-
-
-class SessionModeState(AcpModel):
-    """
-    The set of modes and the one currently active.
-    """
-
-    current_mode_id: Annotated[SessionModeId, Field(validation_alias="currentModeId", serialization_alias="currentModeId")]
-    """
-    The current mode the Agent is in.
-    """
-    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
-    """
-    The set of modes that the Agent can operate in
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
 
 
 class SessionNotification(AcpModel, TypedNotification):
@@ -5672,23 +6789,6 @@ They MUST NOT render it as a known elicitation mode.
 """
 
 
-class SessionResumeCapabilities(AcpModel):
-    """
-    Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
 SessionStatus = TypeAliasType("SessionStatus", Literal["open"] | Literal["saved"] | str)
 """
 **UNSTABLE**
@@ -5697,27 +6797,6 @@ This capability is not part of the spec yet, and may be removed or changed at an
 
 Whether the Agent has a session in memory, as reported by `session/status`.
 """
-
-
-class SessionStatusCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `session/status` method.
-
-    Supplying `{}` means the agent supports checking session status.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
 
 
 class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
@@ -5767,108 +6846,6 @@ class SessionStatusResponse(AcpModel):
 
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionSystemPromptCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for client-provided system prompts.
-
-    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
-    requests in `append` mode.
-    """
-
-    mode: SessionSystemPromptModeCapabilities | None = None
-    """
-    Delivery modes the agent supports in addition to `append`.
-
-    Optional. Omitted or `null` both mean the agent supports only `append`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionSystemPromptModeCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    System prompt delivery modes the agent supports in addition to `append`.
-
-    `append` has no entry because every agent advertising
-    `sessionCapabilities.systemPrompt` supports it.
-    """
-
-    override: SessionSystemPromptOverrideCapabilities | None = None
-    """
-    Whether the agent supports `override` mode.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionSystemPromptOverrideCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `override` system prompt mode.
-
-    Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class SessionTitleCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for Client-set session titles.
-
-    Supplying `{}` means the agent supports `session/set_title`. Agents report titles
-    through `session/list` and `session_info_update` without this capability.
-    """
-
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -6089,43 +7066,6 @@ class SetSessionTitleResponse(AcpModel):
     """
 
 
-class SseMcpServer(McpServerSse):
-    """
-    SSE transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
-    """
-
-    type: Literal["sse"]
-
-
-McpServerKnown = TypeAliasType(
-    "McpServerKnown",
-    SerializeAsAny[Annotated[
-        HttpMcpServer | SseMcpServer | AcpMcpServer, Field(discriminator="type")
-    ]],
-)
-
-
-McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | McpServerStdio, Field(union_mode="left_to_right")]])
-"""
-Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
-"""
-
-
-StopReason = TypeAliasType("StopReason", Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"])
-"""
-Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#stop-reasons)
-"""
-
-
 StringArrayElicitationContentValue = TypeAliasType(
     "StringArrayElicitationContentValue",
     Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
@@ -6138,400 +7078,6 @@ String array value accepted in elicitation response content.
 ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
 """
 Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
-StringFormat = TypeAliasType("StringFormat", Literal["email", "uri", "date", "date-time"])
-"""
-String format types for string properties in elicitation schemas.
-"""
-
-
-class StringMultiSelectItems(AcpModel):
-    """
-    String item schema for multi-select enum properties.
-    """
-
-    enum: list[str]
-    """
-    Allowed enum values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class StringMultiSelectItemsVariant(StringMultiSelectItems):
-    """
-    Multi-select string items with plain string values.
-    """
-
-    type: Literal["string"]
-
-
-class StringPropertySchema(AcpModel):
-    """
-    Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
-    """
-    Minimum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
-    """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
-    """
-    Maximum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
-    """
-    pattern: str | None = None
-    """
-    Pattern the string must match.
-
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    """
-    format: StringFormat | None = None
-    """
-    String format.
-
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
-    """
-    default: str | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    enum: list[str] | None = None
-    """
-    Enum values for untitled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf")] = None
-    """
-    Titled enum options for titled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class StringElicitationPropertySchema(StringPropertySchema):
-    """
-    String property (or single-select enum when `enum`/`oneOf` is set).
-    """
-
-    type: Literal["string"]
-
-
-ElicitationPropertySchemaKnown = TypeAliasType(
-    "ElicitationPropertySchemaKnown",
-    SerializeAsAny[Annotated[
-        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
-"""
-Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`.
-"""
-
-
-class SubagentCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capability marker for exposing reusable child sessions as restricted ACP sessions.
-
-    Supplying `{}` advertises support for child association and state updates,
-    session-directed messages, and restricted-session semantics. The client
-    must advertise this capability before the agent sends subagent updates or
-    session-directed messages.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-
-class SubagentSessionCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Client-initiated session mutations permitted for a specific subagent session.
-
-    A mutation requires an explicit per-child capability. Support for the method
-    on ordinary sessions does not grant support on a child.
-    """
-
-    cancel: SessionCancelCapabilities | None = None
-    """
-    Permits the client to cancel this child's current work without ending
-    the session. Omitted or `null` means unsupported. An object (including
-    `{}`) means supported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-
-class SubagentUpdate(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Notification that the enclosing parent session created and owns a child session.
-
-    Later updates modify the existing association's metadata, not its ownership.
-
-    Sent on the immediate parent session. The first update for an unknown
-    `sessionId` announces the child and MUST be sent
-    before any live child traffic or live message naming the child as sender
-    or recipient. Parents may message and reuse an announced child across
-    multiple operations.
-    Child events are delivered automatically on the same connection. No child
-    load, resume, or subscription is needed.
-
-    Only the subagent session ID is required. Omitted patch fields keep their
-    previous values. `null` clears them. Clearing capabilities disables child
-    mutations. Clearing state leaves current activity unset/unconfirmed: it does
-    not imply idle, stop work, or create an `unknown` state snapshot. A concrete
-    state replaces the entire previous state object, not the session.
-    The title and description provide the parent's display metadata for the
-    child. They do not replace the content of individual messages or operations.
-    `cwd` and `additionalDirectories` report where the Agent placed the child.
-    While unset, each inherits the immediate parent's effective value.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The opaque session ID identifying the child in all ACP messages.
-    """
-    title: str | None = None
-    """
-    The parent's human-readable display title for this child. It need not be unique.
-
-    Omitted means unchanged. `null` clears it. If unset, the Client chooses
-    a fallback presentation.
-    """
-    description: str | None = None
-    """
-    The parent's human-readable description of the child's role or purpose.
-
-    Omitted means unchanged. `null` clears it. If unset, the Client chooses
-    a fallback presentation. This is current display metadata, not the
-    history of instructions sent to the child.
-    """
-    capabilities: SubagentSessionCapabilities | None = None
-    """
-    Client-initiated session mutations permitted for this subagent session.
-
-    Omitted means unchanged. `null` clears the capability set and disables
-    child mutations. If never supplied, no session mutations are permitted.
-    Read-only operations retain their normal protocol semantics and capability
-    requirements. A concrete object replaces the whole capability set.
-    """
-    state: StateUpdate | None = None
-    """
-    Current state snapshot for the child session.
-
-    Omitted means unchanged. `null` clears the current activity without
-    asserting idle or sending an `unknown` snapshot. A concrete state
-    replaces the previous state object wholesale. If never supplied, the
-    current activity is unset/unconfirmed.
-    """
-    cwd: str | None = None
-    """
-    The child's working directory. Must be an absolute path.
-
-    Optional and nullable. Omitted means unchanged. `null` clears the
-    reported value. While unset, the child inherits its immediate parent's
-    effective working directory. Clients use this value for the child's
-    root set and as the default terminal working directory.
-    """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
-    """
-    Additional workspace roots for the child. Each path must be absolute.
-
-    Optional and nullable. Omitted means unchanged. `null` clears the
-    reported value. While unset, the child inherits its immediate parent's
-    effective additional directories, independently of `cwd`. A concrete
-    array replaces the whole list. `[]` reports no additional directories.
-    Clients use these values for the child's root set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    Omitted means unchanged. `null` removes the metadata.
-    """
-
-
-class SubagentUpdateSessionUpdate(SubagentUpdate):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Announces a child session created and owned by this session, or updates
-    that ownership association's metadata.
-    """
-
-    session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class SystemPrompt(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Client-provided system-level instructions for a session.
-
-    Clients MUST only send this when the Agent advertises
-    `sessionCapabilities.systemPrompt`. Agents that cannot apply it, for example
-    because of an unadvertised mode or an unsupported content block type, MUST
-    return an error instead of creating, loading, resuming, or forking the
-    session.
-    """
-
-    mode: SystemPromptMode
-    """
-    How the Agent combines `content` with its own instructions.
-
-    Required. Agents MUST return an error for a mode they do not support rather than
-    treating it as `append` or `override`.
-    """
-    content: list[ContentBlock]
-    """
-    The system prompt content.
-
-    Agents advertising the capability MUST accept `text` content blocks.
-    Clients MUST NOT send other content block types until a future
-    capability allows them, and Agents MUST return an error for content
-    blocks they do not support.
-
-    Clients MUST NOT send an empty array. Agents MAY reject one with
-    `-32602` without creating, loading, resuming, or forking the session.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-SystemPromptMode = TypeAliasType("SystemPromptMode", Literal["append"] | Literal["override"] | str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-How the Agent combines a client-provided system prompt with its own instructions.
-
-Unknown modes are preserved so they can be stored,
-proxied, or forwarded. An Agent MUST return an error for a mode it does not
-support rather than treating it as `append` or `override`.
-"""
-
-
-class Terminal(AcpModel):
-    """
-    Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    Identifier of the terminal instance to embed in the content stream.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class TerminalAuthMethod(AuthMethodTerminal):
-    """
-    Client runs the configured agent program as a separate interactive
-    process, without passing this method to `authenticate`.
-    """
-
-    type: Literal["terminal"]
-
-
-AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
-"""
-Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`.
 """
 
 
@@ -6556,12 +7102,6 @@ class TerminalExitStatus(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-TerminalId = TypeAliasType("TerminalId", str)
-"""
-Typed identifier used for terminal values on the wire.
-"""
 
 
 class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
@@ -6614,342 +7154,6 @@ class TerminalOutputResponse(AcpModel):
     """
 
 
-class TerminalToolCallContent(Terminal):
-    """
-    Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
-    """
-
-    type: Literal["terminal"]
-
-
-class TextContent(AcpModel):
-    """
-    Text provided to or from an LLM.
-    """
-
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class TextContentBlock(TextContent):
-    """
-    Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as Markdown.
-    """
-
-    type: Literal["text"]
-
-
-ContentBlock = TypeAliasType(
-    "ContentBlock",
-    SerializeAsAny[Annotated[
-        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)
-"""
-
-
-class TextResourceContents(AcpModel):
-    """
-    Text-based resource contents.
-    """
-
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
-"""
-Resource content that can be embedded in a message.
-"""
-
-
-class TitledMultiSelectItems(AcpModel):
-    """
-    Items definition for titled multi-select enum properties.
-    """
-
-    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf")]
-    """
-    Titled enum options.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
-"""
-Items for a multi-select (array) property schema.
-"""
-
-
-class ToolCall(AcpModel):
-    """
-    Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/draft/tool-calls)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    Unique identifier for this tool call within the session.
-    """
-    title: str
-    """
-    Human-readable title describing what the tool is doing.
-    """
-    name: str | None = None
-    """
-    Programmatic name of the tool being invoked.
-
-    This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available.
-    """
-    kind: ToolKind | None = None
-    """
-    The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | None = None
-    """
-    Current execution status of the tool call.
-    """
-    content: list[ToolCallContent] | None = None
-    """
-    Content produced by the tool call.
-    """
-    locations: list[ToolCallLocation] | None = None
-    """
-    File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
-    """
-    Raw input parameters sent to the tool.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
-    """
-    Raw output returned by the tool.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-ToolCallContent = TypeAliasType(
-    "ToolCallContent",
-    SerializeAsAny[Annotated[
-        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
-"""
-
-
-ToolCallId = TypeAliasType("ToolCallId", str)
-"""
-Unique identifier for a tool call within a session.
-"""
-
-
-class ToolCallLocation(AcpModel):
-    """
-    A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#following-the-agent)
-    """
-
-    path: str
-    """
-    The absolute file path being accessed or modified.
-    """
-    line: Annotated[int | None, Field(ge=0)] = None
-    """
-    Optional 1-based line number within the file.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ToolCallSessionUpdate(ToolCall):
-    """
-    Notification that a new tool call has been initiated.
-    """
-
-    session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending", "in_progress", "completed", "failed"])
-"""
-Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#status)
-"""
-
-
-class ToolCallUpdate(AcpModel):
-    """
-    An update to an existing tool call.
-
-    Used to report progress and results as tools execute. All fields except
-    the tool call ID are optional - only changed fields need to be included.
-
-    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    The ID of the tool call being updated.
-    """
-    kind: ToolKind | None = None
-    """
-    Update the tool kind.
-    """
-    status: ToolCallStatus | None = None
-    """
-    Update the execution status.
-    """
-    title: str | None = None
-    """
-    Update the human-readable title.
-    """
-    name: str | None = None
-    """
-    Update the programmatic name of the tool being invoked.
-
-    This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged.
-    """
-    content: list[ToolCallContent] | None = None
-    """
-    Replace the content collection.
-    """
-    locations: list[ToolCallLocation] | None = None
-    """
-    Replace the locations collection.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
-    """
-    Update the raw input.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
-    """
-    Update the raw output.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class ToolCallUpdateSessionUpdate(ToolCallUpdate):
-    """
-    Update on the status or results of a tool call.
-    """
-
-    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-ToolKind = TypeAliasType("ToolKind", Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"])
-"""
-Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#creating)
-"""
-
-
 class UnarchiveSessionRequest(AcpModel, TypedRequest["UnarchiveSessionResponse"]):
     """
     **UNSTABLE**
@@ -7000,107 +7204,6 @@ class UnarchiveSessionResponse(AcpModel):
     """
 
 
-UngroupedSessionConfigSelectOptions = TypeAliasType(
-    "UngroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectOption],
-        Field(title="UngroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A flat list of options with no grouping.
-"""
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
-"""
-Possible values for a session configuration option.
-"""
-
-
-class UnknownStateUpdate(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-
-    Report this when activity becomes unobservable, not merely because the child
-    has been quiet. The Client MUST stop presenting the previous state as confirmed
-    current activity, but may retain it as last known. A later state replaces this
-    snapshot normally.
-
-    This is not a task outcome or session closure. It does not cancel work, resolve
-    pending requests, or revoke capabilities. Capabilities are updated separately.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class UnknownStateUpdateVariant(UnknownStateUpdate):
-    """
-    The Agent cannot currently determine foreground activity.
-
-    This replaces previously confirmed activity without ending the work or session.
-    """
-
-    state: Literal["unknown"]
-
-
-StateUpdateKnown = TypeAliasType(
-    "StateUpdateKnown",
-    SerializeAsAny[Annotated[
-        RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
-        Field(discriminator="state"),
-    ]],
-)
-
-
-StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Current foreground-work state of a reusable child session.
-
-Each update is a whole-object snapshot. Idle does not terminate the child.
-The parent can message it again, transitioning it back to running.
-Background activity may still emit other session updates while idle.
-"""
-
-
-class UnstructuredCommandInput(AcpModel):
-    """
-    All text that was typed after the command name is provided as input.
-    """
-
-    hint: str
-    """
-    A hint to display when the input hasn't been provided yet
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", UnstructuredCommandInput)
-"""
-The input specification for a command.
-"""
-
-
 UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
 """
 URL-based elicitation where the client directs the user to a URL.
@@ -7123,114 +7226,6 @@ Request from the agent to elicit structured user input.
 The agent sends this to the client to request information from the user,
 either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
-"""
-
-
-class Usage(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage information for a prompt turn.
-    """
-
-    total_tokens: Annotated[int, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
-    """
-    Sum of all token types across session.
-    """
-    input_tokens: Annotated[int, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
-    """
-    Total input tokens across all turns.
-    """
-    output_tokens: Annotated[int, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
-    """
-    Total output tokens across all turns.
-    """
-    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0)] = None
-    """
-    Total thought/reasoning tokens
-    """
-    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0)] = (
-        None
-    )
-    """
-    Total cache read tokens.
-    """
-    cached_write_tokens: Annotated[
-        int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0)
-    ] = None
-    """
-    Total cache write tokens.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class UsageUpdate(AcpModel):
-    """
-    Context window and cost update for a session.
-    """
-
-    used: Annotated[int, Field(ge=0)]
-    """
-    Tokens currently in context.
-    """
-    size: Annotated[int, Field(ge=0)]
-    """
-    Total context window size in tokens.
-    """
-    cost: Cost | None = None
-    """
-    Cumulative session cost (optional).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-
-class UsageUpdateSessionUpdate(UsageUpdate):
-    """
-    Context window and cost update for the session.
-    """
-
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class UserMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the user's message being streamed.
-    """
-
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
-
-
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    SerializeAsAny[Annotated[
-        UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate,
-        Field(discriminator="session_update"),
-    ]],
-)
-"""
-Different types of updates that can be sent during session processing.
-
-These updates provide real-time feedback about the agent's progress.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
 """
 
 

@@ -13,7 +13,6 @@ from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
 
-
 class AcpModel(BaseModel):
     """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
 
@@ -80,6 +79,27 @@ Uses the native syntax of the machine the Agent runs on, such as `/home/user/pro
 """
 
 
+class AuthStatusCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Auth status capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the `auth/status` method.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
 class AgentAuthCapabilities(AcpModel):
     """
     Authentication-related extension capabilities supported by the agent.
@@ -100,6 +120,550 @@ class AgentAuthCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports the `auth/status` method.
     """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class PromptImageCapabilities(AcpModel):
+    """
+    Capabilities for image content in prompt requests.
+
+    Supplying `{}` means the agent supports image content in prompts.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class PromptAudioCapabilities(AcpModel):
+    """
+    Capabilities for audio content in prompt requests.
+
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class PromptEmbeddedContextCapabilities(AcpModel):
+    """
+    Capabilities for embedded context in prompt requests.
+
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class PromptCapabilities(AcpModel):
+    """
+    Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for `text`
+    and `resource_link` content blocks in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)
+    """
+
+    image: PromptImageCapabilities | None = None
+    """
+    Agent supports `image` content blocks.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports image content in prompts.
+    """
+    audio: PromptAudioCapabilities | None = None
+    """
+    Agent supports `audio` content blocks.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
+    embedded_context: Annotated[
+        PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")
+    ] = None
+    """
+    Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include `resource` content blocks
+    in prompt requests for pieces of context that are referenced in the message.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class McpStdioCapabilities(AcpModel):
+    """
+    Capabilities for stdio MCP server transports.
+
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class McpHttpCapabilities(AcpModel):
+    """
+    Capabilities for HTTP MCP server transports.
+
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class McpAcpCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for ACP MCP server transports.
+
+    Supplying `{}` means the agent supports ACP MCP server transports.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class McpCapabilities(AcpModel):
+    """
+    MCP capabilities supported by the agent for session lifecycle requests.
+    """
+
+    stdio: McpStdioCapabilities | None = None
+    """
+    Agent supports `stdio` MCP servers.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
+    http: McpHttpCapabilities | None = None
+    """
+    Agent supports `http` MCP servers.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
+    acp: McpAcpCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Agent supports `acp` MCP servers.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports ACP MCP server transports.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionDeleteCapabilities(AcpModel):
+    """
+    Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionAdditionalDirectoriesCapabilities(AcpModel):
+    """
+    Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents may return
+    `SessionInfo.additionalDirectories` in `session/list` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionSystemPromptOverrideCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `override` system prompt mode.
+
+    Supplying `{}` means the agent supports replacing its built-in default
+    instructions with the client-provided system prompt.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionSystemPromptModeCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    System prompt delivery modes the agent supports in addition to `append`.
+
+    `append` has no entry because every agent advertising `session.systemPrompt`
+    supports it.
+    """
+
+    override: SessionSystemPromptOverrideCapabilities | None = None
+    """
+    Whether the agent supports `override` mode.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports replacing its built-in default
+    instructions with the client-provided system prompt.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionSystemPromptCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for client-provided system prompts.
+
+    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
+    requests in `append` mode.
+    """
+
+    mode: SessionSystemPromptModeCapabilities | None = None
+    """
+    Delivery modes the agent supports in addition to `append`.
+
+    Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionForkCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/fork` method.
+
+    Supplying `{}` means the agent supports forking sessions.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionArchiveCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for `session/archive` and `session/unarchive`.
+
+    Supplying `{}` means the agent supports both methods, the `archived` filter on
+    `session/list`, and `SessionInfo.archived`.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionStatusCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/status` method.
+
+    Supplying `{}` means the agent supports checking session status.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionTitleCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for Client-set session titles.
+
+    Supplying `{}` means the agent supports `session/set_title`. Agents report titles
+    through `session/list` and `session_info_update` without this capability.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SessionCapabilities(AcpModel):
+    """
+    Session capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the baseline session methods:
+    `session/new`, `session/list`, `session/resume`, `session/close`,
+    `session/prompt`, `session/cancel`, and `session/update`.
+
+    Agents that support sessions **MAY** support additional session methods,
+    prompt content types, and MCP transports by specifying additional
+    capabilities.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)
+    """
+
+    prompt: PromptCapabilities | None = None
+    """
+    Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
+    prompt extensions beyond the baseline text and resource-link content
+    required by `session/prompt`.
+    """
+    mcp: McpCapabilities | None = None
+    """
+    MCP capabilities supported by the agent for session lifecycle requests.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
+    server transport support for sessions.
+    """
+    delete: SessionDeleteCapabilities | None = None
+    """
+    Whether the agent supports `session/delete`.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+    additional_directories: Annotated[
+        SessionAdditionalDirectoriesCapabilities | None,
+        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
+    ] = None
+    """
+    Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `additionalDirectories` on
+    supported session lifecycle requests.
+
+    Agents may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+    system_prompt: Annotated[
+        SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt")
+    ] = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `systemPrompt` on session lifecycle requests.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
+    """
+    fork: SessionForkCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/fork`.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports forking sessions.
+    """
+    archive: SessionArchiveCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/archive` and `session/unarchive`.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports both methods, the `archived` filter on
+    `session/list`, and `SessionInfo.archived`.
+    """
+    status: SessionStatusCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/status`.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports checking session status.
+    """
+    title: SessionTitleCapabilities | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/set_title`.
+
+    Agents report titles through `session/list` and `session_info_update` without this
+    capability. It only advertises that Clients can set titles.
+
+    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
+    Supplying `{}` means the agent supports setting session titles.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ProvidersCapabilities(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Provider configuration capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
+
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -158,6 +722,455 @@ class AgentCapabilities(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+MessageId = TypeAliasType("MessageId", str)
+"""
+Identifier for a message, unique among messages of the same type within a session.
+
+Each message type, such as user messages, agent messages, and agent thoughts,
+has its own ID space: messages of different types may share an ID and remain
+distinct messages.
+"""
+
+
+Role = TypeAliasType("Role", Literal["assistant"] | Literal["user"] | str)
+"""
+The sender or recipient of messages and data in a conversation.
+"""
+
+
+class Annotations(AcpModel):
+    """
+    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+    """
+
+    audience: list[Role] | None = None
+    """
+    Intended recipients for this content, such as the user or assistant.
+
+    Omitted and `null` are equivalent and mean no audience is specified.
+    """
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    """
+    Timestamp indicating when the underlying resource was last modified.
+
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
+
+    Omitted and `null` are equivalent and mean the modification time is not reported.
+    """
+    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    """
+    Relative importance of this content when clients choose what to surface, from 0 (least
+    important) to 1 (most important).
+
+    Omitted and `null` are equivalent and mean no priority is specified.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class TextContent(AcpModel):
+    """
+    Text provided to or from an LLM.
+    """
+
+    text: str
+    """
+    Text payload carried by this content block.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class TextContentBlock(TextContent):
+    """
+    Text content. May be plain text or formatted with Markdown.
+
+    All agents MUST support text content blocks in prompts.
+    Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
+    extensions.
+    """
+
+    type: Literal["text"]
+
+
+MediaType = TypeAliasType("MediaType", str)
+"""
+An Internet media type identifying the format of protocol content.
+"""
+
+
+class ImageContent(AcpModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
+    """
+    Base64-encoded media payload.
+    """
+    mime_type: Annotated[MediaType, Field(validation_alias="mimeType", serialization_alias="mimeType")]
+    """
+    MIME type describing the encoded media payload.
+    """
+    uri: str | None = None
+    """
+    URI associated with this resource or media payload.
+
+    Omitted and `null` are equivalent and mean no URI is associated with the image.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ImageContentBlock(ImageContent):
+    """
+    Images for visual context or analysis.
+
+    Requires the `image` prompt capability when included in prompts.
+    """
+
+    type: Literal["image"]
+
+
+class AudioContent(AcpModel):
+    """
+    Audio provided to or from an LLM.
+    """
+
+    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
+    """
+    Base64-encoded media payload.
+    """
+    mime_type: Annotated[MediaType, Field(validation_alias="mimeType", serialization_alias="mimeType")]
+    """
+    MIME type describing the encoded media payload.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class AudioContentBlock(AudioContent):
+    """
+    Audio data for transcription or analysis.
+
+    Requires the `audio` prompt capability when included in prompts.
+    """
+
+    type: Literal["audio"]
+
+
+IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
+"""
+Theme an icon is designed for.
+"""
+
+
+class Icon(AcpModel):
+    """
+    An optionally-sized icon that can be displayed in a user interface.
+    """
+
+    src: str
+    """
+    A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
+    Clients reject other schemes, fetch without credentials, and do not follow
+    scheme- or origin-changing redirects.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    Optional MIME type override if the source MIME type is missing or generic.
+
+    Omitted and `null` are equivalent and mean the source MIME type is used.
+    """
+    sizes: list[str] | None = None
+    """
+    Optional array of strings that specify sizes at which the icon can be used.
+    Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
+    `"any"` for scalable formats like SVG.
+
+    If not provided, the client should assume that the icon can be used at any size.
+
+    Omitted and `null` are equivalent and mean no sizes are specified.
+    """
+    theme: IconTheme | None = None
+    """
+    Optional theme this icon is designed for.
+
+    Omitted and `null` are equivalent and mean the icon is not theme-specific.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ResourceLink(AcpModel):
+    """
+    A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
+    """
+
+    name: str
+    """
+    Human-readable name shown for this protocol object.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    title: str | None = None
+    """
+    Optional display title for end-user UI.
+
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Optional human-readable details shown with this protocol object.
+
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
+    icons: list[Icon] | None = None
+    """
+    Optional set of sized icons that the client can display in a user interface.
+
+    Omitted and `null` are equivalent and mean no icons are provided.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
+    size: Annotated[int | None, Field(ge=0)] = None
+    """
+    Optional size of the linked resource in bytes, if known.
+
+    Omitted and `null` are equivalent and mean the size is not known.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ResourceLinkContentBlock(ResourceLink):
+    """
+    References to resources that the receiver may be able to read.
+
+    All agents MUST support resource links in prompts.
+    """
+
+    type: Literal["resource_link"]
+
+
+class TextResourceContents(AcpModel):
+    """
+    Text-based resource contents.
+    """
+
+    text: str
+    """
+    Text payload carried by this content block.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class BlobResourceContents(AcpModel):
+    """
+    Binary resource contents.
+    """
+
+    blob: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
+    """
+    Base64-encoded bytes for a binary resource payload.
+    """
+    uri: str
+    """
+    URI associated with this resource or media payload.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type describing the encoded media payload.
+
+    Omitted and `null` are equivalent and mean the MIME type is not specified.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
+"""
+Resource content that can be embedded in a message.
+"""
+
+
+class EmbeddedResource(AcpModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+    """
+
+    resource: EmbeddedResourceResource
+    """
+    Embedded resource payload, either text or binary data.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations that help clients decide how to display or route this content.
+
+    Omitted and `null` are equivalent and mean no annotations are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ResourceContentBlock(EmbeddedResource):
+    """
+    Complete resource contents embedded directly in the message.
+
+    Preferred for including context as it avoids extra round-trips.
+
+    Requires the `embeddedContext` prompt capability when included in prompts.
+    """
+
+    type: Literal["resource"]
+
+
+ContentBlockKnown = TypeAliasType(
+    "ContentBlockKnown",
+    SerializeAsAny[Annotated[
+        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+class OtherContentBlock(AcpModel):
+    """
+    Custom or future content block.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this content block type should preserve
+    the raw payload when storing, replaying, proxying, or forwarding content,
+    and otherwise ignore it or display it generically. Agents MUST reject a
+    `session/prompt` request with a content block type they do not support
+    with `-32602`.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"audio", "image", "resource", "resource_link", "text"})))]
+    """
+    Custom or future content block type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+ContentBlock = TypeAliasType("ContentBlock", SerializeAsAny[Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")]])
+"""
+Content blocks represent displayable information in the Agent Client Protocol.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output reported through `session/update` notifications as
+  message updates or streamed chunks
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), so agents can
+forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)
+"""
 
 
 class AgentMessage(AcpModel):
@@ -260,40 +1273,15 @@ class AgentThoughtSessionUpdate(AgentThought):
     session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-class Annotations(AcpModel):
-    """
-    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
+SessionId = TypeAliasType("SessionId", str)
+"""
+A unique identifier for a conversation session between a client and agent.
 
-    audience: list[Role] | None = None
-    """
-    Intended recipients for this content, such as the user or assistant.
+Each session has its own context, conversation history, and state, so one
+agent can run several independent sessions.
 
-    Omitted and `null` are equivalent and mean no audience is specified.
-    """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
-    """
-    Timestamp indicating when the underlying resource was last modified.
-
-    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
-
-    Omitted and `null` are equivalent and mean the modification time is not reported.
-    """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
-    """
-    Relative importance of this content when clients choose what to surface, from 0 (least
-    important) to 1 (most important).
-
-    Omitted and `null` are equivalent and mean no priority is specified.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)
+"""
 
 
 class ArchiveSessionRequest(AcpModel, TypedRequest["ArchiveSessionResponse"]):
@@ -343,45 +1331,6 @@ class ArchiveSessionResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-class AudioContent(AcpModel):
-    """
-    Audio provided to or from an LLM.
-    """
-
-    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[MediaType, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class AudioContentBlock(AudioContent):
-    """
-    Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts.
-    """
-
-    type: Literal["audio"]
 
 
 class AuthAccount(AcpModel):
@@ -439,6 +1388,12 @@ class AuthAccount(AcpModel):
     """
 
 
+AuthMethodId = TypeAliasType("AuthMethodId", str)
+"""
+Typed identifier used for auth method values on the wire.
+"""
+
+
 class AuthMethodAgent(AcpModel):
     """
     Agent handles authentication itself through `auth/login`.
@@ -480,10 +1435,27 @@ class AgentAuthMethod(AuthMethodAgent):
     type: Literal["agent"]
 
 
-AuthMethodId = TypeAliasType("AuthMethodId", str)
-"""
-Typed identifier used for auth method values on the wire.
-"""
+class EnvVariable(AcpModel):
+    """
+    An environment variable to set when launching a process.
+    """
+
+    name: str
+    """
+    The name of the environment variable.
+    """
+    value: str
+    """
+    The value to set for the environment variable.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
 
 
 class AuthMethodTerminal(AcpModel):
@@ -539,27 +1511,6 @@ This capability is not part of the spec yet, and may be removed or changed at an
 
 The agent's overall authentication state.
 """
-
-
-class AuthStatusCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Auth status capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the `auth/status` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
 
 
 class AuthStatusRequest(AcpModel, TypedRequest["AuthStatusResponse"]):
@@ -658,6 +1609,145 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     """
 
 
+class TextCommandInput(AcpModel):
+    """
+    All text that was typed after the command name is provided as input.
+    """
+
+    hint: str
+    """
+    A hint to display when the input hasn't been provided yet
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class TextAvailableCommandInput(TextCommandInput):
+    """
+    All text after the command name and the whitespace following it is provided as input.
+    """
+
+    type: Literal["text"]
+
+
+class OtherAvailableCommandInput(AcpModel):
+    """
+    Custom or future command input specification.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this input type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding command
+    metadata, and otherwise ignore the input specification or display the
+    command without structured input.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"text"})))]
+    """
+    Custom or future command input type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+AvailableCommandInput = TypeAliasType("AvailableCommandInput", SerializeAsAny[Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")]])
+"""
+The input specification for a command.
+"""
+
+
+class Command(AcpModel):
+    """
+    A slash command the user can invoke by including it in a prompt.
+
+    The `type` discriminator value is `command`.
+    """
+
+    name: str
+    """
+    Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
+
+    MUST NOT contain whitespace and MUST be unique within the command list.
+    """
+    description: str
+    """
+    Human-readable description of what the command does.
+    """
+    input: AvailableCommandInput | None = None
+    """
+    Input for the command if required
+
+    Omitted and `null` are equivalent and mean the command takes no input.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class CommandAvailableCommand(Command):
+    """
+    A slash command the user can invoke by including it in a prompt.
+    """
+
+    type: Literal["command"]
+
+
+class OtherAvailableCommand(AcpModel):
+    """
+    Custom or future command kind.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this command type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding command
+    metadata, and otherwise ignore the command or display it as a plain
+    command using its `name` and `description`.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"command"})))]
+    """
+    Custom or future command type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    name: str
+    """
+    Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
+    within the command list.
+    """
+    description: str
+    """
+    Human-readable description of what the command does.
+    """
+
+
+AvailableCommand = TypeAliasType("AvailableCommand", SerializeAsAny[Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")]])
+"""
+A command the agent advertises to the client.
+
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
+
+
 class AvailableCommandsUpdate(AcpModel):
     """
     Available commands are ready or have changed
@@ -712,6 +1802,12 @@ class BackgroundSubagent(AcpModel):
     """
 
 
+TerminalId = TypeAliasType("TerminalId", str)
+"""
+Unique identifier for an agent-owned terminal within a session.
+"""
+
+
 class BackgroundTerminal(AcpModel):
     """
     A listed terminal running in the background.
@@ -731,6 +1827,12 @@ class BackgroundTerminal(AcpModel):
     """
 
 
+ToolCallId = TypeAliasType("ToolCallId", str)
+"""
+Unique identifier for a tool call within a session.
+"""
+
+
 class BackgroundToolCall(AcpModel):
     """
     A listed tool call whose work continues in the background.
@@ -739,35 +1841,6 @@ class BackgroundToolCall(AcpModel):
     tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
     """
     The ID of the listed tool call.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class BlobResourceContents(AcpModel):
-    """
-    Binary resource contents.
-    """
-
-    blob: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded bytes for a binary resource payload.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-
-    Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -820,6 +1893,12 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     type: Literal["boolean"]
 
 
+SessionConfigId = TypeAliasType("SessionConfigId", str)
+"""
+Unique identifier for a session configuration option.
+"""
+
+
 class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     A boolean value (`type: "boolean"`).
@@ -862,6 +1941,16 @@ class CancelCreateElicitationResponse(AcpModel):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
     action: Literal["cancel"]
+
+
+RequestId = TypeAliasType("RequestId", int | str)
+"""
+A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
+
+The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
+requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
+a request with it is still awaiting a response.
+"""
 
 
 class CancelRequestNotification(AcpModel, TypedNotification):
@@ -1006,6 +2095,135 @@ class CancelToolCallResponse(AcpModel):
     """
 
 
+class Usage(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for the foreground work that just completed, not cumulative for the session.
+    """
+
+    total_tokens: Annotated[int, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
+    """
+    Sum of all token types for the completed work.
+    """
+    input_tokens: Annotated[int, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
+    """
+    Input tokens for the completed work.
+    """
+    output_tokens: Annotated[int, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
+    """
+    Output tokens for the completed work.
+    """
+    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0)] = None
+    """
+    Thought/reasoning tokens for the completed work.
+
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
+    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0)] = (
+        None
+    )
+    """
+    Cache read tokens for the completed work.
+
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
+    cached_write_tokens: Annotated[
+        int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0)
+    ] = None
+    """
+    Cache write tokens for the completed work.
+
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class TerminalBackgroundWork(BackgroundTerminal):
+    """
+    A process that keeps running after its tool call returned control to the model.
+    Live until its `terminal_update` reports `exitStatus`.
+    """
+
+    type: Literal["terminal"]
+
+
+class ToolCallBackgroundWork(BackgroundToolCall):
+    """
+    Work started by a tool call that continues without a process of its own, such as
+    a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
+    stay listed.
+    """
+
+    type: Literal["tool_call"]
+
+
+class SubagentBackgroundWork(BackgroundSubagent):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A detached subagent session that has anything running: its state is not `idle`, or
+    its own `background` list is non-empty or not reported.
+    """
+
+    type: Literal["subagent"]
+
+
+BackgroundWorkKnown = TypeAliasType(
+    "BackgroundWorkKnown",
+    SerializeAsAny[Annotated[
+        TerminalBackgroundWork | ToolCallBackgroundWork | SubagentBackgroundWork,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+class OtherBackgroundWork(AcpModel):
+    """
+    Custom or future background work.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    An unknown item still means background work is running, even when the Client
+    cannot show what it is.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"subagent", "terminal", "tool_call"})))]
+    """
+    Custom or future background work type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+BackgroundWork = TypeAliasType("BackgroundWork", SerializeAsAny[Annotated[BackgroundWorkKnown | OtherBackgroundWork, Field(union_mode="left_to_right")]])
+"""
+One piece of work running independently of the session's foreground work.
+
+Items reference entities the Client already tracks. The Agent MUST announce each item
+before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
+tool call's final status before the snapshot that removes it. Each piece of work is
+listed once: process-backed work is listed as its terminal, not also as its tool call.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+"""
+
+
 class CancelledIdleStateUpdate(AcpModel):
     """
     The user or client chose to stop the work: via `session/cancel`, by
@@ -1133,6 +2351,25 @@ class CancelledRequestPermissionOutcome(CancelledPermissionOutcome):
     outcome: Literal["cancelled"]
 
 
+class TerminalAuthCapabilities(AcpModel):
+    """
+    Capabilities for terminal authentication methods.
+
+    Supplying `{}` means the client can reproduce the configured agent
+    invocation in an interactive terminal and supports terminal authentication
+    methods.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
 class ClientAuthCapabilities(AcpModel):
     """
     Authentication capabilities supported by the client.
@@ -1150,6 +2387,69 @@ class ClientAuthCapabilities(AcpModel):
     The client should supply `{}` only when it can reproduce the configured
     agent invocation in an interactive terminal. Supplying `{}` means the
     agent may include `terminal` entries in its authentication methods.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ElicitationFormCapabilities(AcpModel):
+    """
+    Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ElicitationUrlCapabilities(AcpModel):
+    """
+    URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ElicitationCapabilities(AcpModel):
+    """
+    Elicitation capabilities supported by the client.
+    """
+
+    form: ElicitationFormCapabilities | None = None
+    """
+    Whether the client supports form-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
+    Supplying `{}` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None = None
+    """
+    Whether the client supports URL-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
+    Supplying `{}` means the client supports URL-based elicitation.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -1249,47 +2549,6 @@ class CloseSessionResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-class Command(AcpModel):
-    """
-    A slash command the user can invoke by including it in a prompt.
-
-    The `type` discriminator value is `command`.
-    """
-
-    name: str
-    """
-    Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
-
-    MUST NOT contain whitespace and MUST be unique within the command list.
-    """
-    description: str
-    """
-    Human-readable description of what the command does.
-    """
-    input: AvailableCommandInput | None = None
-    """
-    Input for the command if required
-
-    Omitted and `null` are equivalent and mean the command takes no input.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class CommandAvailableCommand(Command):
-    """
-    A slash command the user can invoke by including it in a prompt.
-    """
-
-    type: Literal["command"]
 
 
 class CommandPermissionSubject(AcpModel):
@@ -1428,6 +2687,12 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     ]
 
 
+ElicitationId = TypeAliasType("ElicitationId", str)
+"""
+Unique identifier for an elicitation.
+"""
+
+
 class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     Notification sent by the agent when a URL-based elicitation is complete.
@@ -1447,6 +2712,283 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
+"""
+Unique identifier for a session configuration option value.
+"""
+
+
+class SessionConfigSelectOption(AcpModel):
+    """
+    A possible value for a session configuration option.
+    """
+
+    value: SessionConfigValueId
+    """
+    Unique identifier for this option value.
+    """
+    name: str
+    """
+    Human-readable label for this option value.
+    """
+    description: str | None = None
+    """
+    Optional description for this option value.
+
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+UngroupedSessionConfigSelectOptions = TypeAliasType(
+    "UngroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectOption],
+        Field(min_length=1, title="UngroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A flat list of options with no grouping.
+"""
+
+
+SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
+"""
+Unique identifier for a session configuration option value group.
+"""
+
+
+class SessionConfigSelectGroup(AcpModel):
+    """
+    A group of possible values for a session configuration option.
+    """
+
+    group_id: Annotated[SessionConfigGroupId, Field(validation_alias="groupId", serialization_alias="groupId")]
+    """
+    Unique identifier for this group.
+    """
+    name: str
+    """
+    Human-readable label for this group.
+    """
+    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    """
+    The set of option values in this group. MUST contain at least one value.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+GroupedSessionConfigSelectOptions = TypeAliasType(
+    "GroupedSessionConfigSelectOptions",
+    Annotated[
+        list[SessionConfigSelectGroup],
+        Field(min_length=1, title="GroupedSessionConfigSelectOptions"),
+    ],
+)
+"""
+A list of options grouped under headers.
+"""
+
+
+SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
+"""
+Possible values for a session configuration option.
+"""
+
+
+class SessionConfigSelect(AcpModel):
+    """
+    A single-value selector (dropdown) session configuration option payload.
+    """
+
+    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
+    """
+    The currently selected value. MUST be one of the `value`s in `options`.
+    """
+    options: SessionConfigSelectOptions
+    """
+    The set of selectable options. MUST contain at least one value, and each `value` MUST be
+    unique within the option, including across groups.
+    """
+
+
+SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
+"""
+Semantic category for a session configuration option.
+
+This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
+
+Category names beginning with `_` are free for custom use, like other ACP extension methods.
+Category names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class SelectSessionConfigOption(SessionConfigSelect):
+    """
+    Single-value selector (dropdown).
+    """
+
+    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    type: Literal["select"]
+
+
+class SessionConfigBoolean(AcpModel):
+    """
+    A boolean on/off toggle session configuration option payload.
+    """
+
+    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
+    """
+    The current value of the boolean option.
+    """
+
+
+class BooleanSessionConfigOption(SessionConfigBoolean):
+    """
+    Boolean on/off toggle.
+    """
+
+    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    type: Literal["boolean"]
+
+
+SessionConfigOptionKnown = TypeAliasType(
+    "SessionConfigOptionKnown",
+    SerializeAsAny[Annotated[
+        SelectSessionConfigOption | BooleanSessionConfigOption,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+class OtherSessionConfigOption(AcpModel):
+    """
+    Custom or future session configuration option payload.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this option type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding configuration
+    data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
+    """
+
+    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
+    """
+    Unique identifier for the configuration option.
+    """
+    name: str
+    """
+    Human-readable label for the option.
+    """
+    description: str | None = None
+    """
+    Optional description for the Client to display to the user.
+
+    Omitted and `null` are equivalent and mean no description is provided.
+    """
+    category: SessionConfigOptionCategory | None = None
+    """
+    Optional semantic category for this option (UX only).
+
+    Omitted and `null` are equivalent and mean no category is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
+    """
+    Custom or future session configuration option type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+SessionConfigOption = TypeAliasType("SessionConfigOption", SerializeAsAny[Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")]])
+"""
+A session configuration option selector and its current state.
+"""
 
 
 class ConfigOptionUpdate(AcpModel):
@@ -1628,76 +3170,6 @@ class DeleteSessionResponse(AcpModel):
     """
 
 
-class Diff(AcpModel):
-    """
-    File changes produced by a tool call.
-
-    `changes` is authoritative for affected absolute paths and operations.
-    `patch` optionally carries renderable text for some or all of those changes
-    and MUST be consistent with `changes`. Agents SHOULD provide `patch` whenever
-    feasible. Clients MUST handle diffs where `patch` is omitted or `null`.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
-    """
-
-    changes: list[DiffChange]
-    """
-    Structured file changes described by this diff.
-
-    Clients can use this field without parsing patch text to determine affected paths.
-    """
-    patch: DiffPatch | None = None
-    """
-    Renderable patch text for some or all of the structured changes.
-
-    Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-DiffFileType = TypeAliasType("DiffFileType", Literal["text"] | Literal["binary"] | Literal["directory"] | Literal["symlink"] | str)
-"""
-Kind of file content represented by a diff change.
-"""
-
-
-class DiffPatch(AcpModel):
-    """
-    Renderable patch text and its format.
-    """
-
-    format: DiffPatchFormat
-    """
-    Patch format. The only ACP-defined value is `git_patch`.
-    """
-    text: str
-    """
-    Patch text in the format named by `format`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-DiffPatchFormat = TypeAliasType("DiffPatchFormat", Literal["git_patch"] | str)
-"""
-Text patch format used by `DiffPatch`.
-"""
-
-
 class DiffPathChange(AcpModel):
     """
     Operation metadata for add, delete, and modify changes.
@@ -1707,6 +3179,12 @@ class DiffPathChange(AcpModel):
     """
     Absolute path for the operation.
     """
+
+
+DiffFileType = TypeAliasType("DiffFileType", Literal["text"] | Literal["binary"] | Literal["directory"] | Literal["symlink"] | str)
+"""
+Kind of file content represented by a diff change.
+"""
 
 
 class AddDiffChange(DiffPathChange):
@@ -1765,6 +3243,34 @@ class DeleteDiffChange(DiffPathChange):
     operation: Literal["delete"]
 
 
+class ModifyDiffChange(DiffPathChange):
+    """
+    A file was modified in place.
+    """
+
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    """
+    File content kind after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type of the file contents after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    operation: Literal["modify"]
+
+
 class DiffPathPairChange(AcpModel):
     """
     Operation metadata for move and copy changes.
@@ -1778,6 +3284,34 @@ class DiffPathPairChange(AcpModel):
     """
     Absolute path after the operation.
     """
+
+
+class MoveDiffChange(DiffPathPairChange):
+    """
+    A file was moved or renamed.
+    """
+
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    """
+    File content kind after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type of the file contents after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    operation: Literal["move"]
 
 
 class CopyDiffChange(DiffPathPairChange):
@@ -1808,12 +3342,143 @@ class CopyDiffChange(DiffPathPairChange):
     operation: Literal["copy"]
 
 
+DiffChangeKnown = TypeAliasType(
+    "DiffChangeKnown",
+    SerializeAsAny[Annotated[
+        AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange,
+        Field(discriminator="operation"),
+    ]],
+)
+
+
+class OtherDiffChange(AcpModel):
+    """
+    Custom or future file operation.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    """
+    File content kind after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the content kind is unknown.
+    """
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    """
+    MIME type of the file contents after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the MIME type is unknown.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
+    """
+    Custom or future file operation.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+DiffChange = TypeAliasType("DiffChange", SerializeAsAny[Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")]])
+"""
+One file-level change described by a `Diff`.
+
+Structured change metadata lets clients identify affected files and
+operations without parsing the text patch.
+"""
+
+
+DiffPatchFormat = TypeAliasType("DiffPatchFormat", Literal["git_patch"] | str)
+"""
+Text patch format used by `DiffPatch`.
+"""
+
+
+class DiffPatch(AcpModel):
+    """
+    Renderable patch text and its format.
+    """
+
+    format: DiffPatchFormat
+    """
+    Patch format. The only ACP-defined value is `git_patch`.
+    """
+    text: str
+    """
+    Patch text in the format named by `format`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class Diff(AcpModel):
+    """
+    File changes produced by a tool call.
+
+    `changes` is authoritative for affected absolute paths and operations.
+    `patch` optionally carries renderable text for some or all of those changes
+    and MUST be consistent with `changes`. Agents SHOULD provide `patch` whenever
+    feasible. Clients MUST handle diffs where `patch` is omitted or `null`.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
+    """
+
+    changes: list[DiffChange]
+    """
+    Structured file changes described by this diff.
+
+    Clients can use this field without parsing patch text to determine affected paths.
+    """
+    patch: DiffPatch | None = None
+    """
+    Renderable patch text for some or all of the structured changes.
+
+    Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
+    equivalent and mean no renderable patch text was provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
 class DiffToolCallContent(Diff):
     """
     File modification shown as a diff.
     """
 
     type: Literal["diff"]
+
+
+ProviderId = TypeAliasType("ProviderId", str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for a configurable LLM provider.
+"""
 
 
 class DisableProviderRequest(AcpModel, TypedRequest["DisableProviderResponse"]):
@@ -1896,58 +3561,6 @@ CreateElicitationResponseKnown = TypeAliasType(
 )
 
 
-class ElicitationCapabilities(AcpModel):
-    """
-    Elicitation capabilities supported by the client.
-    """
-
-    form: ElicitationFormCapabilities | None = None
-    """
-    Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: ElicitationUrlCapabilities | None = None
-    """
-    Whether the client supports URL-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """
-    Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-ElicitationId = TypeAliasType("ElicitationId", str)
-"""
-Unique identifier for an elicitation.
-"""
-
-
 class ElicitationRequestScope(AcpModel):
     """
     Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
@@ -1958,6 +3571,403 @@ class ElicitationRequestScope(AcpModel):
     """
     The pending Client-to-Agent request this elicitation is tied to.
     """
+
+
+ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
+"""
+Type discriminator for elicitation schemas.
+"""
+
+
+StringFormat = TypeAliasType("StringFormat", Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"] | str)
+"""
+String format types for string properties in elicitation schemas.
+"""
+
+
+class EnumOption(AcpModel):
+    """
+    A titled enum option with a const value, human-readable title, and optional description.
+    """
+
+    const: str
+    """
+    The constant value for this option.
+    """
+    title: str
+    """
+    Human-readable title for this option.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class StringPropertySchema(AcpModel):
+    """
+    Schema for string properties in an elicitation form.
+
+    When `enum` or `oneOf` is set, this represents a single-select enum
+    with `"type": "string"`.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    """
+    Minimum string length.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
+    """
+    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    """
+    Maximum string length.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
+    """
+    pattern: str | None = None
+    """
+    Pattern the string must match, in ECMA-262 regular expression syntax.
+
+    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
+    """
+    format: StringFormat | None = None
+    """
+    String format.
+
+    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
+    """
+    default: str | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    enum: Annotated[list[str] | None, Field(min_length=1)] = None
+    """
+    Enum values for untitled single-select enums.
+    Must contain at least one value when present.
+    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
+    declared by `enum`.
+    """
+    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf", min_length=1)] = (
+        None
+    )
+    """
+    Titled enum options for titled single-select enums.
+    Must contain at least one option when present.
+    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
+    declared by `oneOf`.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class StringElicitationPropertySchema(StringPropertySchema):
+    """
+    String property (or single-select enum when `enum`/`oneOf` is set).
+    """
+
+    type: Literal["string"]
+
+
+class NumberPropertySchema(AcpModel):
+    """
+    Schema for number (floating-point) properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | float | None = None
+    """
+    Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | float | None = None
+    """
+    Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | float | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class NumberElicitationPropertySchema(NumberPropertySchema):
+    """
+    Number (floating-point) property.
+    """
+
+    type: Literal["number"]
+
+
+class IntegerPropertySchema(AcpModel):
+    """
+    Schema for integer properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    minimum: int | None = None
+    """
+    Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+    maximum: int | None = None
+    """
+    Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+    default: int | None = None
+    """
+    Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class IntegerElicitationPropertySchema(IntegerPropertySchema):
+    """
+    Integer property.
+    """
+
+    type: Literal["integer"]
+
+
+class StringMultiSelectItems(AcpModel):
+    """
+    String item schema for multi-select enum properties.
+    """
+
+    enum: Annotated[list[str], Field(min_length=1)]
+    """
+    Allowed enum values. Must contain at least one value.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class StringMultiSelectItemsVariant(StringMultiSelectItems):
+    """
+    Multi-select string items with plain string values.
+    """
+
+    type: Literal["string"]
+
+
+class TitledMultiSelectItems(AcpModel):
+    """
+    Items definition for titled multi-select enum properties.
+    """
+
+    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf", min_length=1)]
+    """
+    Titled enum options. Must contain at least one option.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class OtherMultiSelectItems(AcpModel):
+    """
+    Custom or future typed multi-select items.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
+    """
+    Custom or future multi-select item type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
+"""
+Items for a multi-select (array) property schema.
+"""
+
+
+class MultiSelectPropertySchema(AcpModel):
+    """
+    Schema for multi-select (array) properties in an elicitation form.
+    """
+
+    title: str | None = None
+    """
+    Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+    description: str | None = None
+    """
+    Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    """
+    Minimum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
+    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    """
+    Maximum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
+    items: MultiSelectItems
+    """
+    The items definition describing allowed values.
+    """
+    default: list[str] | None = None
+    """
+    Default selected values.
+
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
+    """
+    Multi-select array property.
+    """
+
+    type: Literal["array"]
+
+
+ElicitationPropertySchemaKnown = TypeAliasType(
+    "ElicitationPropertySchemaKnown",
+    SerializeAsAny[Annotated[
+        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+class OtherElicitationPropertySchema(AcpModel):
+    """
+    Custom or future elicitation property schema.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this property schema type should preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
+    """
+    Custom or future elicitation property schema type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
+"""
+Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+Multi-select enums use `type: "array"`.
+"""
 
 
 class ElicitationSchema(AcpModel):
@@ -2004,12 +4014,6 @@ class ElicitationSchema(AcpModel):
     """
 
 
-ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
-"""
-Type discriminator for elicitation schemas.
-"""
-
-
 class ElicitationSessionScope(AcpModel):
     """
     Session-scoped elicitation, optionally tied to a specific tool call.
@@ -2029,48 +4033,6 @@ class ElicitationSessionScope(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
-    """
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """
-    URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class EmbeddedResource(AcpModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-    """
-
-    resource: EmbeddedResourceResource
-    """
-    Embedded resource payload, either text or binary data.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
 
@@ -2153,24 +4115,41 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-class EnumOption(AcpModel):
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
+"""
+Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800).
+"""
+
+
+ProtocolVersion = TypeAliasType(
+    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+)
+"""
+Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
+
+
+class UnsupportedProtocolVersionErrorData(AcpModel):
     """
-    A titled enum option with a const value, human-readable title, and optional description.
+    Data for the `-32022` (Unsupported protocol version) error.
+
+    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
     """
 
-    const: str
+    requested: ProtocolVersion
     """
-    The constant value for this option.
+    The protocol version the Client requested.
     """
-    title: str
+    supported: list[ProtocolVersion]
     """
-    Human-readable title for this option.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    The protocol versions the Agent supports.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2182,18 +4161,17 @@ class EnumOption(AcpModel):
     """
 
 
-class EnvVariable(AcpModel):
+class SessionNotFoundErrorData(AcpModel):
     """
-    An environment variable to set when launching a process.
+    Data for the `-32002` (Resource not found) error when a session-scoped request names a
+    session that does not exist or is not active.
+
+    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)
     """
 
-    name: str
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
     """
-    The name of the environment variable.
-    """
-    value: str
-    """
-    The value to set for the environment variable.
+    The session ID from the request.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2203,6 +4181,12 @@ class EnvVariable(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+ErrorData = TypeAliasType("ErrorData", SerializeAsAny[UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any])
+"""
+Schema for [`Error::data`]: the shapes ACP defines, or any other value.
+"""
 
 
 class Error(AcpModel):
@@ -2236,14 +4220,28 @@ class Error(AcpModel):
     """
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
+class McpError(AcpModel):
+    """
+    **UNSTABLE**
 
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-"""
+    An inner MCP error, distinct from an outer ACP binding or runtime error.
+
+    `code` and `message` are required and non-null. `data` is optional.
+    Explicit `null` is preserved separately from an omitted key.
+    """
+
+    code: int
+    """
+    Inner MCP error code. Never an ACP error code.
+    """
+    message: str
+    """
+    Inner MCP error message.
+    """
+    data: Any | None = None
+    """
+    Optional error data. Explicit null is retained.
+    """
 
 
 class ErrorMessageMcpResponse(AcpModel):
@@ -2365,6 +4363,270 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
+class HttpHeader(AcpModel):
+    """
+    An HTTP header to set when making requests to the MCP server.
+    """
+
+    name: str
+    """
+    The name of the HTTP header.
+    """
+    value: str
+    """
+    The value to set for the HTTP header.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class McpServerHttp(AcpModel):
+    """
+    HTTP transport configuration for MCP.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    url: str
+    """
+    URL to the MCP server.
+    """
+    headers: list[HttpHeader] | None = None
+    """
+    HTTP headers to set when making requests to the MCP server. Headers the MCP transport
+    defines are owned by the transport, and Agents use the transport's values for them.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class HttpMcpServer(McpServerHttp):
+    """
+    HTTP transport configuration
+
+    Only available when the Agent capabilities include `session.mcp.http`.
+    """
+
+    type: Literal["http"]
+
+
+McpServerAcpId = TypeAliasType("McpServerAcpId", str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for an MCP server using the ACP transport.
+
+The value is opaque and generated by the ACP component providing the MCP server. It is
+used by `mcp/message` to route requests to the component that declared the server.
+"""
+
+
+class McpServerAcp(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    ACP transport configuration for MCP.
+
+    The MCP server is provided by an ACP component and communicates over the ACP channel
+    using `mcp/message`.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    server_id: Annotated[McpServerAcpId, Field(validation_alias="serverId", serialization_alias="serverId")]
+    """
+    Unique identifier for this MCP server, generated by the component providing it.
+
+    Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
+    on the same ACP connection.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class AcpMcpServer(McpServerAcp):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    ACP transport configuration
+
+    Only available when the Agent capabilities include `session.mcp.acp`.
+    The MCP server is provided by an ACP component and communicates over the ACP channel.
+    """
+
+    type: Literal["acp"]
+
+
+class McpServerStdio(AcpModel):
+    """
+    Stdio transport configuration for MCP.
+    """
+
+    name: str
+    """
+    Human-readable name identifying this MCP server.
+    """
+    command: AbsolutePath
+    """
+    Absolute path to the MCP server executable.
+    """
+    args: list[str] | None = None
+    """
+    Command-line arguments to pass to the MCP server.
+    """
+    env: list[EnvVariable] | None = None
+    """
+    Environment variables to set when launching the MCP server. Names SHOULD be unique.
+    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class StdioMcpServer(McpServerStdio):
+    """
+    Stdio transport configuration
+
+    Only available when the Agent capabilities include `session.mcp.stdio`.
+    """
+
+    type: Literal["stdio"]
+
+
+McpServerKnown = TypeAliasType(
+    "McpServerKnown",
+    SerializeAsAny[Annotated[
+        HttpMcpServer | AcpMcpServer | StdioMcpServer, Field(discriminator="type")
+    ]],
+)
+
+
+class OtherMcpServer(AcpModel):
+    """
+    Custom or future MCP server transport configuration.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this transport should preserve the raw
+    payload when storing, replaying, proxying, or forwarding session setup
+    data. Agents MUST reject a request with a transport they do not support
+    with `-32602`.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"acp", "http", "stdio"})))]
+    """
+    Custom or future MCP server transport type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | OtherMcpServer, Field(union_mode="left_to_right")]])
+"""
+Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
+"""
+
+
+SystemPromptMode = TypeAliasType("SystemPromptMode", Literal["append"] | Literal["override"] | str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+How the Agent combines a client-provided system prompt with its own instructions.
+
+Unknown modes are preserved so they can be stored,
+proxied, or forwarded. An Agent MUST return an error for a mode it does not
+support rather than treating it as `append` or `override`.
+"""
+
+
+class SystemPrompt(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client-provided system-level instructions for a session.
+
+    Clients MUST only send this when the Agent advertises
+    `session.systemPrompt`. Agents that cannot apply it, for example because of
+    an unadvertised mode or an unsupported content block type, MUST return an
+    error instead of creating, resuming, or forking the session.
+    """
+
+    mode: SystemPromptMode
+    """
+    How the Agent combines `content` with its own instructions.
+
+    Required. Agents MUST return an error for a mode they do not support rather than
+    treating it as `append` or `override`.
+    """
+    content: list[ContentBlock]
+    """
+    The system prompt content.
+
+    Agents advertising the capability MUST accept `text` content blocks.
+    Clients MUST NOT send other content block types until a future
+    capability allows them, and Agents MUST return an error for content
+    blocks they do not support, including unknown types.
+
+    Clients MUST NOT send an empty array. Agents MAY reject one with
+    `-32602` without creating, resuming, or forking the session.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
 class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     """
     **UNSTABLE**
@@ -2468,78 +4730,6 @@ class ForkSessionResponse(AcpModel):
     """
 
 
-class HttpHeader(AcpModel):
-    """
-    An HTTP header to set when making requests to the MCP server.
-    """
-
-    name: str
-    """
-    The name of the HTTP header.
-    """
-    value: str
-    """
-    The value to set for the HTTP header.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class Icon(AcpModel):
-    """
-    An optionally-sized icon that can be displayed in a user interface.
-    """
-
-    src: str
-    """
-    A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
-    Clients reject other schemes, fetch without credentials, and do not follow
-    scheme- or origin-changing redirects.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    Optional MIME type override if the source MIME type is missing or generic.
-
-    Omitted and `null` are equivalent and mean the source MIME type is used.
-    """
-    sizes: list[str] | None = None
-    """
-    Optional array of strings that specify sizes at which the icon can be used.
-    Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
-    `"any"` for scalable formats like SVG.
-
-    If not provided, the client should assume that the icon can be used at any size.
-
-    Omitted and `null` are equivalent and mean no sizes are specified.
-    """
-    theme: IconTheme | None = None
-    """
-    Optional theme this icon is designed for.
-
-    Omitted and `null` are equivalent and mean the icon is not theme-specific.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
-"""
-Theme an icon is designed for.
-"""
-
-
 class IdSetSessionConfigOptionRequest(AcpModel):
     """
     A `SessionConfigValueId` string value (`type: "id"`).
@@ -2566,51 +4756,6 @@ class IdSetSessionConfigOptionRequest(AcpModel):
     """
     The value ID.
     """
-
-
-class ImageContent(AcpModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[MediaType, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    uri: str | None = None
-    """
-    URI associated with this resource or media payload.
-
-    Omitted and `null` are equivalent and mean no URI is associated with the image.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ImageContentBlock(ImageContent):
-    """
-    Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    type: Literal["image"]
 
 
 class Implementation(AcpModel):
@@ -2700,6 +4845,61 @@ class InitializeProxyRequest(InitializeRequest):
     """
 
 
+class TerminalAuthMethod(AuthMethodTerminal):
+    """
+    Client runs the configured agent program as a separate interactive
+    process, without passing this method to `auth/login`.
+    """
+
+    type: Literal["terminal"]
+
+
+AuthMethodKnown = TypeAliasType(
+    "AuthMethodKnown",
+    SerializeAsAny[Annotated[
+        TerminalAuthMethod | AgentAuthMethod, Field(discriminator="type")
+    ]],
+)
+
+
+class OtherAuthMethod(AcpModel):
+    """
+    Custom or future authentication method.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this method type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding initialization
+    data, and otherwise ignore the method or display it generically.
+    """
+
+    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent", "terminal"})))]
+    """
+    Custom or future authentication method type.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
+    """
+    Unique identifier for this authentication method.
+    """
+    name: str
+    """
+    Human-readable name of the authentication method.
+    """
+
+
+AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")]])
+"""
+Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
+
 
 class InitializeResponse(AcpModel):
     """
@@ -2759,41 +4959,56 @@ class InitializeProxyResponse(InitializeResponse):
     """
 
 
+class ListProvidersRequest(AcpModel, TypedRequest["ListProvidersResponse"]):
+    """
+    **UNSTABLE**
 
-class IntegerPropertySchema(AcpModel):
-    """
-    Schema for integer properties in an elicitation form.
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/list`.
     """
 
-    title: str | None = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
-    Optional title for the property.
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    description: str | None = None
-    """
-    Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | None = None
-    """
-    Minimum value (inclusive).
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | None = None
-    """
-    Maximum value (inclusive).
+LlmProtocol = TypeAliasType("LlmProtocol", Literal["anthropic"] | Literal["openai"] | Literal["azure"] | Literal["vertex"] | Literal["bedrock"] | str)
+"""
+**UNSTABLE**
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | None = None
-    """
-    Default value.
+This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+Well-known API protocol identifiers for LLM providers.
+
+Agents and clients MUST handle unknown protocol identifiers gracefully.
+
+Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
+Protocol names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class ProviderCurrentConfig(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Current effective non-secret routing configuration for a provider.
+    """
+
+    api_type: Annotated[LlmProtocol, Field(validation_alias="apiType", serialization_alias="apiType")]
+    """
+    Protocol currently used by this provider.
+    """
+    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl")]
+    """
+    Base URL currently used by this provider.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -2805,23 +5020,33 @@ class IntegerPropertySchema(AcpModel):
     """
 
 
-class IntegerElicitationPropertySchema(IntegerPropertySchema):
-    """
-    Integer property.
-    """
-
-    type: Literal["integer"]
-
-
-class ListProvidersRequest(AcpModel, TypedRequest["ListProvidersResponse"]):
+class ProviderInfo(AcpModel):
     """
     **UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Request parameters for `providers/list`.
+    Information about a configurable LLM provider.
     """
 
+    provider_id: Annotated[ProviderId, Field(validation_alias="providerId", serialization_alias="providerId")]
+    """
+    Provider identifier, for example "main" or "openai".
+    """
+    supported: list[LlmProtocol]
+    """
+    Supported protocol types for this provider.
+    """
+    required: bool
+    """
+    Whether this provider is mandatory and cannot be disabled via `providers/disable`.
+    If true, clients must not call `providers/disable` for this provider ID.
+    """
+    current: ProviderCurrentConfig | None = None
+    """
+    Current effective non-secret routing config.
+    Null or omitted means provider is disabled.
+    """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2853,6 +5078,25 @@ class ListProvidersResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+SessionListCursor = TypeAliasType("SessionListCursor", str)
+"""
+An opaque cursor used to paginate `session/list` results.
+"""
+
+
+SessionArchiveFilter = TypeAliasType("SessionArchiveFilter", Literal["exclude"] | Literal["include"] | Literal["only"] | str)
+"""
+**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Which sessions `session/list` returns based on their archive state.
+
+Unknown values are preserved so they can be stored, proxied, or forwarded. An Agent MUST
+return `-32602` for a value it does not support rather than treating it as `exclude`.
+"""
 
 
 class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
@@ -2897,6 +5141,62 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     """
 
 
+class SessionInfo(AcpModel):
+    """
+    Information about a session returned by session/list
+    """
+
+    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
+    """
+    Unique identifier for the session
+    """
+    cwd: AbsolutePath
+    """
+    The working directory for this session. Must be an absolute path.
+    """
+    additional_directories: Annotated[
+        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
+    ] = None
+    """
+    Additional workspace roots reported for this session. Each path must be absolute.
+
+    When present, this is the complete ordered additional-root list reported
+    by the Agent. Omitted and empty values are equivalent: the response
+    reports no additional roots.
+    """
+    title: str | None = None
+    """
+    Human-readable title for the session
+
+    Omitted and `null` are equivalent and mean no title is provided.
+    """
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    """
+    RFC 3339 timestamp of last activity.
+
+    Omitted and `null` are equivalent and mean the last activity time is not reported.
+    """
+    archived: bool | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the session is archived.
+
+    Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
+    Agents that advertise the `session.archive` capability MUST include it on every listed session.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
 class ListSessionsResponse(AcpModel):
     """
     Response from listing sessions.
@@ -2920,21 +5220,6 @@ class ListSessionsResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-LlmProtocol = TypeAliasType("LlmProtocol", Literal["anthropic"] | Literal["openai"] | Literal["azure"] | Literal["vertex"] | Literal["bedrock"] | str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Well-known API protocol identifiers for LLM providers.
-
-Agents and clients MUST handle unknown protocol identifiers gracefully.
-
-Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
-Protocol names that do not begin with `_` are reserved for the ACP spec.
-"""
 
 
 class LoginAuthRequest(AcpModel, TypedRequest["LoginAuthResponse"]):
@@ -3170,108 +5455,6 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-class McpAcpCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for ACP MCP server transports.
-
-    Supplying `{}` means the agent supports ACP MCP server transports.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class McpCapabilities(AcpModel):
-    """
-    MCP capabilities supported by the agent for session lifecycle requests.
-    """
-
-    stdio: McpStdioCapabilities | None = None
-    """
-    Agent supports `stdio` MCP servers.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-    http: McpHttpCapabilities | None = None
-    """
-    Agent supports `http` MCP servers.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-    acp: McpAcpCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Agent supports `acp` MCP servers.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports ACP MCP server transports.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class McpError(AcpModel):
-    """
-    **UNSTABLE**
-
-    An inner MCP error, distinct from an outer ACP binding or runtime error.
-
-    `code` and `message` are required and non-null. `data` is optional.
-    Explicit `null` is preserved separately from an omitted key.
-    """
-
-    code: int
-    """
-    Inner MCP error code. Never an ACP error code.
-    """
-    message: str
-    """
-    Inner MCP error message.
-    """
-    data: Any | None = None
-    """
-    Optional error data. Explicit null is retained.
-    """
-
-
-class McpHttpCapabilities(AcpModel):
-    """
-    Capabilities for HTTP MCP server transports.
-
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
 McpRequestId = TypeAliasType("McpRequestId", str)
 """
 **UNSTABLE**
@@ -3279,170 +5462,6 @@ McpRequestId = TypeAliasType("McpRequestId", str)
 Identifies an inner MCP request active against a server on this ACP connection.
 Generated by the caller and preserved unchanged by proxies, independently of
 the outer ACP JSON-RPC request ID.
-"""
-
-
-class McpServerAcp(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    ACP transport configuration for MCP.
-
-    The MCP server is provided by an ACP component and communicates over the ACP channel
-    using `mcp/message`.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    server_id: Annotated[McpServerAcpId, Field(validation_alias="serverId", serialization_alias="serverId")]
-    """
-    Unique identifier for this MCP server, generated by the component providing it.
-
-    Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
-    on the same ACP connection.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class AcpMcpServer(McpServerAcp):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    ACP transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.acp`.
-    The MCP server is provided by an ACP component and communicates over the ACP channel.
-    """
-
-    type: Literal["acp"]
-
-
-McpServerAcpId = TypeAliasType("McpServerAcpId", str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for an MCP server using the ACP transport.
-
-The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/message` to route requests to the component that declared the server.
-"""
-
-
-class McpServerHttp(AcpModel):
-    """
-    HTTP transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    url: str
-    """
-    URL to the MCP server.
-    """
-    headers: list[HttpHeader] | None = None
-    """
-    HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class HttpMcpServer(McpServerHttp):
-    """
-    HTTP transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.http`.
-    """
-
-    type: Literal["http"]
-
-
-class McpServerStdio(AcpModel):
-    """
-    Stdio transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    command: AbsolutePath
-    """
-    Absolute path to the MCP server executable.
-    """
-    args: list[str] | None = None
-    """
-    Command-line arguments to pass to the MCP server.
-    """
-    env: list[EnvVariable] | None = None
-    """
-    Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class McpStdioCapabilities(AcpModel):
-    """
-    Capabilities for stdio MCP server transports.
-
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-MediaType = TypeAliasType("MediaType", str)
-"""
-An Internet media type identifying the format of protocol content.
-"""
-
-
-MessageId = TypeAliasType("MessageId", str)
-"""
-Identifier for a message, unique among messages of the same type within a session.
-
-Each message type, such as user messages, agent messages, and agent thoughts,
-has its own ID space: messages of different types may share an ID and remain
-distinct messages.
 """
 
 
@@ -3513,128 +5532,6 @@ class MessageMcpRequest(AcpModel, TypedRequest["MessageMcpResponse"]):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-class ModifyDiffChange(DiffPathChange):
-    """
-    A file was modified in place.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    operation: Literal["modify"]
-
-
-class MoveDiffChange(DiffPathPairChange):
-    """
-    A file was moved or renamed.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    operation: Literal["move"]
-
-
-DiffChangeKnown = TypeAliasType(
-    "DiffChangeKnown",
-    SerializeAsAny[Annotated[
-        AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange,
-        Field(discriminator="operation"),
-    ]],
-)
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """
-    Schema for multi-select (array) properties in an elicitation form.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
-    """
-    Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
-    """
-    Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """
-    The items definition describing allowed values.
-    """
-    default: list[str] | None = None
-    """
-    Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
-    """
-    Multi-select array property.
-    """
-
-    type: Literal["array"]
 
 
 class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
@@ -3808,6 +5705,12 @@ class NoneIdleStateUpdateVariant(AcpModel):
     stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
+NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
+"""
+Severity hint for a session notice.
+"""
+
+
 class Notice(AcpModel):
     """
     Fire-and-forget information for the user.
@@ -3854,208 +5757,6 @@ class NoticeSessionUpdate(Notice):
     session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
-"""
-Severity hint for a session notice.
-"""
-
-
-class NumberPropertySchema(AcpModel):
-    """
-    Schema for number (floating-point) properties in an elicitation form.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | float | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | float | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: int | float | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class NumberElicitationPropertySchema(NumberPropertySchema):
-    """
-    Number (floating-point) property.
-    """
-
-    type: Literal["number"]
-
-
-class OtherAuthMethod(AcpModel):
-    """
-    Custom or future authentication method.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this method type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding initialization
-    data, and otherwise ignore the method or display it generically.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent", "terminal"})))]
-    """
-    Custom or future authentication method type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
-    """
-    Unique identifier for this authentication method.
-    """
-    name: str
-    """
-    Human-readable name of the authentication method.
-    """
-
-
-class OtherAvailableCommand(AcpModel):
-    """
-    Custom or future command kind.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this command type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the command or display it as a plain
-    command using its `name` and `description`.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"command"})))]
-    """
-    Custom or future command type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    name: str
-    """
-    Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
-    within the command list.
-    """
-    description: str
-    """
-    Human-readable description of what the command does.
-    """
-
-
-AvailableCommand = TypeAliasType("AvailableCommand", SerializeAsAny[Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")]])
-"""
-A command the agent advertises to the client.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-"""
-
-
-class OtherAvailableCommandInput(AcpModel):
-    """
-    Custom or future command input specification.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this input type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the input specification or display the
-    command without structured input.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"text"})))]
-    """
-    Custom or future command input type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherBackgroundWork(AcpModel):
-    """
-    Custom or future background work.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    An unknown item still means background work is running, even when the Client
-    cannot show what it is.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"subagent", "terminal", "tool_call"})))]
-    """
-    Custom or future background work type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherContentBlock(AcpModel):
-    """
-    Custom or future content block.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content block type should preserve
-    the raw payload when storing, replaying, proxying, or forwarding content,
-    and otherwise ignore it or display it generically. Agents MUST reject a
-    `session/prompt` request with a content block type they do not support
-    with `-32602`.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"audio", "image", "resource", "resource_link", "text"})))]
-    """
-    Custom or future content block type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
 class OtherCreateElicitationResponse(AcpModel):
     """
     Custom or future elicitation action.
@@ -4091,77 +5792,6 @@ CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", Serialize
 """
 Response from the client to an elicitation request.
 """
-
-
-class OtherDiffChange(AcpModel):
-    """
-    Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
-    """
-    Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-DiffChange = TypeAliasType("DiffChange", SerializeAsAny[Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")]])
-"""
-One file-level change described by a `Diff`.
-
-Structured change metadata lets clients identify affected files and
-operations without parsing the text patch.
-"""
-
-
-class OtherElicitationPropertySchema(AcpModel):
-    """
-    Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
-    """
-    Custom or future elicitation property schema type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
 
 
 class OtherIdleStateUpdate(AcpModel):
@@ -4263,43 +5893,10 @@ class OtherIdleStateUpdateVariant(AcpModel):
     """
 
 
-class OtherMcpServer(AcpModel):
-    """
-    Custom or future MCP server transport configuration.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this transport should preserve the raw
-    payload when storing, replaying, proxying, or forwarding session setup
-    data. Agents MUST reject a request with a transport they do not support
-    with `-32602`.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"acp", "http", "stdio"})))]
-    """
-    Custom or future MCP server transport type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherMultiSelectItems(AcpModel):
-    """
-    Custom or future typed multi-select items.
-    """
-
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
-    """
-    Custom or future multi-select item type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
+PlanId = TypeAliasType("PlanId", str)
+"""
+Unique identifier for a plan within a session.
+"""
 
 
 class OtherPlanUpdateContent(AcpModel):
@@ -4395,57 +5992,6 @@ class OtherRequestPermissionSubject(AcpModel):
     type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"command", "tool_call"})))]
     """
     Custom or future permission subject type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherSessionConfigOption(AcpModel):
-    """
-    Custom or future session configuration option payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this option type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding configuration
-    data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
-    """
-
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-
-    Omitted and `null` are equivalent and mean no category is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
-    """
-    Custom or future session configuration option type.
 
     Values beginning with `_` are reserved for implementation-specific
     extensions. Unknown values that do not begin with `_` are reserved for
@@ -4592,6 +6138,20 @@ class OtherToolCallContent(AcpModel):
     """
 
 
+PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+"""
+Unique identifier for a permission option.
+"""
+
+
+PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once"] | Literal["allow_always"] | Literal["reject_once"] | Literal["reject_always"] | str)
+"""
+The type of permission option being presented to the user.
+
+Helps clients choose appropriate icons and UI treatment.
+"""
+
+
 class PermissionOption(AcpModel):
     """
     An option presented to the user when requesting permission.
@@ -4619,17 +6179,22 @@ class PermissionOption(AcpModel):
     """
 
 
-PermissionOptionId = TypeAliasType("PermissionOptionId", str)
+PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str)
 """
-Unique identifier for a permission option.
+Priority levels for plan entries.
+
+Used to indicate the relative importance or urgency of different
+tasks in the execution plan.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)
 """
 
 
-PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once"] | Literal["allow_always"] | Literal["reject_once"] | Literal["reject_always"] | str)
+PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["cancelled"] | str)
 """
-The type of permission option being presented to the user.
+Status of a plan entry in the execution flow.
 
-Helps clients choose appropriate icons and UI treatment.
+Tracks the lifecycle of each task from planning through completion.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)
 """
 
 
@@ -4663,25 +6228,6 @@ class PlanEntry(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str)
-"""
-Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)
-"""
-
-
-PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["cancelled"] | str)
-"""
-Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)
-"""
 
 
 class PlanFile(AcpModel):
@@ -4721,12 +6267,6 @@ class FilePlanUpdateContent(PlanFile):
     """
 
     type: Literal["file"]
-
-
-PlanId = TypeAliasType("PlanId", str)
-"""
-Unique identifier for a plan within a session.
-"""
 
 
 class PlanItems(AcpModel):
@@ -4837,6 +6377,21 @@ class PlanRemovedSessionUpdate(PlanRemoved):
     session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
+PlanUpdateContentKnown = TypeAliasType(
+    "PlanUpdateContentKnown",
+    SerializeAsAny[Annotated[
+        ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+PlanUpdateContent = TypeAliasType("PlanUpdateContent", SerializeAsAny[Annotated[PlanUpdateContentKnown | OtherPlanUpdateContent, Field(union_mode="left_to_right")]])
+"""
+Updated content for a plan.
+"""
+
+
 class PlanUpdate(AcpModel):
     """
     A content update for a plan identified by ID.
@@ -4856,21 +6411,6 @@ class PlanUpdate(AcpModel):
     """
 
 
-PlanUpdateContentKnown = TypeAliasType(
-    "PlanUpdateContentKnown",
-    SerializeAsAny[Annotated[
-        ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-PlanUpdateContent = TypeAliasType("PlanUpdateContent", SerializeAsAny[Annotated[PlanUpdateContentKnown | OtherPlanUpdateContent, Field(union_mode="left_to_right")]])
-"""
-Updated content for a plan.
-"""
-
-
 class PlanUpdateSessionUpdate(PlanUpdate):
     """
     A content update for a plan identified by ID.
@@ -4878,109 +6418,6 @@ class PlanUpdateSessionUpdate(PlanUpdate):
     """
 
     session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class PromptAudioCapabilities(AcpModel):
-    """
-    Capabilities for audio content in prompt requests.
-
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class PromptCapabilities(AcpModel):
-    """
-    Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)
-    """
-
-    image: PromptImageCapabilities | None = None
-    """
-    Agent supports `image` content blocks.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-    audio: PromptAudioCapabilities | None = None
-    """
-    Agent supports `audio` content blocks.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-    embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")
-    ] = None
-    """
-    Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class PromptEmbeddedContextCapabilities(AcpModel):
-    """
-    Capabilities for embedded context in prompt requests.
-
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class PromptImageCapabilities(AcpModel):
-    """
-    Capabilities for image content in prompt requests.
-
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -5049,112 +6486,6 @@ class PromptResponse(AcpModel):
     before or after this response. Agents must echo the message during the live session, but are
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
-)
-"""
-Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-
-class ProviderCurrentConfig(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Current effective non-secret routing configuration for a provider.
-    """
-
-    api_type: Annotated[LlmProtocol, Field(validation_alias="apiType", serialization_alias="apiType")]
-    """
-    Protocol currently used by this provider.
-    """
-    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl")]
-    """
-    Base URL currently used by this provider.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-ProviderId = TypeAliasType("ProviderId", str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a configurable LLM provider.
-"""
-
-
-class ProviderInfo(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Information about a configurable LLM provider.
-    """
-
-    provider_id: Annotated[ProviderId, Field(validation_alias="providerId", serialization_alias="providerId")]
-    """
-    Provider identifier, for example "main" or "openai".
-    """
-    supported: list[LlmProtocol]
-    """
-    Supported protocol types for this provider.
-    """
-    required: bool
-    """
-    Whether this provider is mandatory and cannot be disabled via `providers/disable`.
-    If true, clients must not call `providers/disable` for this provider ID.
-    """
-    current: ProviderCurrentConfig | None = None
-    """
-    Current effective non-secret routing config.
-    Null or omitted means provider is disabled.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ProvidersCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Provider configuration capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports provider configuration methods.
-    """
-
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5443,16 +6774,6 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
 
 
-RequestId = TypeAliasType("RequestId", int | str)
-"""
-A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
-
-The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
-requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response.
-"""
-
-
 class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     Custom or future elicitation mode.
@@ -5486,6 +6807,286 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants.
     """
+
+
+ToolKind = TypeAliasType("ToolKind", Literal["read"] | Literal["edit"] | Literal["delete"] | Literal["move"] | Literal["search"] | Literal["execute"] | Literal["think"] | Literal["fetch"] | Literal["switch_mode"] | Literal["other"] | str)
+"""
+Categories of tools that can be invoked.
+
+Tool kinds help clients choose appropriate icons and optimize how they
+display tool execution progress.
+
+See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#reporting)
+"""
+
+
+ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending"] | Literal["in_progress"] | Literal["paused"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
+"""
+Execution status of a tool call.
+
+Tool calls progress through different statuses during their lifecycle.
+
+See protocol docs: [Status](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#status)
+"""
+
+
+class Terminal(AcpModel):
+    """
+    A display-only reference to an agent-owned terminal.
+
+    Terminal state and output are delivered separately through
+    `terminal_update` and `terminal_output_chunk` session updates.
+    """
+
+    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
+    """
+    The ID of the terminal to display.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class TerminalToolCallContent(Terminal):
+    """
+    A display-only reference to an agent-owned terminal.
+    """
+
+    type: Literal["terminal"]
+
+
+ToolCallContentKnown = TypeAliasType(
+    "ToolCallContentKnown",
+    SerializeAsAny[Annotated[
+        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+ToolCallContent = TypeAliasType("ToolCallContent", SerializeAsAny[Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")]])
+"""
+Content produced by a tool call.
+
+Tool calls can produce different types of content including standard
+content blocks (text, images), file diffs, or display-only terminals.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
+"""
+
+
+class ToolCallLocation(AcpModel):
+    """
+    A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#following-the-agent)
+    """
+
+    path: AbsolutePath
+    """
+    The absolute file path being accessed or modified.
+    """
+    line: Annotated[int | None, Field(ge=1)] = None
+    """
+    Optional 1-based line number within the file. Omitted and `null` are equivalent and
+    mean no specific line. `0` is invalid.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ToolCallCancelCapabilities(AcpModel):
+    """
+    Capability to cancel a tool call with `tool_call/cancel`.
+
+    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ToolCallCapabilities(AcpModel):
+    """
+    Client-initiated controls a tool call currently supports.
+
+    A malformed value falls back to no controls, so the Client never sends a request the
+    Agent did not advertise.
+
+    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
+    """
+
+    cancel: ToolCallCancelCapabilities | None = None
+    """
+    Permits the Client to cancel this tool call with `tool_call/cancel`.
+
+    Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
+    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ToolCallUpdate(AcpModel):
+    """
+    Represents an upsert for a tool call that the language model has requested.
+
+    Tool calls are actions that the agent executes on behalf of the language model,
+    such as reading files, executing code, or fetching data from external sources.
+
+    Only `toolCallId` is required. Other fields have patch semantics:
+    omitted fields leave the existing tool call value unchanged, `null` clears or
+    unsets the value, and concrete values replace the previous value. For
+    collection fields, concrete arrays replace the previous collection, and both
+    `null` and `[]` clear the collection. A concrete `_meta` object instead
+    patches the stored metadata by top-level key. When a client receives a tool
+    call ID it has not seen before, omitted fields start at their protocol defaults.
+
+    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls)
+    """
+
+    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
+    """
+    Unique identifier for this tool call within the session.
+    """
+    name: str | None = None
+    """
+    Programmatic name of the tool being invoked.
+
+    This field is optional and has patch semantics. Omission means no
+    change, `null` clears the name, and a string replaces it. For a tool
+    call ID the client has not seen before, omission or `null` means that no
+    tool name is available.
+    """
+    title: str | None = None
+    """
+    Human-readable title describing what the tool is doing.
+
+    Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
+    A new tool call starts without a title.
+    """
+    kind: ToolKind | None = None
+    """
+    The category of tool being invoked.
+    Helps clients choose appropriate icons and UI treatment.
+
+    Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
+    A new tool call starts as `other`.
+    """
+    status: ToolCallStatus | None = None
+    """
+    Current execution status of the tool call.
+
+    Omission leaves the status unchanged, `null` resets it to `pending`, and a value
+    replaces it. A new tool call starts as `pending`.
+    """
+    content: list[ToolCallContent] | None = None
+    """
+    Content produced by the tool call.
+    """
+    locations: list[ToolCallLocation] | None = None
+    """
+    File locations affected by this tool call.
+    Enables "follow-along" features in clients.
+    """
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    """
+    Raw input parameters sent to the tool.
+    """
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    """
+    Raw output returned by the tool.
+    """
+    capabilities: ToolCallCapabilities | None = None
+    """
+    Client-initiated controls this tool call currently supports, such as cancellation.
+
+    Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
+    the whole previous value. A new tool call starts with none.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
+    clears it. An object patches the stored metadata by top-level key: keys it omits are
+    unchanged, a key set to `null` is removed, and any other value replaces that key's
+    stored value without merging nested objects. Beyond this patch rule, implementations
+    MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
+
+
+class ToolCallPermissionSubject(AcpModel):
+    """
+    Permission request details for a tool call.
+    """
+
+    tool_call: Annotated[ToolCallUpdate, Field(validation_alias="toolCall", serialization_alias="toolCall")]
+    """
+    Details about the tool call requiring permission.
+
+    Clients apply this to their stored tool call exactly like a `tool_call_update`
+    notification, in the order it was received, before showing the prompt. A first-seen
+    `toolCallId` creates the tool call.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
+    """
+    Permission is requested before executing a tool call.
+    """
+
+    type: Literal["tool_call"]
+
+
+RequestPermissionSubjectKnown = TypeAliasType(
+    "RequestPermissionSubjectKnown",
+    SerializeAsAny[Annotated[
+        ToolCallRequestPermissionSubject | CommandRequestPermissionSubject,
+        Field(discriminator="type"),
+    ]],
+)
+
+
+RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", SerializeAsAny[Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")]])
+"""
+The operation requiring permission.
+"""
 
 
 class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
@@ -5535,6 +7136,51 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class SelectedPermissionOutcome(AcpModel):
+    """
+    The user selected one of the provided options.
+    """
+
+    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
+    """
+    The ID of the option the user selected.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
+    """
+    The user selected one of the provided options.
+
+    If `optionId` doesn't match an offered option, the agent MUST treat the request as not
+    approved.
+    """
+
+    outcome: Literal["selected"]
+
+
+RequestPermissionOutcomeKnown = TypeAliasType(
+    "RequestPermissionOutcomeKnown",
+    SerializeAsAny[Annotated[
+        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
+        Field(discriminator="outcome"),
+    ]],
+)
+
+
+RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", SerializeAsAny[Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")]])
+"""
+The outcome of a permission request.
+"""
 
 
 class RequestPermissionResponse(AcpModel):
@@ -5634,87 +7280,6 @@ class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
     state: Literal["requires_action"]
 
 
-class ResourceContentBlock(EmbeddedResource):
-    """
-    Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    type: Literal["resource"]
-
-
-class ResourceLink(AcpModel):
-    """
-    A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
-    """
-
-    name: str
-    """
-    Human-readable name shown for this protocol object.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    title: str | None = None
-    """
-    Optional display title for end-user UI.
-
-    Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Optional human-readable details shown with this protocol object.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    icons: list[Icon] | None = None
-    """
-    Optional set of sized icons that the client can display in a user interface.
-
-    Omitted and `null` are equivalent and mean no icons are provided.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-
-    Omitted and `null` are equivalent and mean the MIME type is not specified.
-    """
-    size: Annotated[int | None, Field(ge=0)] = None
-    """
-    Optional size of the linked resource in bytes, if known.
-
-    Omitted and `null` are equivalent and mean the size is not known.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ResourceLinkContentBlock(ResourceLink):
-    """
-    References to resources that the receiver may be able to read.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    type: Literal["resource_link"]
-
-
 class ResultMessageMcpResponse(AcpModel):
     """
     An opaque inner MCP result.
@@ -5747,6 +7312,22 @@ Both branches require their carrier key. An error must be a non-null object.
 Unknown outer fields are ignored. Inner result and error fields are preserved.
 Carrier `_meta` is optional. Null or invalid values are treated as absent.
 Senders must include exactly one outcome. Receivers prefer `result` if both are present.
+"""
+
+
+class StartReplayFrom(ReplayFromStart):
+    """
+    Replay all retained conversation history from its first replayable entry.
+    """
+
+    type: Literal["start"]
+
+
+ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
+"""
+Inclusive cursor describing where replayed session history should begin.
+
+Replay includes the position identified by the cursor.
 """
 
 
@@ -5866,12 +7447,6 @@ class ResumeSessionResponse(AcpModel):
     """
 
 
-Role = TypeAliasType("Role", Literal["assistant"] | Literal["user"] | str)
-"""
-The sender or recipient of messages and data in a conversation.
-"""
-
-
 class RunningStateUpdate(AcpModel):
     """
     Foreground work is in progress.
@@ -5915,106 +7490,6 @@ class RunningStateUpdateVariant(RunningStateUpdate):
     state: Literal["running"]
 
 
-class SelectedPermissionOutcome(AcpModel):
-    """
-    The user selected one of the provided options.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    The ID of the option the user selected.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
-    """
-    The user selected one of the provided options.
-
-    If `optionId` doesn't match an offered option, the agent MUST treat the request as not
-    approved.
-    """
-
-    outcome: Literal["selected"]
-
-
-RequestPermissionOutcomeKnown = TypeAliasType(
-    "RequestPermissionOutcomeKnown",
-    SerializeAsAny[Annotated[
-        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
-        Field(discriminator="outcome"),
-    ]],
-)
-
-
-RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", SerializeAsAny[Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")]])
-"""
-The outcome of a permission request.
-"""
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """
-    Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents may return
-    `SessionInfo.additionalDirectories` in `session/list` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionArchiveCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for `session/archive` and `session/unarchive`.
-
-    Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-SessionArchiveFilter = TypeAliasType("SessionArchiveFilter", Literal["exclude"] | Literal["include"] | Literal["only"] | str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Which sessions `session/list` returns based on their archive state.
-
-Unknown values are preserved so they can be stored, proxied, or forwarded. An Agent MUST
-return `-32602` for a value it does not support rather than treating it as `exclude`.
-"""
-
-
 class SessionCancelCapabilities(AcpModel):
     """
     **UNSTABLE**
@@ -6024,359 +7499,6 @@ class SessionCancelCapabilities(AcpModel):
     Capability to cancel work in a subagent session without ending that session.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionCapabilities(AcpModel):
-    """
-    Session capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the baseline session methods:
-    `session/new`, `session/list`, `session/resume`, `session/close`,
-    `session/prompt`, `session/cancel`, and `session/update`.
-
-    Agents that support sessions **MAY** support additional session methods,
-    prompt content types, and MCP transports by specifying additional
-    capabilities.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)
-    """
-
-    prompt: PromptCapabilities | None = None
-    """
-    Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
-    prompt extensions beyond the baseline text and resource-link content
-    required by `session/prompt`.
-    """
-    mcp: McpCapabilities | None = None
-    """
-    MCP capabilities supported by the agent for session lifecycle requests.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
-    server transport support for sessions.
-    """
-    delete: SessionDeleteCapabilities | None = None
-    """
-    Whether the agent supports `session/delete`.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
-    """
-    Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `additionalDirectories` on
-    supported session lifecycle requests.
-
-    Agents may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-    system_prompt: Annotated[
-        SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt")
-    ] = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `systemPrompt` on session lifecycle requests.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
-    """
-    fork: SessionForkCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/fork`.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports forking sessions.
-    """
-    archive: SessionArchiveCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/archive` and `session/unarchive`.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports both methods, the `archived` filter on
-    `session/list`, and `SessionInfo.archived`.
-    """
-    status: SessionStatusCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/status`.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports checking session status.
-    """
-    title: SessionTitleCapabilities | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/set_title`.
-
-    Agents report titles through `session/list` and `session_info_update` without this
-    capability. It only advertises that Clients can set titles.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports setting session titles.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionConfigBoolean(AcpModel):
-    """
-    A boolean on/off toggle session configuration option payload.
-    """
-
-    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The current value of the boolean option.
-    """
-
-
-class BooleanSessionConfigOption(SessionConfigBoolean):
-    """
-    Boolean on/off toggle.
-    """
-
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-
-    Omitted and `null` are equivalent and mean no category is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    type: Literal["boolean"]
-
-
-SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
-"""
-Unique identifier for a session configuration option value group.
-"""
-
-
-SessionConfigId = TypeAliasType("SessionConfigId", str)
-"""
-Unique identifier for a session configuration option.
-"""
-
-
-SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
-"""
-Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-
-class SessionConfigSelect(AcpModel):
-    """
-    A single-value selector (dropdown) session configuration option payload.
-    """
-
-    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The currently selected value. MUST be one of the `value`s in `options`.
-    """
-    options: SessionConfigSelectOptions
-    """
-    The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups.
-    """
-
-
-class SelectSessionConfigOption(SessionConfigSelect):
-    """
-    Single-value selector (dropdown).
-    """
-
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: str | None = None
-    """
-    Optional description for the Client to display to the user.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    category: SessionConfigOptionCategory | None = None
-    """
-    Optional semantic category for this option (UX only).
-
-    Omitted and `null` are equivalent and mean no category is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-    type: Literal["select"]
-
-
-SessionConfigOptionKnown = TypeAliasType(
-    "SessionConfigOptionKnown",
-    SerializeAsAny[Annotated[
-        SelectSessionConfigOption | BooleanSessionConfigOption,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-SessionConfigOption = TypeAliasType("SessionConfigOption", SerializeAsAny[Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")]])
-"""
-A session configuration option selector and its current state.
-"""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """
-    A group of possible values for a session configuration option.
-    """
-
-    group_id: Annotated[SessionConfigGroupId, Field(validation_alias="groupId", serialization_alias="groupId")]
-    """
-    Unique identifier for this group.
-    """
-    name: str
-    """
-    Human-readable label for this group.
-    """
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    """
-    The set of option values in this group. MUST contain at least one value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-GroupedSessionConfigSelectOptions = TypeAliasType(
-    "GroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectGroup],
-        Field(min_length=1, title="GroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A list of options grouped under headers.
-"""
-
-
-class SessionConfigSelectOption(AcpModel):
-    """
-    A possible value for a session configuration option.
-    """
-
-    value: SessionConfigValueId
-    """
-    Unique identifier for this option value.
-    """
-    name: str
-    """
-    Human-readable label for this option value.
-    """
-    description: str | None = None
-    """
-    Optional description for this option value.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
-"""
-Unique identifier for a session configuration option value.
-"""
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """
-    Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
@@ -6427,27 +7549,6 @@ URL-based elicitation mode where the client directs the user to a URL.
 """
 
 
-class SessionForkCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `session/fork` method.
-
-    Supplying `{}` means the agent supports forking sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
 class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     Form-based elicitation where the client renders a form from the provided schema.
@@ -6476,73 +7577,6 @@ FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", Ser
 """
 Form-based elicitation where the client renders a form from the provided schema.
 """
-
-
-SessionId = TypeAliasType("SessionId", str)
-"""
-A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)
-"""
-
-
-class SessionInfo(AcpModel):
-    """
-    Information about a session returned by session/list
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    Unique identifier for the session
-    """
-    cwd: AbsolutePath
-    """
-    The working directory for this session. Must be an absolute path.
-    """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
-    """
-    Additional workspace roots reported for this session. Each path must be absolute.
-
-    When present, this is the complete ordered additional-root list reported
-    by the Agent. Omitted and empty values are equivalent: the response
-    reports no additional roots.
-    """
-    title: str | None = None
-    """
-    Human-readable title for the session
-
-    Omitted and `null` are equivalent and mean no title is provided.
-    """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
-    """
-    RFC 3339 timestamp of last activity.
-
-    Omitted and `null` are equivalent and mean the last activity time is not reported.
-    """
-    archived: bool | None = None
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the session is archived.
-
-    Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
-    Agents that advertise the `session.archive` capability MUST include it on every listed session.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
 
 
 class SessionInfoUpdate(AcpModel):
@@ -6586,12 +7620,6 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     session_update: Annotated[
         Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
     ]
-
-
-SessionListCursor = TypeAliasType("SessionListCursor", str)
-"""
-An opaque cursor used to paginate `session/list` results.
-"""
 
 
 class SessionMessage(AcpModel):
@@ -6719,28 +7747,6 @@ class SessionMessageSessionUpdate(SessionMessage):
     session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-class SessionNotFoundErrorData(AcpModel):
-    """
-    Data for the `-32002` (Resource not found) error when a session-scoped request names a
-    session that does not exist or is not active.
-
-    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID from the request.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
 class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     Custom or future elicitation mode.
@@ -6800,27 +7806,6 @@ Whether the Agent has a session in memory, as reported by `session/status`.
 """
 
 
-class SessionStatusCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `session/status` method.
-
-    Supplying `{}` means the agent supports checking session status.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
 class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
     """
     **UNSTABLE**
@@ -6848,6 +7833,111 @@ class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
+
+
+class UnknownStateUpdate(AcpModel):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+
+    Report this when activity becomes unobservable, not merely because the session
+    has been quiet. The Client MUST stop presenting the previous state as confirmed
+    current activity, but may retain it as last known. A later state replaces this
+    snapshot normally.
+
+    This is not a task outcome or session closure. It does not cancel work, resolve
+    pending requests, or revoke capabilities. Capabilities are updated separately.
+    """
+
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+
+
+class UnknownStateUpdateVariant(UnknownStateUpdate):
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+    This replaces previously confirmed activity without ending the work or session.
+    """
+
+    state: Literal["unknown"]
+
+
+StateUpdateKnown = TypeAliasType(
+    "StateUpdateKnown",
+    SerializeAsAny[Annotated[
+        RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
+        Field(discriminator="state"),
+    ]],
+)
+
+
+StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
+"""
+A snapshot of the session's aggregate foreground activity.
+
+Foreground work is the agent's active response or workflow in the session,
+including model processing, tool execution, and waiting for user action needed
+to continue that work. It can start with a prompt or be agent-initiated, for
+example to pursue an ongoing goal or follow up on a completed background task.
+Either way, the agent MUST report `running` when foreground work starts,
+or `requires_action` if it starts blocked on user action, and `idle` when it
+ends. The agent SHOULD include a stop reason on that idle update.
+Agent-initiated work does not require a prompt request or a synthetic user
+message.
+
+`running` may precede user-message insertion, for example during a foreground
+hook. It is not acknowledgment of insertion, and rejecting a prompt does not
+itself end foreground work.
+
+Background activity can continue and emit other `session/update` notifications
+while `idle`. Those notifications, including a detached task's progress or
+completion, do not by themselves change this state. A permission request only
+warrants `requires_action` when foreground work is blocked on user action.
+
+The agent SHOULD report `requires_action` when the foreground workflow as a
+whole cannot progress without user action, including permissions or elicitations.
+Once reported, it MUST report `running` when progress resumes, or `idle` when
+work ends without resuming.
+If other foreground work can progress, the state remains `running`. Resolving
+one of several requests does not itself change the state. Agents SHOULD ignore
+responses for work that has already ended rather than use them to resume it.
+
+A new session defaults to idle until a state update reports otherwise.
+Resume MUST send a current-state snapshot after any replay and before its
+response. The snapshot reports foreground state after resuming.
+The response alone does not imply idle.
+Repeated snapshots are idempotent, not additional work, completions, or usage.
+A repeated state may carry updated information without another state transition.
+The agent MUST report `idle` when no foreground activity remains. Completing
+an individual activity while other foreground work continues does not require
+an idle boundary. Local commands use the same lifecycle even without model work.
+
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)
+"""
 
 
 class SessionStatusResponse(AcpModel):
@@ -6878,108 +7968,6 @@ class SessionStatusResponse(AcpModel):
     MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
     MUST NOT count an `idle` snapshot as a new completion.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionSystemPromptCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for client-provided system prompts.
-
-    Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
-    requests in `append` mode.
-    """
-
-    mode: SessionSystemPromptModeCapabilities | None = None
-    """
-    Delivery modes the agent supports in addition to `append`.
-
-    Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionSystemPromptModeCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    System prompt delivery modes the agent supports in addition to `append`.
-
-    `append` has no entry because every agent advertising `session.systemPrompt`
-    supports it.
-    """
-
-    override: SessionSystemPromptOverrideCapabilities | None = None
-    """
-    Whether the agent supports `override` mode.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionSystemPromptOverrideCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `override` system prompt mode.
-
-    Supplying `{}` means the agent supports replacing its built-in default
-    instructions with the client-provided system prompt.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class SessionTitleCapabilities(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for Client-set session titles.
-
-    Supplying `{}` means the agent supports `session/set_title`. Agents report titles
-    through `session/list` and `session_info_update` without this capability.
-    """
-
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -7181,51 +8169,6 @@ class SetSessionTitleResponse(AcpModel):
     """
 
 
-class StartReplayFrom(ReplayFromStart):
-    """
-    Replay all retained conversation history from its first replayable entry.
-    """
-
-    type: Literal["start"]
-
-
-ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
-"""
-Inclusive cursor describing where replayed session history should begin.
-
-Replay includes the position identified by the cursor.
-"""
-
-
-class StdioMcpServer(McpServerStdio):
-    """
-    Stdio transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.stdio`.
-    """
-
-    type: Literal["stdio"]
-
-
-McpServerKnown = TypeAliasType(
-    "McpServerKnown",
-    SerializeAsAny[Annotated[
-        HttpMcpServer | AcpMcpServer | StdioMcpServer, Field(discriminator="type")
-    ]],
-)
-
-
-McpServer = TypeAliasType("McpServer", SerializeAsAny[Annotated[McpServerKnown | OtherMcpServer, Field(union_mode="left_to_right")]])
-"""
-Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
-"""
-
-
 StringArrayElicitationContentValue = TypeAliasType(
     "StringArrayElicitationContentValue",
     Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
@@ -7239,155 +8182,6 @@ ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | f
 """
 Allowed wire representations for `ElicitationContentValue`.
 """
-
-
-StringFormat = TypeAliasType("StringFormat", Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"] | str)
-"""
-String format types for string properties in elicitation schemas.
-"""
-
-
-class StringMultiSelectItems(AcpModel):
-    """
-    String item schema for multi-select enum properties.
-    """
-
-    enum: Annotated[list[str], Field(min_length=1)]
-    """
-    Allowed enum values. Must contain at least one value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class StringMultiSelectItemsVariant(StringMultiSelectItems):
-    """
-    Multi-select string items with plain string values.
-    """
-
-    type: Literal["string"]
-
-
-class StringPropertySchema(AcpModel):
-    """
-    Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`.
-    """
-
-    title: str | None = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: str | None = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
-    """
-    Minimum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
-    """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
-    """
-    Maximum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
-    """
-    pattern: str | None = None
-    """
-    Pattern the string must match, in ECMA-262 regular expression syntax.
-
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    """
-    format: StringFormat | None = None
-    """
-    String format.
-
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
-    """
-    default: str | None = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    enum: Annotated[list[str] | None, Field(min_length=1)] = None
-    """
-    Enum values for untitled single-select enums.
-    Must contain at least one value when present.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf", min_length=1)] = (
-        None
-    )
-    """
-    Titled enum options for titled single-select enums.
-    Must contain at least one option when present.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class StringElicitationPropertySchema(StringPropertySchema):
-    """
-    String property (or single-select enum when `enum`/`oneOf` is set).
-    """
-
-    type: Literal["string"]
-
-
-ElicitationPropertySchemaKnown = TypeAliasType(
-    "ElicitationPropertySchemaKnown",
-    SerializeAsAny[Annotated[
-        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
-"""
-Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`.
-"""
-
-
-class SubagentBackgroundWork(BackgroundSubagent):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A detached subagent session that has anything running: its state is not `idle`, or
-    its own `background` list is non-empty or not reported.
-    """
-
-    type: Literal["subagent"]
 
 
 class SubagentSessionCapabilities(AcpModel):
@@ -7536,138 +8330,6 @@ class SubagentUpdateSessionUpdate(SubagentUpdate):
     session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-class SystemPrompt(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Client-provided system-level instructions for a session.
-
-    Clients MUST only send this when the Agent advertises
-    `session.systemPrompt`. Agents that cannot apply it, for example because of
-    an unadvertised mode or an unsupported content block type, MUST return an
-    error instead of creating, resuming, or forking the session.
-    """
-
-    mode: SystemPromptMode
-    """
-    How the Agent combines `content` with its own instructions.
-
-    Required. Agents MUST return an error for a mode they do not support rather than
-    treating it as `append` or `override`.
-    """
-    content: list[ContentBlock]
-    """
-    The system prompt content.
-
-    Agents advertising the capability MUST accept `text` content blocks.
-    Clients MUST NOT send other content block types until a future
-    capability allows them, and Agents MUST return an error for content
-    blocks they do not support, including unknown types.
-
-    Clients MUST NOT send an empty array. Agents MAY reject one with
-    `-32602` without creating, resuming, or forking the session.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-SystemPromptMode = TypeAliasType("SystemPromptMode", Literal["append"] | Literal["override"] | str)
-"""
-**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-How the Agent combines a client-provided system prompt with its own instructions.
-
-Unknown modes are preserved so they can be stored,
-proxied, or forwarded. An Agent MUST return an error for a mode it does not
-support rather than treating it as `append` or `override`.
-"""
-
-
-class Terminal(AcpModel):
-    """
-    A display-only reference to an agent-owned terminal.
-
-    Terminal state and output are delivered separately through
-    `terminal_update` and `terminal_output_chunk` session updates.
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to display.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class TerminalAuthCapabilities(AcpModel):
-    """
-    Capabilities for terminal authentication methods.
-
-    Supplying `{}` means the client can reproduce the configured agent
-    invocation in an interactive terminal and supports terminal authentication
-    methods.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class TerminalAuthMethod(AuthMethodTerminal):
-    """
-    Client runs the configured agent program as a separate interactive
-    process, without passing this method to `auth/login`.
-    """
-
-    type: Literal["terminal"]
-
-
-AuthMethodKnown = TypeAliasType(
-    "AuthMethodKnown",
-    SerializeAsAny[Annotated[
-        TerminalAuthMethod | AgentAuthMethod, Field(discriminator="type")
-    ]],
-)
-
-
-AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")]])
-"""
-Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-"""
-
-
-class TerminalBackgroundWork(BackgroundTerminal):
-    """
-    A process that keeps running after its tool call returned control to the model.
-    Live until its `terminal_update` reports `exitStatus`.
-    """
-
-    type: Literal["terminal"]
-
-
 class TerminalCancelCapabilities(AcpModel):
     """
     Capability to cancel a terminal with `terminal/cancel`.
@@ -7741,12 +8403,6 @@ class TerminalExitStatus(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-TerminalId = TypeAliasType("TerminalId", str)
-"""
-Unique identifier for an agent-owned terminal within a session.
-"""
 
 
 class TerminalOutput(AcpModel):
@@ -7825,14 +8481,6 @@ class TerminalSize(AcpModel):
     """
 
 
-class TerminalToolCallContent(Terminal):
-    """
-    A display-only reference to an agent-owned terminal.
-    """
-
-    type: Literal["terminal"]
-
-
 class TerminalUpdate(AcpModel):
     """
     An upsert for the stored state of an agent-owned terminal.
@@ -7899,238 +8547,6 @@ class TerminalUpdateSessionUpdate(TerminalUpdate):
     session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-class TextCommandInput(AcpModel):
-    """
-    All text that was typed after the command name is provided as input.
-    """
-
-    hint: str
-    """
-    A hint to display when the input hasn't been provided yet
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class TextAvailableCommandInput(TextCommandInput):
-    """
-    All text after the command name and the whitespace following it is provided as input.
-    """
-
-    type: Literal["text"]
-
-
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", SerializeAsAny[Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")]])
-"""
-The input specification for a command.
-"""
-
-
-class TextContent(AcpModel):
-    """
-    Text provided to or from an LLM.
-    """
-
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class TextContentBlock(TextContent):
-    """
-    Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
-    extensions.
-    """
-
-    type: Literal["text"]
-
-
-ContentBlockKnown = TypeAliasType(
-    "ContentBlockKnown",
-    SerializeAsAny[Annotated[
-        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-ContentBlock = TypeAliasType("ContentBlock", SerializeAsAny[Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")]])
-"""
-Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output reported through `session/update` notifications as
-  message updates or streamed chunks
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)
-"""
-
-
-class TextResourceContents(AcpModel):
-    """
-    Text-based resource contents.
-    """
-
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
-    """
-    MIME type describing the encoded media payload.
-
-    Omitted and `null` are equivalent and mean the MIME type is not specified.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
-"""
-Resource content that can be embedded in a message.
-"""
-
-
-class TitledMultiSelectItems(AcpModel):
-    """
-    Items definition for titled multi-select enum properties.
-    """
-
-    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf", min_length=1)]
-    """
-    Titled enum options. Must contain at least one option.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
-"""
-Items for a multi-select (array) property schema.
-"""
-
-
-class ToolCallBackgroundWork(BackgroundToolCall):
-    """
-    Work started by a tool call that continues without a process of its own, such as
-    a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
-    stay listed.
-    """
-
-    type: Literal["tool_call"]
-
-
-BackgroundWorkKnown = TypeAliasType(
-    "BackgroundWorkKnown",
-    SerializeAsAny[Annotated[
-        TerminalBackgroundWork | ToolCallBackgroundWork | SubagentBackgroundWork,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-BackgroundWork = TypeAliasType("BackgroundWork", SerializeAsAny[Annotated[BackgroundWorkKnown | OtherBackgroundWork, Field(union_mode="left_to_right")]])
-"""
-One piece of work running independently of the session's foreground work.
-
-Items reference entities the Client already tracks. The Agent MUST announce each item
-before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
-tool call's final status before the snapshot that removes it. Each piece of work is
-listed once: process-backed work is listed as its terminal, not also as its tool call.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-"""
-
-
-class ToolCallCancelCapabilities(AcpModel):
-    """
-    Capability to cancel a tool call with `tool_call/cancel`.
-
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ToolCallCapabilities(AcpModel):
-    """
-    Client-initiated controls a tool call currently supports.
-
-    A malformed value falls back to no controls, so the Client never sends a request the
-    Agent did not advertise.
-
-    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
-    """
-
-    cancel: ToolCallCancelCapabilities | None = None
-    """
-    Permits the Client to cancel this tool call with `tool_call/cancel`.
-
-    Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
 class ToolCallContentChunk(AcpModel):
     """
     A streamed item of tool-call content.
@@ -8170,224 +8586,12 @@ class ToolCallContentChunkSessionUpdate(ToolCallContentChunk):
     ]
 
 
-ToolCallContentKnown = TypeAliasType(
-    "ToolCallContentKnown",
-    SerializeAsAny[Annotated[
-        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-ToolCallContent = TypeAliasType("ToolCallContent", SerializeAsAny[Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")]])
-"""
-Content produced by a tool call.
-
-Tool calls can produce different types of content including standard
-content blocks (text, images), file diffs, or display-only terminals.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
-"""
-
-
-ToolCallId = TypeAliasType("ToolCallId", str)
-"""
-Unique identifier for a tool call within a session.
-"""
-
-
-class ToolCallLocation(AcpModel):
-    """
-    A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#following-the-agent)
-    """
-
-    path: AbsolutePath
-    """
-    The absolute file path being accessed or modified.
-    """
-    line: Annotated[int | None, Field(ge=1)] = None
-    """
-    Optional 1-based line number within the file. Omitted and `null` are equivalent and
-    mean no specific line. `0` is invalid.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ToolCallPermissionSubject(AcpModel):
-    """
-    Permission request details for a tool call.
-    """
-
-    tool_call: Annotated[ToolCallUpdate, Field(validation_alias="toolCall", serialization_alias="toolCall")]
-    """
-    Details about the tool call requiring permission.
-
-    Clients apply this to their stored tool call exactly like a `tool_call_update`
-    notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
-    """
-    Permission is requested before executing a tool call.
-    """
-
-    type: Literal["tool_call"]
-
-
-RequestPermissionSubjectKnown = TypeAliasType(
-    "RequestPermissionSubjectKnown",
-    SerializeAsAny[Annotated[
-        ToolCallRequestPermissionSubject | CommandRequestPermissionSubject,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", SerializeAsAny[Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")]])
-"""
-The operation requiring permission.
-"""
-
-
-ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending"] | Literal["in_progress"] | Literal["paused"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
-"""
-Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#status)
-"""
-
-
-class ToolCallUpdate(AcpModel):
-    """
-    Represents an upsert for a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    Only `toolCallId` is required. Other fields have patch semantics:
-    omitted fields leave the existing tool call value unchanged, `null` clears or
-    unsets the value, and concrete values replace the previous value. For
-    collection fields, concrete arrays replace the previous collection, and both
-    `null` and `[]` clear the collection. A concrete `_meta` object instead
-    patches the stored metadata by top-level key. When a client receives a tool
-    call ID it has not seen before, omitted fields start at their protocol defaults.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    Unique identifier for this tool call within the session.
-    """
-    name: str | None = None
-    """
-    Programmatic name of the tool being invoked.
-
-    This field is optional and has patch semantics. Omission means no
-    change, `null` clears the name, and a string replaces it. For a tool
-    call ID the client has not seen before, omission or `null` means that no
-    tool name is available.
-    """
-    title: str | None = None
-    """
-    Human-readable title describing what the tool is doing.
-
-    Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title.
-    """
-    kind: ToolKind | None = None
-    """
-    The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-
-    Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`.
-    """
-    status: ToolCallStatus | None = None
-    """
-    Current execution status of the tool call.
-
-    Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`.
-    """
-    content: list[ToolCallContent] | None = None
-    """
-    Content produced by the tool call.
-    """
-    locations: list[ToolCallLocation] | None = None
-    """
-    File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
-    """
-    Raw input parameters sent to the tool.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
-    """
-    Raw output returned by the tool.
-    """
-    capabilities: ToolCallCapabilities | None = None
-    """
-    Client-initiated controls this tool call currently supports, such as cancellation.
-
-    Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
-    """
-
-
 class ToolCallUpdateSessionUpdate(ToolCallUpdate):
     """
     A tool call has been created or updated.
     """
 
     session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-ToolKind = TypeAliasType("ToolKind", Literal["read"] | Literal["edit"] | Literal["delete"] | Literal["move"] | Literal["search"] | Literal["execute"] | Literal["think"] | Literal["fetch"] | Literal["switch_mode"] | Literal["other"] | str)
-"""
-Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#reporting)
-"""
 
 
 class UnarchiveSessionRequest(AcpModel, TypedRequest["UnarchiveSessionResponse"]):
@@ -8440,62 +8644,6 @@ class UnarchiveSessionResponse(AcpModel):
     """
 
 
-UngroupedSessionConfigSelectOptions = TypeAliasType(
-    "UngroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectOption],
-        Field(min_length=1, title="UngroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A flat list of options with no grouping.
-"""
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
-"""
-Possible values for a session configuration option.
-"""
-
-
-class UnknownStateUpdate(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-
-    Report this when activity becomes unobservable, not merely because the session
-    has been quiet. The Client MUST stop presenting the previous state as confirmed
-    current activity, but may retain it as last known. A later state replaces this
-    snapshot normally.
-
-    This is not a task outcome or session closure. It does not cancel work, resolve
-    pending requests, or revoke capabilities. Capabilities are updated separately.
-    """
-
-    background: list[BackgroundWork] | None = None
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
 class UnknownStateUpdateSessionUpdate(UnknownStateUpdate):
     """
     **UNSTABLE**
@@ -8525,87 +8673,84 @@ A snapshot of the session's aggregate foreground activity.
 """
 
 
-class UnknownStateUpdateVariant(UnknownStateUpdate):
+class UserMessageChunkSessionUpdate(ContentChunk):
     """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-    This replaces previously confirmed activity without ending the work or session.
+    A chunk of the user's message being streamed.
     """
 
-    state: Literal["unknown"]
+    session_update: Annotated[
+        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+    ]
 
 
-StateUpdateKnown = TypeAliasType(
-    "StateUpdateKnown",
-    SerializeAsAny[Annotated[
-        RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
-        Field(discriminator="state"),
-    ]],
-)
-
-
-StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
-"""
-A snapshot of the session's aggregate foreground activity.
-
-Foreground work is the agent's active response or workflow in the session,
-including model processing, tool execution, and waiting for user action needed
-to continue that work. It can start with a prompt or be agent-initiated, for
-example to pursue an ongoing goal or follow up on a completed background task.
-Either way, the agent MUST report `running` when foreground work starts,
-or `requires_action` if it starts blocked on user action, and `idle` when it
-ends. The agent SHOULD include a stop reason on that idle update.
-Agent-initiated work does not require a prompt request or a synthetic user
-message.
-
-`running` may precede user-message insertion, for example during a foreground
-hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-itself end foreground work.
-
-Background activity can continue and emit other `session/update` notifications
-while `idle`. Those notifications, including a detached task's progress or
-completion, do not by themselves change this state. A permission request only
-warrants `requires_action` when foreground work is blocked on user action.
-
-The agent SHOULD report `requires_action` when the foreground workflow as a
-whole cannot progress without user action, including permissions or elicitations.
-Once reported, it MUST report `running` when progress resumes, or `idle` when
-work ends without resuming.
-If other foreground work can progress, the state remains `running`. Resolving
-one of several requests does not itself change the state. Agents SHOULD ignore
-responses for work that has already ended rather than use them to resume it.
-
-A new session defaults to idle until a state update reports otherwise.
-Resume MUST send a current-state snapshot after any replay and before its
-response. The snapshot reports foreground state after resuming.
-The response alone does not imply idle.
-Repeated snapshots are idempotent, not additional work, completions, or usage.
-A repeated state may carry updated information without another state transition.
-The agent MUST report `idle` when no foreground activity remains. Completing
-an individual activity while other foreground work continues does not require
-an idle boundary. Local commands use the same lifecycle even without model work.
-
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)
-"""
-
-
-class UnsupportedProtocolVersionErrorData(AcpModel):
+class UserMessage(AcpModel):
     """
-    Data for the `-32022` (Unsupported protocol version) error.
+    A user message upsert.
 
-    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
+    Only `messageId` is required. `content` has patch semantics:
+    an omitted field leaves existing message content unchanged, `null` clears the
+    value, and a concrete array replaces the previous value. For a new
+    `messageId`, omitted `content` starts empty. `content` is replaced as a
+    whole array. Send `[]` or `null` to clear it.
+
+    Message updates and chunks are applied in the order they are received. When
+    a `user_message` update includes `content`, that array replaces any content
+    previously accumulated for the message, including content from earlier
+    chunks. Later chunks with the same `messageId` append to the current
+    content.
     """
 
-    requested: ProtocolVersion
+    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
     """
-    The protocol version the Client requested.
+    A unique identifier for the message.
     """
-    supported: list[ProtocolVersion]
+    content: list[ContentBlock] | None = None
     """
-    The protocol versions the Agent supports.
+    Complete replacement content for this message.
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
+    clears it. An object patches the stored metadata by top-level key: keys it omits are
+    unchanged, a key set to `null` is removed, and any other value replaces that key's
+    stored value without merging nested objects. Beyond this patch rule, implementations
+    MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+    """
+
+
+class UserMessageSessionUpdate(UserMessage):
+    """
+    A user message has been created or updated.
+
+    Agents can send this when they accept or replay a user message. When a
+    client receives another `user_message` update with the same `messageId`,
+    fields in the new update patch the previous fields for that message.
+    """
+
+    session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+class UsageUpdate(AcpModel):
+    """
+    Context window and cost update for a session.
+    """
+
+    used: Annotated[int, Field(ge=0)]
+    """
+    Tokens currently in context.
+    """
+    size: Annotated[int, Field(ge=0)]
+    """
+    Total context window size in tokens.
+    """
+    cost: Cost | None = None
+    """
+    Cumulative session cost.
+
+    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
     meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
     """
@@ -8617,9 +8762,24 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
 
 
-ErrorData = TypeAliasType("ErrorData", SerializeAsAny[UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any])
+class UsageUpdateSessionUpdate(UsageUpdate):
+    """
+    Context window and cost update for the session.
+    """
+
+    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+
+
+SessionUpdateKnown = TypeAliasType("SessionUpdateKnown", SerializeAsAny[UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate])
+
+
+SessionUpdate = TypeAliasType("SessionUpdate", SerializeAsAny[Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")]])
 """
-Schema for [`Error::data`]: the shapes ACP defines, or any other value.
+Different types of updates that can be sent while a session exists.
+
+These updates report messages, progress, and other session activity.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
 """
 
 
@@ -8684,169 +8844,6 @@ Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
 The request's scope alone does not establish that dependency.
 
 See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
-"""
-
-
-class Usage(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for the foreground work that just completed, not cumulative for the session.
-    """
-
-    total_tokens: Annotated[int, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
-    """
-    Sum of all token types for the completed work.
-    """
-    input_tokens: Annotated[int, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
-    """
-    Input tokens for the completed work.
-    """
-    output_tokens: Annotated[int, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
-    """
-    Output tokens for the completed work.
-    """
-    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0)] = None
-    """
-    Thought/reasoning tokens for the completed work.
-
-    Omitted and `null` are equivalent and mean the count is not reported.
-    """
-    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0)] = (
-        None
-    )
-    """
-    Cache read tokens for the completed work.
-
-    Omitted and `null` are equivalent and mean the count is not reported.
-    """
-    cached_write_tokens: Annotated[
-        int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0)
-    ] = None
-    """
-    Cache write tokens for the completed work.
-
-    Omitted and `null` are equivalent and mean the count is not reported.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class UsageUpdate(AcpModel):
-    """
-    Context window and cost update for a session.
-    """
-
-    used: Annotated[int, Field(ge=0)]
-    """
-    Tokens currently in context.
-    """
-    size: Annotated[int, Field(ge=0)]
-    """
-    Total context window size in tokens.
-    """
-    cost: Cost | None = None
-    """
-    Cumulative session cost.
-
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-
-class UsageUpdateSessionUpdate(UsageUpdate):
-    """
-    Context window and cost update for the session.
-    """
-
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class UserMessage(AcpModel):
-    """
-    A user message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    a `user_message` update includes `content`, that array replaces any content
-    previously accumulated for the message, including content from earlier
-    chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
-    """
-    A unique identifier for the message.
-    """
-    content: list[ContentBlock] | None = None
-    """
-    Complete replacement content for this message.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
-    """
-
-
-class UserMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the user's message being streamed.
-    """
-
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
-
-
-class UserMessageSessionUpdate(UserMessage):
-    """
-    A user message has been created or updated.
-
-    Agents can send this when they accept or replay a user message. When a
-    client receives another `user_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-    """
-
-    session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-SessionUpdateKnown = TypeAliasType("SessionUpdateKnown", SerializeAsAny[UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate])
-
-
-SessionUpdate = TypeAliasType("SessionUpdate", SerializeAsAny[Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")]])
-"""
-Different types of updates that can be sent while a session exists.
-
-These updates report messages, progress, and other session activity.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
 """
 
 
