@@ -8,8 +8,8 @@ mixins. That link is what lets ``await cx.send_request(PromptRequest(...))`` be
 typed as ``PromptResponse`` without casts.
 
 This module knows nothing about any schema version; it only converts between
-Python objects and JSON values with pydantic, lazily, so importing a generated
-package does not build a single validator until a method is used.
+Python objects and JSON values with pydantic. Its codecs are built on first use;
+model classes validate and dump through their own (already built) schemas.
 """
 
 from __future__ import annotations
