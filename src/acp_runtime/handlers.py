@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from .errors import RequestError
 from .jsonrpc import log_fields
 from .methods import JsonValue, NotificationMethod, RequestMethod
-from .responder import Responder, ResponseSlot
+from .responder import Responder, ResponseSlot, answer_failures
 from .sent_request import validation_summary
 
 if TYPE_CHECKING:
@@ -86,21 +86,9 @@ async def _call(
     responder: Responder[Any],
     slot: ResponseSlot,
 ) -> None:
-    try:
-        result = await handler(params, responder)
-    except RequestError as error:
-        slot.answer_error(error)
-    except Exception:
-        log.exception(
-            "handler for %s id=%r failed",
-            slot.method,
-            slot.id,
-            extra=log_fields(slot.method, slot.id),
-        )
-        slot.answer_error(RequestError.internal_error())
-    else:
-        if result is not None:
-            responder.respond(result)
+    outcome = await answer_failures(handler(params, responder), slot, "handler for")
+    if outcome is not None and outcome[0] is not None:
+        responder.respond(outcome[0])
 
 
 def typed_notification_route(

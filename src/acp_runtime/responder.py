@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 class ResponseSlot:
@@ -188,20 +189,27 @@ class Responder(Generic[R]):
         answers -32800 when cancelled); any other exception is logged and answered
         with -32603. Meant to run as spawned work.
         """
-        try:
-            result = await work
-        except RequestError as error:
-            self.respond_with_error(error)
-        except Exception:
-            log.exception(
-                "work answering %s id=%r failed",
-                self.method,
-                self.id,
-                extra=log_fields(self.method, self.id),
-            )
-            self.respond_with_error(RequestError.internal_error())
-        else:
-            self.respond(result)
+        outcome = await answer_failures(work, self._slot, "work answering")
+        if outcome is not None:
+            self.respond(outcome[0])
 
     def __repr__(self) -> str:
         return f"<Responder {self.method} id={self.id!r} answered={self.is_answered}>"
+
+
+async def answer_failures(work: Awaitable[T], slot: ResponseSlot, doing: str) -> tuple[T] | None:
+    """Await ``work``; if it raises, answer the request with the failure instead.
+
+    A :class:`RequestError` is the answer as it is; any other exception is logged with
+    its traceback and answered with a bare -32603, so nothing leaks onto the wire.
+    Returns ``(result,)`` when ``work`` returned, ``None`` when its failure was answered.
+    """
+    try:
+        return (await work,)
+    except RequestError as error:
+        slot.answer_error(error)
+    except Exception:
+        fields = log_fields(slot.method, slot.id)
+        log.exception("%s %s id=%r failed", doing, slot.method, slot.id, extra=fields)
+        slot.answer_error(RequestError.internal_error())
+    return None
