@@ -217,7 +217,11 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
     union becomes a ref to a new union ``StateUpdateSessionUpdate`` whose variants carry
     both tags, instead of dcg's numbered cross product that loses the inner fields.
     Repeats for deeper nesting (``state: idle`` -> ``IdleStateUpdate`` by ``stopReason``).
+    A branch hoisted already (the inner union came first in ``defs``) is copied as it was
+    before hoisting, so it is hoisted again under the outer tag too; reusing the inner
+    hoisted union would leave it without the outer tag and the outer union undiscriminated.
     """
+    originals: dict[str, dict[str, Any]] = {}  # hoisted def -> the variant it replaced
     work = list(defs)
     while work:
         name = work.pop(0)
@@ -250,6 +254,8 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
             inner_name = all_of[0]["$ref"].rsplit("/", 1)[-1]
             for branch in inner[inner_key]:
                 branch = dict(branch)
+                if "x-acp-tag" in branch:  # hoisted already: start again from the original
+                    branch = copy.deepcopy(originals[branch["$ref"].rsplit("/", 1)[-1]])
                 if "x-acp-name" in branch:  # an untagged default variant keeps its prefix
                     prefix = str(branch["x-acp-name"]).removesuffix(inner_name)
                     branch["x-acp-name"] = _unique(prefix + hoisted, set(defs))
@@ -266,6 +272,7 @@ def _hoist_nested_unions(defs: dict[str, Any]) -> None:
                 inner_key: members,
                 "x-acp-fixed": sorted(k for k, p in carried.items() if "const" in p),
             }
+            originals[hoisted] = copy.deepcopy(v)
             d[key][i] = {"$ref": f"#/$defs/{hoisted}", "x-acp-tag": [tag, value]}
             work.append(hoisted)
 

@@ -2271,6 +2271,55 @@ class CancelledIdleStateUpdate(AcpModel):
     stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
+class CancelledIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class CancelledIdleStateUpdateVariant(AcpModel):
     """
     The user or client chose to stop the work: via `session/cancel`, by
@@ -4075,6 +4124,47 @@ class EndTurnIdleStateUpdate(AcpModel):
     stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
+class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class EndTurnIdleStateUpdateVariant(AcpModel):
     """
     The active work ended successfully.
@@ -4287,6 +4377,50 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
+    """
+    The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5337,6 +5471,46 @@ class MaxTokensIdleStateUpdate(AcpModel):
     stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
+class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of tokens.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
 class MaxTokensIdleStateUpdateVariant(AcpModel):
     """
     The active work ended because the agent reached the maximum number of tokens.
@@ -5382,6 +5556,47 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     model requests for the foreground work.
     """
 
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5666,6 +5881,46 @@ class NoneIdleStateUpdate(AcpModel):
     stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
 
 
+class NoneIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    No stop reason: `stopReason` is omitted or `null`.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+
+
 class NoneIdleStateUpdateVariant(AcpModel):
     """
     No stop reason: `stopReason` is omitted or `null`.
@@ -5803,6 +6058,57 @@ class OtherIdleStateUpdate(AcpModel):
     future ACP variants.
     """
 
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+
+class OtherIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -6652,6 +6958,61 @@ Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
 reporting one.
 Repeated or resume snapshots may carry the last stop reason for context.
 They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
+
+
+class RefusalIdleStateUpdateSessionUpdate(AcpModel):
+    """
+    The active work ended because the agent refused to continue.
+    """
+
+    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    state: Literal["idle"]
+    usage: Usage | None = None
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+    background: list[BackgroundWork] | None = None
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+    """
+    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+
+
+IdleStateUpdateSessionUpdateKnown = TypeAliasType(
+    "IdleStateUpdateSessionUpdateKnown",
+    SerializeAsAny[Annotated[
+        EndTurnIdleStateUpdateSessionUpdate | MaxTokensIdleStateUpdateSessionUpdate | MaxTurnRequestsIdleStateUpdateSessionUpdate | RefusalIdleStateUpdateSessionUpdate | CancelledIdleStateUpdateSessionUpdate | ErrorIdleStateUpdateSessionUpdate,
+        Field(discriminator="stop_reason"),
+    ]],
+)
+
+
+IdleStateUpdateSessionUpdate = TypeAliasType("IdleStateUpdateSessionUpdate", SerializeAsAny[Annotated[IdleStateUpdateSessionUpdateKnown | NoneIdleStateUpdateSessionUpdate | OtherIdleStateUpdateSessionUpdate, Field(union_mode="left_to_right")]])
+"""
+No foreground work is active. Background activity may continue.
 """
 
 
@@ -8661,7 +9022,7 @@ class UnknownStateUpdateSessionUpdate(UnknownStateUpdate):
 StateUpdateSessionUpdateKnown = TypeAliasType(
     "StateUpdateSessionUpdateKnown",
     SerializeAsAny[Annotated[
-        RunningStateUpdateSessionUpdate | IdleStateUpdateVariant | RequiresActionStateUpdateSessionUpdate | UnknownStateUpdateSessionUpdate,
+        RunningStateUpdateSessionUpdate | IdleStateUpdateSessionUpdate | RequiresActionStateUpdateSessionUpdate | UnknownStateUpdateSessionUpdate,
         Field(discriminator="state"),
     ]],
 )
@@ -8770,7 +9131,13 @@ class UsageUpdateSessionUpdate(UsageUpdate):
     session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
-SessionUpdateKnown = TypeAliasType("SessionUpdateKnown", SerializeAsAny[UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate])
+SessionUpdateKnown = TypeAliasType(
+    "SessionUpdateKnown",
+    SerializeAsAny[Annotated[
+        UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate,
+        Field(discriminator="session_update"),
+    ]],
+)
 
 
 SessionUpdate = TypeAliasType("SessionUpdate", SerializeAsAny[Annotated[SessionUpdateKnown | OtherSessionUpdate, Field(union_mode="left_to_right")]])
