@@ -387,10 +387,11 @@ MUTATIONS: list[Mutation] = [
         "M38",
         "hygiene",
         "handler crashes leak the exception text on the wire",
-        "handlers.py",
-        "        slot.answer_error(RequestError.internal_error())\n    else:\n",
-        "        import traceback\n"
-        "        slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n    else:\n",
+        "responder.py",
+        "        slot.answer_error(RequestError.internal_error())\n    return None\n",
+        "        import traceback\n\n"
+        "        slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n"
+        "    return None\n",
     ),
     Mutation(
         "M39",
@@ -431,7 +432,7 @@ MUTATIONS: list[Mutation] = [
         "M43",
         "IN-6",
         "a handler exception after its answer sends a second (error) answer",
-        "handlers.py",
+        "responder.py",
         "    except RequestError as error:\n        slot.answer_error(error)\n    except Exception:\n",
         "    except RequestError as error:\n        slot.answered = False\n        slot.answer_error(error)\n"
         "    except Exception:\n",
