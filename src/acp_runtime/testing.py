@@ -2,7 +2,8 @@
 
 :class:`WirePeer` plays the far end of an in-memory pair, so a test can send exact
 bytes (including malformed ones) and assert the exact messages the connection sends
-back, in order::
+back, in order (:func:`request`, :func:`notification`, :func:`cancel`, :func:`result`
+and :func:`error` build the messages)::
 
     async with wire_connection(builder) as (cx, peer):
         await peer.send({"jsonrpc": "2.0", "id": 0, "method": "x"})
@@ -89,3 +90,39 @@ async def wire_connection(
     ours, theirs = memory_pair()
     async with builder.connect(ours) as connection:
         yield connection, WirePeer(theirs)
+
+
+def request(
+    request_id: JsonValue, method: str = "test/ask", params: JsonValue = None
+) -> dict[str, Any]:
+    """A JSON-RPC request as the peer would send it (``params`` left out when ``None``)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification(method: str, params: JsonValue = None) -> dict[str, Any]:
+    """A JSON-RPC notification (``params`` left out when ``None``)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def cancel(request_id: JsonValue) -> dict[str, Any]:
+    """``$/cancel_request`` for ``request_id``."""
+    return notification("$/cancel_request", {"requestId": request_id})
+
+
+def result(request_id: JsonValue, value: JsonValue) -> dict[str, Any]:
+    """A success response."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def error(request_id: JsonValue, code: int, message: str, data: JsonValue = None) -> dict[str, Any]:
+    """An error response (``data`` left out when ``None``)."""
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": err}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import anyio
 from pydantic import BaseModel
@@ -20,6 +20,11 @@ from acp_runtime import (
     TypedRequest,
     memory_pair,
 )
+from acp_runtime.testing import cancel as cancel
+from acp_runtime.testing import error as error
+from acp_runtime.testing import notification as notification
+from acp_runtime.testing import request as request
+from acp_runtime.testing import result as result
 
 CANCEL = "$/cancel_request"
 
@@ -41,37 +46,6 @@ ASK: RequestMethod[Ask, Answer] = RequestMethod("test/ask", Ask, Answer, side="a
 Ask.__acp_method__ = ASK
 NOTE: NotificationMethod[Note] = NotificationMethod("test/note", Note, side="agent")
 Note.__acp_method__ = NOTE
-
-
-def request(
-    request_id: JsonValue, method: str = "test/ask", params: JsonValue = None
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-def notification(method: str, params: JsonValue = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-def cancel(request_id: JsonValue) -> dict[str, Any]:
-    return notification(CANCEL, {"requestId": request_id})
-
-
-def result(request_id: JsonValue, value: JsonValue) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": value}
-
-
-def error(request_id: JsonValue, code: int, message: str, data: JsonValue = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": err}
 
 
 class Parking:
