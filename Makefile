@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck clean dist docs fetch-schemas generate codegen-check
+.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,10 @@ typecheck: setup
 	$(PY) -m mypy
 	$(PY) -m pyright
 
-check: setup typecheck codegen-check
+lint: setup
+	$(PY) -m ruff check src codegen distributions examples bench tests
+
+check: setup lint typecheck codegen-check
 
 # Locked ACP schemas (schema/lock.json) into schema/cache/, hash-checked; needs npm.
 fetch-schemas: setup

@@ -29,9 +29,9 @@ from .handlers import NotificationRoute, RequestRoute
 from .jsonrpc import (
     Invalid,
     Notification,
+    RawParams,
     Request,
     RequestId,
-    RawParams,
     Response,
     as_json,
     classify,

@@ -9,8 +9,8 @@ Pure functions and small records, no I/O. Ids are kept exactly as received
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeGuard, cast
 
 from .errors import RequestError

@@ -14,16 +14,13 @@ model classes validate and dump through their own (already built) schemas.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, Union
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-if TYPE_CHECKING:
-    from typing_extensions import TypeAlias
-
-JsonValue: TypeAlias = Union[
-    None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]
-]
+JsonValue: TypeAlias = (
+    bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+)
 """Any value JSON can carry, as :func:`json.loads` returns it."""
 
 Side = Literal["agent", "client", "protocol", "proxy", "both"]
@@ -37,7 +34,7 @@ R_co = TypeVar("R_co", covariant=True)
 class _Codec(Generic[R]):
     """Validate and dump one Python type; built on first use, then cached."""
 
-    __slots__ = ("_type", "_adapter")
+    __slots__ = ("_adapter", "_type")
 
     def __init__(self, tp: Any) -> None:
         self._type = tp
@@ -66,7 +63,7 @@ class _Codec(Generic[R]):
 class RequestMethod(Generic[P, R]):
     """A JSON-RPC request method with its params type ``P`` and result type ``R``."""
 
-    __slots__ = ("name", "side", "params", "result", "doc")
+    __slots__ = ("doc", "name", "params", "result", "side")
 
     def __init__(
         self, name: str, params_type: Any, result_type: Any, *, side: Side, doc: str = ""
@@ -84,7 +81,7 @@ class RequestMethod(Generic[P, R]):
 class NotificationMethod(Generic[P]):
     """A JSON-RPC notification method with its params type ``P``."""
 
-    __slots__ = ("name", "side", "params", "doc")
+    __slots__ = ("doc", "name", "params", "side")
 
     def __init__(self, name: str, params_type: Any, *, side: Side, doc: str = "") -> None:
         self.name = name

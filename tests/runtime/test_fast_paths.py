@@ -13,8 +13,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder
-from acp_runtime import _fd_reader
+from acp_runtime import ConnectionBuilder, _fd_reader
 from acp_runtime.framing import LineTransport
 from acp_runtime.outbox import Outbox
 from acp_runtime.stdio import ATOMIC_PIPE_WRITE_BYTES, FdReceiveStream, FdSendStream
