@@ -34,11 +34,15 @@ R_co = TypeVar("R_co", covariant=True)
 class _Codec(Generic[R]):
     """Validate and dump one Python type; built on first use, then cached."""
 
-    __slots__ = ("_adapter", "_type")
+    __slots__ = ("_adapter", "_model", "_type")
 
     def __init__(self, tp: Any) -> None:
         self._type = tp
         self._adapter: TypeAdapter[R] | None = None
+        # Decided once: a model class validates through its own schema, no adapter needed.
+        self._model: type[BaseModel] | None = (
+            tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+        )
 
     def _get(self) -> TypeAdapter[R]:
         adapter = self._adapter
@@ -48,9 +52,9 @@ class _Codec(Generic[R]):
 
     def load(self, raw: JsonValue) -> R:
         """Validate a JSON value; raises :class:`pydantic.ValidationError`."""
-        tp = self._type
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            return tp.model_validate(raw)  # type: ignore[return-value]
+        model = self._model
+        if model is not None:
+            return model.model_validate(raw)  # type: ignore[return-value]
         return self._get().validate_python(raw)
 
     def dump(self, value: R) -> JsonValue:
