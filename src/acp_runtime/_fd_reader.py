@@ -7,6 +7,11 @@ one loop iteration late. Here the descriptor stays registered and the readiness
 callback itself reads into a buffer, so a request/response exchange costs no extra
 system calls and no failing read. Reading pauses (the descriptor is unregistered)
 while the buffer holds :data:`PAUSE_BYTES` that nobody has taken.
+
+While a :meth:`LoopFdReader.receive` is parked and nothing is buffered, the bytes just
+read can first be offered to an :data:`EagerConsumer` right in the readiness callback:
+a consumer that handles them synchronously (the connection settling a response) saves
+waking the receiving task, a whole event-loop iteration.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 import anyio.lowlevel
@@ -23,6 +29,11 @@ READ_BYTES = 256 * 1024
 
 PAUSE_BYTES = 1024 * 1024
 """Buffered bytes at which reading pauses until the consumer catches up."""
+
+EagerConsumer = Callable[[bytes], bytes]
+"""Takes freshly read bytes in the readiness callback and returns the part it did not
+consume (``b""``: all of it), which is then buffered for :meth:`LoopFdReader.receive`
+as if it had just been read. It must not raise."""
 
 
 class LoopFdReader:
@@ -38,6 +49,8 @@ class LoopFdReader:
         self._closed = False
         self._registered = False
         self._waiter: asyncio.Future[None] | None = None
+        self.eager: EagerConsumer | None = None
+        """Offered what is read while a receive is parked on an empty buffer."""
 
     async def receive(self, max_bytes: int) -> bytes:
         """Up to ``max_bytes`` bytes, waiting for some if none are buffered.
@@ -88,6 +101,10 @@ class LoopFdReader:
             self._error = exc
             self._unregister()
         else:
+            if data and self.eager is not None and self._receive_is_parked():
+                data = self.eager(data)
+                if not data:
+                    return
             if data:
                 self._chunks.append(data)
                 self._buffered += len(data)
@@ -97,6 +114,10 @@ class LoopFdReader:
                 self._eof = True
                 self._unregister()
         self._wake()
+
+    def _receive_is_parked(self) -> bool:
+        waiter = self._waiter
+        return waiter is not None and not waiter.done() and not self._chunks
 
     def _wake(self) -> None:
         waiter = self._waiter

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from typing import Any, Protocol
+
+import anyio
 
 log = logging.getLogger(__name__)
 
@@ -49,3 +52,45 @@ def _trio_soon_caller() -> SoonCaller:
             log.debug("trio run finished; dropping %r", callback)
 
     return call_soon
+
+
+class Waiter(Protocol):
+    """A one-shot wake-up for one awaiting task: ``await waiter`` until :meth:`wake`."""
+
+    def wake(self) -> None: ...
+
+    def __await__(self) -> Generator[Any, None, None]: ...
+
+
+class _FutureWaiter(asyncio.Future[None]):
+    """On asyncio a bare future: awaiting it costs no coroutine frames, and waking it
+    no lock or event bookkeeping (an awaited request settles through one of these)."""
+
+    def wake(self) -> None:
+        if not self.done():  # cancelled with its awaiting task
+            self.set_result(None)
+
+
+class _EventWaiter:
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._event.wait().__await__()
+
+
+def current_waiter_factory() -> Callable[[], Waiter]:
+    """How to make :class:`Waiter` s for tasks of the current backend: futures in an
+    asyncio task, anyio events elsewhere (trio, or trio hosted on an asyncio loop)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _EventWaiter
+    if asyncio.current_task() is None:
+        return _EventWaiter
+    return lambda: _FutureWaiter(loop=loop)

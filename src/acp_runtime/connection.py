@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 from anyio.abc import TaskGroup
 
-from ._loop import current_soon_caller
+from ._loop import Waiter, current_soon_caller, current_waiter_factory
 from .cancellation import IncomingRequests
 from .errors import RequestError
 from .handlers import NotificationRoute, RequestRoute
@@ -113,6 +113,7 @@ class Connection:
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
         self._call_soon = current_soon_caller()
+        self._new_waiter = current_waiter_factory()
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_scope = anyio.CancelScope(shield=True)
@@ -120,6 +121,11 @@ class Connection:
         self._writer_started = False
         self._writer_done = anyio.Event()
         self._transport_error: Exception | None = None
+        self._predecoded: tuple[bytes, JsonValue] | None = None
+        """A message the eager path parsed and declined, so the dispatch loop does not
+        parse it again."""
+        set_eager_receiver = getattr(transport, "set_eager_receiver", None)
+        self._eager = set_eager_receiver is not None and set_eager_receiver(self._settle_eagerly)
 
     # -- RequestLink (used by settlement records) ---------------------------------------
 
@@ -133,6 +139,9 @@ class Connection:
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self._call_soon(callback)
+
+    def new_waiter(self) -> Waiter:
+        return self._new_waiter()
 
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         try:
@@ -327,9 +336,34 @@ class Connection:
                 return
             await self._dispatch(data)
 
-    async def _dispatch(self, data: bytes) -> None:
+    def _settle_eagerly(self, data: bytes) -> bool:
+        """Settle a response from the transport's readiness callback (asyncio pipes).
+
+        The transport offers a message here only while the dispatch loop is idle with
+        nothing queued ahead of it, so settling at once keeps arrival order and saves
+        waking the reader task. Requests, notifications and responses whose result
+        callback must run in the loop are declined and take the normal path.
+        """
+        if b'"method"' in data:  # a call: handlers run in the dispatch loop
+            return False
         try:
             value = decode(data)
+        except ValueError:
+            return False
+        message = classify(value)
+        if (
+            not isinstance(message, Response)
+            or (record := self._pending.take_without_callback(message.id)) is None
+        ):
+            self._predecoded = (data, value)
+            return False
+        record.settle(message.result, message.error)
+        return True
+
+    async def _dispatch(self, data: bytes) -> None:
+        predecoded, self._predecoded = self._predecoded, None
+        try:
+            value = predecoded[1] if predecoded and predecoded[0] == data else decode(data)
         except ValueError:
             text = data.decode(errors="replace")
             log.warning("unparsable message: %.200s", text)

@@ -16,6 +16,13 @@ Reading rules:
   :class:`~acp_runtime.transport.MessageTooLarge` is raised once and reading resumes at
   the next line; if EOF comes before that line's newline, the next receive raises
   :class:`anyio.EndOfStream`.
+
+A receiver that can handle some messages synchronously may ask to see them first
+(:meth:`LineTransport.set_eager_receiver`): where the byte stream supports it (the
+asyncio fd streams of :mod:`acp_runtime.stdio`), each complete line that arrives while
+the transport is idle (a ``receive`` waiting, nothing buffered) is offered to it from
+the loop's readiness callback, in order, until it declines one; that line and the rest
+then take the normal ``receive`` path.
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, ByteStream
 
 from .transport import MessageTooLarge
 
+EagerReceiver = Callable[[bytes], bool]
+"""Handles one complete message synchronously and returns True, or returns False to
+leave it (and everything after it) to ``receive``. It must not raise."""
+
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """Per-line limit. ACP messages carry whole files (``fs/read_text_file`` results,
 embedded resources, base64 images), so the limit must be far above any sane
@@ -35,6 +46,10 @@ message, yet low enough that a runaway peer cannot exhaust memory."""
 
 READ_CHUNK_BYTES = 256 * 1024
 """Largest read asked of the byte stream; memory held is at most the limit plus this."""
+
+EAGER_MAX_BYTES = 64 * 1024
+"""Larger reads (or partial lines) skip the eager path: it is for small messages, and
+re-joining a long partial line on every read would be quadratic."""
 
 TOO_LARGE_PREFIX_BYTES = 1024
 """How much of a skipped line :class:`MessageTooLarge` keeps (ids usually come early);
@@ -119,6 +134,31 @@ class LineReader:
         self._scanned = 0
         return line
 
+    def offer_lines(self, chunk: bytes, receiver: EagerReceiver) -> bytes:
+        """Hand the complete lines of the buffer plus ``chunk`` to ``receiver`` while it
+        takes them; return what is left for ``receive`` (``b""`` if only a partial
+        line remains, which stays buffered). Called while a ``receive`` waits for data,
+        so nothing complete is buffered ahead of ``chunk``."""
+        buffer = self._buffer
+        if self._skipping is not None or len(buffer) + len(chunk) > EAGER_MAX_BYTES:
+            return chunk
+        data = bytes(buffer) + chunk if buffer else chunk
+        start = 0
+        while (newline := data.find(_NEWLINE, start)) >= 0:
+            end = newline - 1 if newline > start and data[newline - 1] == _CR else newline
+            if end - start > self.max_line_bytes:
+                break  # over the limit: ``receive`` reports it
+            if end > start and not receiver(data[start:end]):
+                break  # declined: it and all after it go the normal way, in order
+            start = newline + 1
+        else:
+            buffer[:] = data[start:]  # a partial line (or nothing): wait for the rest
+            self._scanned = len(buffer)
+            return b""
+        buffer.clear()
+        self._scanned = 0
+        return data[start:]
+
     async def _fill(self) -> None:
         if self._eof:
             raise anyio.EndOfStream
@@ -174,6 +214,23 @@ class LineTransport:
     @property
     def max_message_bytes(self) -> int:
         return self._reader.max_line_bytes
+
+    def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
+        """Offer messages that arrive while this transport is idle to ``receiver`` first
+        (see the module docs); False if the receive stream cannot (then it never is)."""
+        set_consumer = getattr(self._reader.stream, "set_eager_consumer", None)
+        if set_consumer is None:
+            return False
+        if receiver is None:
+            set_consumer(None)
+        else:
+            reader = self._reader
+
+            def consume(chunk: bytes) -> bytes:
+                return reader.offer_lines(chunk, receiver)
+
+            set_consumer(consume)
+        return True
 
     async def receive(self) -> bytes:
         """Next message (one line, framing stripped). See :class:`LineReader.receive`."""

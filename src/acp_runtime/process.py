@@ -25,7 +25,7 @@ from typing import IO, Any, Literal
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
-from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineReader, LineTransport
+from .framing import DEFAULT_MAX_MESSAGE_BYTES, EagerReceiver, LineReader, LineTransport
 from .stdio import FdReceiveStream, FdSendStream
 from .transport import MessageTooLarge
 
@@ -142,6 +142,9 @@ class AgentProcess:
 
     def send_nowait(self, message: bytes) -> bool:
         return self.transport.send_nowait(message)
+
+    def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
+        return self.transport.set_eager_receiver(receiver)
 
     async def send_many(self, messages: Sequence[bytes]) -> None:
         await self.transport.send_many(messages)

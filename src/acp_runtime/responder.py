@@ -9,7 +9,6 @@ never left waiting on a forgotten request.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -93,9 +92,13 @@ class ResponseSlot:
             self._send(None, RequestError.internal_error())
 
     def on_responder_lost(self) -> None:
-        """Finalizer target: answer -32603 if the handler never did."""
-        if not self.answered:
-            self.connection.call_soon(self._answer_lost)
+        """Finalizer target: answer -32603 from the loop if the handler never did.
+        Never raises (it may run while the interpreter shuts down)."""
+        try:
+            if not self.answered:
+                self.connection.call_soon(self._answer_lost)
+        except Exception:  # pragma: no cover - module globals torn down at exit
+            pass
 
     def _answer_lost(self) -> None:
         if self.answered:
@@ -123,7 +126,10 @@ class Responder(Generic[R]):
     def __init__(self, slot: ResponseSlot, encode: Callable[[R], JsonValue]) -> None:
         self._slot = slot
         self._encode = encode
-        weakref.finalize(self, slot.on_responder_lost).atexit = False
+
+    def __del__(self) -> None:
+        # Dropped unanswered (IN-6): the slot only schedules the -32603, no I/O here.
+        self._slot.on_responder_lost()
 
     @property
     def id(self) -> RequestId:

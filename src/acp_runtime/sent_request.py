@@ -7,7 +7,6 @@ record holds the shared once-only cancellation state (OUT-4).
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -36,12 +35,6 @@ def validation_summary(error: ValidationError) -> list[JsonValue]:
         {"loc": [str(part) for part in item["loc"]], "msg": item["msg"], "type": item["type"]}
         for item in error.errors(include_url=False, include_input=False)
     ]
-
-
-def _abandon_collected(record: PendingRequest) -> None:
-    """Finalizer of an unconsumed SentRequest: enqueue the cancel from the loop (OUT-5)."""
-    if record.consumer is Consumer.NONE and record.wire is not Wire.SETTLED:
-        record.link.call_soon(record.abandon)
 
 
 class RequestCancellationHandle:
@@ -78,13 +71,16 @@ class SentRequest(Generic[R]):
     awaiting it is cancelled.
     """
 
-    __slots__ = ("__weakref__", "_decode", "_finalizer", "_record")
+    __slots__ = ("__weakref__", "_decode", "_record")
 
     def __init__(self, record: PendingRequest, decode: Callable[[JsonValue], R]) -> None:
         self._record = record
         self._decode = decode
-        self._finalizer = weakref.finalize(self, _abandon_collected, record)
-        self._finalizer.atexit = False
+
+    def __del__(self) -> None:
+        # Collected unconsumed (OUT-5): only hand the cancel to the loop, no I/O here.
+        # Cheaper than a weakref.finalize per request, which the hot path would pay.
+        self._record.abandon_if_unconsumed()
 
     @property
     def id(self) -> int:
@@ -171,11 +167,13 @@ class SentRequest(Generic[R]):
 
     async def _wait(self) -> R:
         record = self._take(Consumer.AWAIT)
-        try:
-            await record.wait()
-        except BaseException:
-            record.abandon()
-            raise
+        waiter = record.waiter()
+        if waiter is not None:
+            try:
+                await waiter
+            except BaseException:
+                record.abandon()
+                raise
         if record.error is not None:
             raise record.error
         return _decode_result(self._decode, record.result)
@@ -191,7 +189,6 @@ class SentRequest(Generic[R]):
     def _take(self, consumer: Consumer, callback: Any = None) -> PendingRequest:
         record = self._record
         record.consume(consumer, callback)
-        self._finalizer.detach()
         record.publish()
         if consumer is not Consumer.GONE:
             record.start_watching()

@@ -24,14 +24,13 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
-
 from .errors import RequestError
 from .jsonrpc import RequestId, log_fields, notification_message, request_message
 from .methods import JsonValue
 from .peer import Peer
 
 if TYPE_CHECKING:
+    from ._loop import Waiter
     from .cancellation import CancellationMarker
 
 log = logging.getLogger(__name__)
@@ -60,6 +59,10 @@ class RequestLink(Protocol):
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run a result callback as connection work (the response arrived earlier).
         Raises :class:`OutboxClosed` once the connection has finished."""
+        ...
+
+    def new_waiter(self) -> Waiter:
+        """A wake-up for the task that awaits a request's outcome."""
         ...
 
 
@@ -113,7 +116,7 @@ class PendingRequest:
         self.consumer = Consumer.NONE
         self.result: JsonValue = None
         self.error: RequestError | None = None
-        self._waiter: anyio.Event | None = None
+        self._waiter: Waiter | None = None
         self._callback: ResultCallback | None = None
         self._sources: list[CancellationMarker] = []
 
@@ -194,6 +197,16 @@ class PendingRequest:
         self._stop_watching()
         self.cancel_quietly()
 
+    def abandon_if_unconsumed(self) -> None:
+        """For a collected handle: :meth:`abandon` from the loop if nobody consumed
+        the request and it is still pending. Runs wherever the collector runs, so it
+        only schedules, and never raises (the interpreter may be shutting down)."""
+        try:
+            if self.consumer is Consumer.NONE and self.wire is not Wire.SETTLED:
+                self.link.call_soon(self.abandon)
+        except Exception:  # pragma: no cover - module globals torn down at exit
+            pass
+
     def detach(self) -> None:
         """Discard the outcome; no automatic cancel. The flag stays armed so a retained
         handle can still cancel explicitly while the request is pending (OUT-6)."""
@@ -251,8 +264,12 @@ class PendingRequest:
         self.result = result
         self.error = error
         if self._waiter is not None:
-            self._waiter.set()
+            self._waiter.wake()
         return self.take_callback()
+
+    @property
+    def has_result_callback(self) -> bool:
+        return self._callback is not None
 
     def take_callback(self) -> Callable[[], Coroutine[Any, Any, None]] | None:
         """The callback bound to the outcome, once settled (None otherwise)."""
@@ -268,13 +285,13 @@ class PendingRequest:
 
         return deliver
 
-    async def wait(self) -> None:
-        """Wait until settled."""
+    def waiter(self) -> Waiter | None:
+        """What to await until settled; None if settled already."""
         if self.wire is Wire.SETTLED:
-            return
+            return None
         if self._waiter is None:
-            self._waiter = anyio.Event()
-        await self._waiter.wait()
+            self._waiter = self.link.new_waiter()
+        return self._waiter
 
     def __repr__(self) -> str:
         return (
@@ -319,6 +336,15 @@ class PendingTable:
         if type(request_id) is not int:
             return None
         return self._records.pop(request_id, None)
+
+    def take_without_callback(self, request_id: RequestId) -> PendingRequest | None:
+        """:meth:`take`, but only a record whose settlement runs no result callback
+        (those must run in the dispatch loop, in order with incoming messages)."""
+        record = self._records.get(request_id) if type(request_id) is int else None
+        if record is None or record.has_result_callback:
+            return None
+        del self._records[record.id]
+        return record
 
     def close(self) -> list[PendingRequest]:
         """Refuse new registrations; return (and forget) every pending record."""

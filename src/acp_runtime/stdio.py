@@ -33,7 +33,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._fd_reader import LoopFdReader
+from ._fd_reader import EagerConsumer, LoopFdReader
 from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
 
 ATOMIC_PIPE_WRITE_BYTES: int = getattr(select, "PIPE_BUF", 512)
@@ -90,12 +90,23 @@ class FdReceiveStream(_FdStream, ByteReceiveStream):
         self._guard = anyio.ResourceGuard("reading from")
         self._loop_reader: LoopFdReader | None = None
         self._loop_reader_checked = not self._pollable
+        self._eager: EagerConsumer | None = None
+
+    def set_eager_consumer(self, consumer: EagerConsumer | None) -> None:
+        """Offer bytes read while a :meth:`receive` waits on an empty buffer to
+        ``consumer`` first, in the loop's readiness callback (asyncio pipes and
+        sockets only; elsewhere it is never called). See :mod:`acp_runtime._fd_reader`."""
+        self._eager = consumer
+        if self._loop_reader is not None:
+            self._loop_reader.eager = consumer
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         with self._guard:
             if not self._loop_reader_checked:
                 self._loop_reader_checked = True
                 self._loop_reader = _asyncio_fd_reader(self.fd)
+                if self._loop_reader is not None:
+                    self._loop_reader.eager = self._eager
             if self._loop_reader is not None:
                 self._check_open()
                 return await self._loop_reader.receive(max_bytes)

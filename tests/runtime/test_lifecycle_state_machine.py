@@ -36,6 +36,7 @@ from hypothesis.stateful import (
 )
 
 from acp_runtime import COUNTERPART, JsonValue, RequestError, SentRequest
+from acp_runtime._loop import Waiter, current_waiter_factory
 from acp_runtime.settlement import Consumer, OutboxClosed, PendingRequest, PendingTable, Wire
 
 T = TypeVar("T")
@@ -62,6 +63,9 @@ class RecordingLink:
 
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         self.spawned.append(callback())
+
+    def new_waiter(self) -> Waiter:
+        return current_waiter_factory()()
 
 
 @dataclass
