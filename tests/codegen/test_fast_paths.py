@@ -75,3 +75,30 @@ def test_union_members_dump_through_their_own_class() -> None:
     wire = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
     assert wire == {"sessionId": "s", "update": {"sessionUpdate": "_x.example/ping", "seq": 3}}
     assert json.loads(parsed.model_dump_json(by_alias=True, exclude_unset=True)) == wire
+
+
+def test_complete_classes_validate_through_their_own_validator() -> None:
+    """No Python wrapper between ``model_validate`` and pydantic-core, and never a base's."""
+    for model in (v1.SessionNotification, v1.TextContentBlock, v2.PromptRequest):
+        assert model.model_validate == model.__pydantic_validator__.validate_python
+        assert model.model_validate_json == model.__pydantic_validator__.validate_json
+
+
+def test_an_incomplete_subclass_validates_as_itself_once_rebuilt() -> None:
+    class Later(v1.TextContentBlock):
+        extra_block: Missing  # type: ignore[name-defined]  # (defined below)
+
+    with pytest.raises(Exception, match="not fully defined"):
+        Later.model_validate({"type": "text", "text": "hi", "extraBlock": {}})
+
+    class Missing(BaseModel):
+        n: int
+
+    Later.model_rebuild(_types_namespace={"Missing": Missing})
+    parsed = Later.model_validate({"type": "text", "text": "hi", "extra_block": {"n": 1}})
+    assert type(parsed) is Later and parsed.extra_block.n == 1
+    raw = '{"type":"text","text":"x","extra_block":{"n":2}}'
+    assert type(Later.model_validate_json(raw)) is Later
+    assert type(v1.TextContentBlock.model_validate({"type": "text", "text": "hi"})) is (
+        v1.TextContentBlock
+    )

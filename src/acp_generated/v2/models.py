@@ -27,19 +27,21 @@ class AcpModel(BaseModel):
 
         # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
         # parsing then costs more than validating a small model (measured, bench/).
+        # Validation needs no wrapper at all: once a class is complete, its
+        # ``model_validate(_json)`` is its validator's own method, which takes the same
+        # keywords; no Python frame runs between the caller and pydantic-core.
         @classmethod
-        def model_validate(cls, obj, **options):
-            __tracebackhide__ = True
-            if options:
-                return super().model_validate(obj, **options)
-            return cls.__pydantic_validator__.validate_python(obj)
+        def __pydantic_on_complete__(cls):
+            validator = cls.__pydantic_validator__
+            cls.model_validate = validator.validate_python
+            cls.model_validate_json = validator.validate_json
 
         @classmethod
-        def model_validate_json(cls, json_data, **options):
-            __tracebackhide__ = True
-            if options:
-                return super().model_validate_json(json_data, **options)
-            return cls.__pydantic_validator__.validate_json(json_data)
+        def __pydantic_init_subclass__(cls, **kwargs):
+            super().__pydantic_init_subclass__(**kwargs)
+            if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
+                cls.model_validate = vars(BaseModel)["model_validate"]
+                cls.model_validate_json = vars(BaseModel)["model_validate_json"]
 
         # ``by_alias`` None and True are the same here: the config serializes by alias.
         def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
