@@ -1,5 +1,8 @@
 """Runtime benchmark suite: this SDK against the PyPI package and the TypeScript SDK.
 
+A fourth column, ``floor``, runs the same workloads with no SDK at all, to show what
+bounds every Python figure on the machine at hand.
+
 Every run starts one driver process per implementation (its client) which spawns that
 implementation's benchmark agent over stdio pipes, runs the workloads of
 :mod:`bench.workload_spec` and prints its figures. Implementations take turns
@@ -29,8 +32,10 @@ from bench.workload_spec import FULL, QUICK, Spec
 
 REPO = Path(__file__).resolve().parents[1]
 TS_SDK = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/package.json"
-IMPLS = ("this", "pypi", "ts")
-PEERS = ("pypi", "ts")
+IMPLS = ("this", "pypi", "ts", "floor")
+PEERS = ("pypi", "ts", "floor")
+"""Ratios are printed against each. ``floor`` is no SDK at all (``bench/drivers/floor.py``):
+the bound the machine's pipes, event loop and JSON codec put under any Python client."""
 
 METRICS: list[tuple[str, bool]] = [
     # (workload.figure, higher is better)
@@ -69,7 +74,11 @@ def driver_command(impl: str, spec: Spec) -> list[str]:
         node = shutil.which("node")
         assert node is not None
         return [node, str(REPO / "bench/peers/ts_client.mjs"), arg]
-    module = {"this": "bench.drivers.this_sdk", "pypi": "bench.drivers.pypi"}[impl]
+    module = {
+        "this": "bench.drivers.this_sdk",
+        "pypi": "bench.drivers.pypi",
+        "floor": "bench.drivers.floor",
+    }[impl]
     return [sys.executable, "-m", module, arg]
 
 
@@ -155,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny workloads, one run (CI)")
     parser.add_argument("--runs", type=int, help="runs per implementation (default 3; 1 quick)")
     parser.add_argument(
-        "--impl", action="append", choices=IMPLS, help="repeat to pick; default: all three"
+        "--impl", action="append", choices=IMPLS, help="repeat to pick; default: all four"
     )
     args = parser.parse_args(argv)
     spec = QUICK if args.quick else FULL
