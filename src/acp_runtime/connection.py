@@ -37,14 +37,15 @@ from .jsonrpc import (
     classify,
     decode,
     encode,
+    encode_notification,
     error_message,
     is_request_id,
     log_fields,
-    notification_message,
 )
 from .methods import (
     JsonValue,
     NotificationMethod,
+    Payload,
     RequestMethod,
     TypedNotification,
     TypedRequest,
@@ -52,7 +53,7 @@ from .methods import (
     request_method_of,
 )
 from .outbox import Outbox
-from .peer import COUNTERPART, Peer
+from .peer import COUNTERPART, Peer, on_wire, wraps
 from .proxied import ProxiedMessage, send_proxied_message_to
 from .responder import ResponseSlot
 from .roles import Role, check_peer_handles
@@ -133,9 +134,9 @@ class Connection:
     def pending(self) -> PendingTable:
         return self._pending
 
-    def enqueue(self, message: dict[str, JsonValue]) -> None:
-        """Queue one message for the writer; raises :class:`OutboxClosed` once closed."""
-        self._outbox.put(encode(message))
+    def enqueue(self, message: bytes) -> None:
+        """Queue one encoded message for the writer; raises :class:`OutboxClosed` once closed."""
+        self._outbox.put(message)
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self._call_soon(callback)
@@ -210,10 +211,9 @@ class Connection:
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
         check_peer_handles(self.role, binding)
-        raw = binding.params.dump(params)
-        record = PendingRequest(
-            self, self._pending.allocate_id(), binding.name, raw, peer or self.counterpart
-        )
+        peer = peer or self.counterpart
+        payload = _payload(binding, params, peer)
+        record = PendingRequest(self, self._pending.allocate_id(), binding.name, payload, peer)
         return SentRequest(record, binding.result.load)
 
     @overload
@@ -232,15 +232,19 @@ class Connection:
         else:
             binding, params = args
         check_peer_handles(self.role, binding)
-        self.send_raw_notification(binding.name, binding.params.dump(params), peer=peer)
+        peer = peer or self.counterpart
+        self._send_notification(binding.name, _payload(binding, params, peer), peer)
 
     def send_raw_notification(
         self, method: str, params: RawParams = None, *, peer: Peer | None = None
     ) -> None:
         """Send an untyped notification. Raises :class:`RequestError` if closed."""
-        wire_method, wire_params = (peer or self.counterpart).wrap(method, as_json(params))
+        self._send_notification(method, as_json(params), peer or self.counterpart)
+
+    def _send_notification(self, method: str, params: Payload, peer: Peer) -> None:
+        wire_method, wire_params = on_wire(peer, method, params)
         try:
-            self.enqueue(notification_message(wire_method, wire_params))
+            self.enqueue(encode_notification(wire_method, wire_params))
         except OutboxClosed:
             raise RequestError.connection_closed(method) from None
 
@@ -438,7 +442,7 @@ class Connection:
 
     def _reply_uncorrelated(self, error: RequestError) -> None:
         try:
-            self.enqueue(error_message(None, error))
+            self.enqueue(encode(error_message(None, error)))
         except OutboxClosed:
             log.debug("connection closed; error reply dropped")
 
@@ -497,6 +501,14 @@ class Connection:
                     self._writer_scope.cancel()  # the shielded writer never outlives this
                     self._tg.cancel_scope.cancel()
                 await self._transport.aclose()
+
+
+def _payload(
+    binding: RequestMethod[P, Any] | NotificationMethod[P], params: P, peer: Peer
+) -> Payload:
+    """Typed params as JSON text for the counterpart; as a JSON value for a peer that
+    nests them in an envelope."""
+    return binding.params.dump(params) if wraps(peer) else binding.params.encode(params)
 
 
 def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:

@@ -65,7 +65,7 @@ def typed_request_route(
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        await _call(handler, params, Responder(slot, binding.result.dump), slot)
+        await _call(handler, params, Responder(slot, binding.result.encode), slot)
 
     return route
 

@@ -14,9 +14,11 @@ model classes validate and dump through their own (already built) schemas.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError
 
 JsonValue: TypeAlias = (
     bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
@@ -29,6 +31,28 @@ Side = Literal["agent", "client", "protocol", "proxy", "both"]
 P = TypeVar("P")
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+
+
+class EncodedJson:
+    """JSON text encoded already: params or a result that pydantic-core wrote straight
+    to JSON. The runtime splices it into the outgoing message as it is, instead of
+    building a dict of the model and then encoding the dict (half the cost)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+    def value(self) -> JsonValue:
+        """The JSON value it encodes (for a message that nests it, such as an envelope)."""
+        return json.loads(self.text)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"EncodedJson({self.text!r})"
+
+
+Payload: TypeAlias = "JsonValue | EncodedJson"
+"""Params or a result on its way to the wire: a JSON value, or JSON text already."""
 
 
 class _Codec(Generic[R]):
@@ -62,6 +86,21 @@ class _Codec(Generic[R]):
         if isinstance(value, BaseModel):
             return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return self._get().dump_python(value, mode="json", by_alias=True, exclude_unset=True)  # type: ignore[no-any-return]
+
+    def encode(self, value: R) -> Payload:
+        """What :meth:`dump` gives, as JSON text written by pydantic-core where it can.
+
+        As in ``model_dump_json``, a non-finite float becomes ``null``. Text that is not
+        valid Unicode (a lone surrogate) falls back to :meth:`dump`, which the runtime
+        then sends ASCII-escaped.
+        """
+        try:
+            if isinstance(value, BaseModel):
+                serializer = value.__pydantic_serializer__
+                return EncodedJson(serializer.to_json(value, by_alias=True, exclude_unset=True))
+            return EncodedJson(self._get().dump_json(value, by_alias=True, exclude_unset=True))
+        except PydanticSerializationError:
+            return self.dump(value)
 
 
 class RequestMethod(Generic[P, R]):

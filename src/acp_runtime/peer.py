@@ -8,7 +8,7 @@ way as the request it cancels (OUT-2).
 
 from __future__ import annotations
 
-from .methods import JsonValue
+from .methods import EncodedJson, JsonValue, Payload
 
 
 class Peer:
@@ -27,3 +27,19 @@ class Peer:
 
 COUNTERPART = Peer()
 """The default peer: the other end of the connection, no wrapping."""
+
+
+def wraps(peer: Peer) -> bool:
+    """Whether ``peer`` puts messages into an envelope (overrides :meth:`Peer.wrap`).
+    Payloads for one that does not may go out as :class:`EncodedJson`."""
+    return type(peer).wrap is not Peer.wrap
+
+
+def on_wire(peer: Peer, method: str, params: Payload) -> tuple[str, Payload]:
+    """``peer.wrap(method, params)`` for a payload that may be JSON text already: it
+    passes through a peer that does not wrap; an envelope gets its value."""
+    if isinstance(params, EncodedJson):
+        if not wraps(peer):
+            return method, params
+        params = params.value()
+    return peer.wrap(method, params)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .cancellation import CancellationMarker, IncomingRequests
 from .errors import RequestError
-from .jsonrpc import RequestId, error_message, log_fields, result_message
-from .methods import JsonValue
+from .jsonrpc import RequestId, encode, encode_result, error_message, log_fields
+from .methods import JsonValue, Payload
 from .settlement import OutboxClosed
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class ResponseSlot:
         self.marker = registry.register(request_id)
         self.answered = False
 
-    def answer(self, result: JsonValue) -> None:
+    def answer(self, result: Payload) -> None:
         self._send(result, None)
 
     def answer_error(self, error: RequestError) -> None:
@@ -62,18 +62,17 @@ class ResponseSlot:
             extra=log_fields(self.method, self.id),
         )
 
-    def _send(self, result: JsonValue, error: RequestError | None) -> None:
+    def _send(self, result: Payload, error: RequestError | None) -> None:
         if self.answered:
             self.warn_duplicate("result" if error is None else f"error {error}")
             return
         self.answered = True
         self.registry.finish(self.id, self.marker)
-        if error is None:
-            message = result_message(self.id, result)
-        else:
-            message = error_message(self.id, error)
         try:
-            self.connection.enqueue(message)
+            if error is None:
+                self.connection.enqueue(encode_result(self.id, result))
+            else:
+                self.connection.enqueue(encode(error_message(self.id, error)))
         except OutboxClosed:
             log.debug(
                 "connection closed; response to %s id=%r not sent",
@@ -123,7 +122,7 @@ class Responder(Generic[R]):
 
     __slots__ = ("__weakref__", "_encode", "_slot")
 
-    def __init__(self, slot: ResponseSlot, encode: Callable[[R], JsonValue]) -> None:
+    def __init__(self, slot: ResponseSlot, encode: Callable[[R], Payload]) -> None:
         self._slot = slot
         self._encode = encode
 

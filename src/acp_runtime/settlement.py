@@ -25,9 +25,9 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import RequestError
-from .jsonrpc import RequestId, log_fields, notification_message, request_message
-from .methods import JsonValue
-from .peer import Peer
+from .jsonrpc import RequestId, encode_notification, encode_request, log_fields
+from .methods import JsonValue, Payload
+from .peer import Peer, on_wire
 
 if TYPE_CHECKING:
     from ._loop import Waiter
@@ -48,8 +48,8 @@ class RequestLink(Protocol):
     @property
     def pending(self) -> PendingTable: ...
 
-    def enqueue(self, message: dict[str, JsonValue]) -> None:
-        """Queue one message for the writer (FIFO). Raises :class:`OutboxClosed`."""
+    def enqueue(self, message: bytes) -> None:
+        """Queue one encoded message for the writer (FIFO). Raises :class:`OutboxClosed`."""
         ...
 
     def call_soon(self, callback: Callable[[], None]) -> None:
@@ -104,7 +104,7 @@ class PendingRequest:
     )
 
     def __init__(
-        self, link: RequestLink, request_id: int, method: str, params: JsonValue, peer: Peer
+        self, link: RequestLink, request_id: int, method: str, params: Payload, peer: Peer
     ) -> None:
         self.link = link
         self.id = request_id
@@ -130,13 +130,12 @@ class PendingRequest:
         """
         if self.wire is not Wire.PREPARED:
             return
-        method, params = self.peer.wrap(self.method, self.params)
-        message = request_message(self.id, method, params)
+        method, params = on_wire(self.peer, self.method, self.params)
         self.params = None
         try:
             self.link.pending.register(self)
             self.wire = Wire.PUBLISHED
-            self.link.enqueue(message)
+            self.link.enqueue(encode_request(self.id, method, params))
         except OutboxClosed:
             self.link.pending.discard(self)
             callback = self.settle(None, RequestError.connection_closed(self.method))
@@ -171,7 +170,7 @@ class PendingRequest:
         self.armed = False
         method, params = self.peer.wrap(CANCEL_REQUEST_METHOD, {"requestId": self.id})
         try:
-            self.link.enqueue(notification_message(method, params))
+            self.link.enqueue(encode_notification(method, params))
         except OutboxClosed:
             raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None
 

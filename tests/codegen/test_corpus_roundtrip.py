@@ -1,7 +1,8 @@
 """Round trip of the corpus: valid payloads validate and dump back to the same JSON.
 
-Dump = ``model_dump(mode="json", by_alias=True, exclude_unset=True)``, the runtime's
-encoder. Three sources, every one checked with ``jsonschema`` before use:
+Dump = ``model_dump(mode="json", by_alias=True, exclude_unset=True)``, and the JSON text
+the runtime writes straight from pydantic-core (``_Codec.encode``) must say the same.
+Three sources, every one checked with ``jsonschema`` before use:
 
 * synthesized instances of every schema def (minimal, maximal, every union variant),
   which covers every request params, result and notification params of every method;
@@ -19,6 +20,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
+from acp_runtime.methods import EncodedJson, _Codec  # pyright: ignore[reportPrivateUsage]
 from codegen.method_table import build_method_table, envelope_defs
 from tests.codegen.schemas import IDS, PACKAGES, Package
 from tests.corpus.messages import CORPUS, read_lines, route
@@ -27,6 +29,12 @@ from tests.corpus.synth import EXT, Synth
 
 def _dump(adapter: TypeAdapter[Any], value: Any) -> Any:
     return adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
+
+
+def _encoded(codec: _Codec[Any], value: Any) -> Any:
+    encoded = codec.encode(value)
+    assert isinstance(encoded, EncodedJson)
+    return json.loads(encoded.text)
 
 
 def _validator(schema: dict[str, Any], def_name: str) -> jsonschema.Draft202012Validator:
@@ -72,12 +80,15 @@ def test_synthesized_instances_round_trip(pkg: Package) -> None:
     for name in _typed_defs(pkg):
         validator = _validator(schema, name)
         adapter: TypeAdapter[Any] = TypeAdapter(getattr(pkg.models, name))
+        codec: _Codec[Any] = _Codec(getattr(pkg.models, name))
         for label, instance in synth.instances(name):
             errors = [e.message for e in validator.iter_errors(instance)]
             assert not errors, f"synthesizer produced an invalid {name} ({label}): {errors[:2]}"
             parsed = adapter.validate_python(instance)
             if _dump(adapter, parsed) != instance:
                 failures.append(f"{name} {label}: {json.dumps(instance)[:200]}")
+            if _encoded(codec, parsed) != instance:
+                failures.append(f"{name} {label} as JSON text: {json.dumps(instance)[:200]}")
             wrong = _extras_outside_catch_alls(parsed)
             if wrong:
                 failures.append(f"{name} {label}: parsed into the wrong variant at {wrong[:3]}")
@@ -159,5 +170,6 @@ def test_realistic_messages_round_trip(pkg: Package) -> None:
             assert not errors, f"{item.where}: invalid {def_name}: {errors[:1]}"
             value = item.codec.load(item.payload)
             assert item.codec.dump(value) == item.payload, item.where
+            assert _encoded(item.codec, value) == item.payload, item.where
             seen += 1
     assert seen >= 10

@@ -70,9 +70,9 @@ MUTATIONS: list[Mutation] = [
         "OUT-4",
         "cancel() sends the notification twice",
         "settlement.py",
-        "            self.link.enqueue(notification_message(method, params))\n",
-        "            self.link.enqueue(notification_message(method, params))\n"
-        "            self.link.enqueue(notification_message(method, params))\n",
+        "            self.link.enqueue(encode_notification(method, params))\n",
+        "            self.link.enqueue(encode_notification(method, params))\n"
+        "            self.link.enqueue(encode_notification(method, params))\n",
     ),
     Mutation(
         "M04",
@@ -130,9 +130,9 @@ MUTATIONS: list[Mutation] = [
         "M09",
         "OUT-5",
         "a collected unconsumed SentRequest sends no cancel",
-        "sent_request.py",
-        "        record.link.call_soon(record.abandon)\n",
-        "        pass\n",
+        "settlement.py",
+        "                self.link.call_soon(self.abandon)\n",
+        "                pass\n",
     ),
     Mutation(
         "M10",
@@ -253,8 +253,8 @@ MUTATIONS: list[Mutation] = [
         "IN-6",
         "a responder dropped unanswered sends nothing",
         "responder.py",
-        "        if not self.answered:\n            self.connection.call_soon(self._answer_lost)\n",
-        "        pass\n",
+        "            if not self.answered:\n                self.connection.call_soon(self._answer_lost)\n",
+        "            pass\n",
     ),
     Mutation(
         "M23",
@@ -443,7 +443,7 @@ MUTATIONS: list[Mutation] = [
         "a parse error replies with the id it could not read (0) instead of null",
         "connection.py",
         '            self._reply_uncorrelated(RequestError.parse_error({"line": text[:_LINE_EXCERPT]}))\n',
-        '            self.enqueue(error_message(0, RequestError.parse_error({"line": text[:_LINE_EXCERPT]})))\n',
+        '            self.enqueue(encode(error_message(0, RequestError.parse_error({"line": text[:_LINE_EXCERPT]}))))\n',
     ),
     Mutation(
         "M45",

@@ -19,6 +19,7 @@ Checked after every step and at the end:
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -53,10 +54,10 @@ class RecordingLink:
         self.soon: deque[Callable[[], None]] = deque()
         self.spawned: list[Coroutine[Any, Any, None]] = []
 
-    def enqueue(self, message: dict[str, JsonValue]) -> None:
+    def enqueue(self, message: bytes) -> None:
         if self.closed:
             raise OutboxClosed
-        self.wire.append(message)
+        self.wire.append(json.loads(message))
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self.soon.append(callback)
