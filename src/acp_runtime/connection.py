@@ -53,7 +53,7 @@ from .methods import (
     request_method_of,
 )
 from .outbox import Outbox
-from .peer import COUNTERPART, Peer, on_wire, wraps
+from .peer import COUNTERPART, Peer, on_wire
 from .proxied import ProxiedMessage, send_proxied_message_to
 from .responder import ResponseSlot
 from .roles import Role, check_peer_handles
@@ -211,9 +211,13 @@ class Connection:
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
         check_peer_handles(self.role, binding)
-        peer = peer or self.counterpart
-        payload = _payload(binding, params, peer)
-        record = PendingRequest(self, self._pending.allocate_id(), binding.name, payload, peer)
+        record = PendingRequest(
+            self,
+            self._pending.allocate_id(),
+            binding.name,
+            binding.params.encode(params),
+            peer or self.counterpart,
+        )
         return SentRequest(record, binding.result.load)
 
     @overload
@@ -232,8 +236,8 @@ class Connection:
         else:
             binding, params = args
         check_peer_handles(self.role, binding)
-        peer = peer or self.counterpart
-        self._send_notification(binding.name, _payload(binding, params, peer), peer)
+        payload = binding.params.encode(params)
+        self._send_notification(binding.name, payload, peer or self.counterpart)
 
     def send_raw_notification(
         self, method: str, params: RawParams = None, *, peer: Peer | None = None
@@ -501,14 +505,6 @@ class Connection:
                     self._writer_scope.cancel()  # the shielded writer never outlives this
                     self._tg.cancel_scope.cancel()
                 await self._transport.aclose()
-
-
-def _payload(
-    binding: RequestMethod[P, Any] | NotificationMethod[P], params: P, peer: Peer
-) -> Payload:
-    """Typed params as JSON text for the counterpart; as a JSON value for a peer that
-    nests them in an envelope."""
-    return binding.params.dump(params) if wraps(peer) else binding.params.encode(params)
 
 
 def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:
