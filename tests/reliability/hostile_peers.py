@@ -287,8 +287,9 @@ def flood_unread(
 
 def cancel_under_load(target: Target, count: int, *extra: str) -> dict[str, Any]:
     """A prompt waits; the peer writes ``count`` pings without reading, then
-    ``$/cancel_request`` for the prompt, then starts reading: time from the cancel being
-    written to its answer, and the pongs that came before it."""
+    ``$/cancel_request`` for the prompt (it is written once the process reads again), and
+    starts reading once the pings are written or stuck: the time from then to the cancel's
+    answer, from the cancel's write to its answer, and the messages that came first."""
     process = target.start("--quiet", *extra)
     try:
         session = initialize(process)
@@ -296,10 +297,12 @@ def cancel_under_load(target: Target, count: int, *extra: str) -> dict[str, Any]
         cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "turn"}}
         writer = Writer(process, pings(count), [json.dumps(cancel).encode() + b"\n"]).start()
         writer.wait(stall=1.0)
+        reading = time.perf_counter()  # the peer has issued its cancel and reads from now on
         answer, before = process.read_until(lambda m: m.get("id") == "turn")
         answered = time.perf_counter()
         assert writer.after_times, "the cancel was never written"
         return {
+            "read_to_answer_ms": round((answered - reading) * 1000, 1),
             "cancel_to_answer_ms": round((answered - writer.after_times[0]) * 1000, 1),
             "messages_before_answer": before,
             "answer_code": answer.get("error", {}).get("code"),
@@ -449,11 +452,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python-src", type=Path, help="run the Python peers on this src/")
     parser.add_argument("--examples", type=Path, help="the echo agent's directory for --python-src")
     parser.add_argument("--only", action="append", help="scenario keys to run")
+    parser.add_argument(
+        "--target", action="append", choices=["python", "typescript", "client"], help="default: all"
+    )
     args = parser.parse_args(argv)
-    targets = [python_agent(args.python_src, args.examples)]
-    if (ts := ts_agent()) is not None:
+    wanted = set(args.target or ["python", "typescript", "client"])
+    targets = [python_agent(args.python_src, args.examples)] if "python" in wanted else []
+    if "typescript" in wanted and (ts := ts_agent()) is not None:
         targets.append(ts)
-    targets.append(python_client(args.python_src))
+    if "client" in wanted:
+        targets.append(python_client(args.python_src))
     rows: list[dict[str, Any]] = []
     for key, what, run in scenarios(args.quick):
         if args.only and key not in args.only:
