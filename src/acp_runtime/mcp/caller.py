@@ -1,0 +1,338 @@
+"""The calling side (usually the agent): use the MCP servers the peer declared.
+
+:meth:`McpCaller.session` gives an MCP Python SDK ``ClientSession`` whose transport is
+the ACP connection, so ``await session.call_tool(...)`` works unchanged (needs the
+``mcp`` extra)::
+
+    caller = McpCaller()
+    caller.attach(builder)                    # routes the provider's notifications
+    ...
+    for server in acp_servers(params.mcp_servers):    # in session/new
+        async with caller.session(cx, server) as session:
+            result = await session.call_tool("echo", {"text": "hi"})
+
+:meth:`McpCaller.request` is the same call without the MCP SDK (stateless binding), and
+:meth:`McpCaller.connect` opens a connect-binding MCP connection by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import anyio
+
+from ..builder import ConnectionBuilder
+from ..connection import Connection
+from ..errors import RequestError
+from ..methods import JsonValue
+from ..responder import Responder
+from .wire import (
+    MCP_CANCELLED,
+    MCP_CONNECT,
+    MCP_DISCONNECT,
+    MCP_MESSAGE,
+    MESSAGE_NOTIFICATION,
+    MESSAGE_REQUEST,
+    BindingError,
+    ConnectionMessage,
+    McpError,
+    connection_message,
+    parse_message,
+    parse_notification,
+    read_carrier,
+    stateless_message,
+    with_request_meta,
+)
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.client.session import (
+        ElicitationFnT,
+        ListRootsFnT,
+        LoggingFnT,
+        MessageHandlerFnT,
+        SamplingFnT,
+    )
+    from mcp_types import Implementation
+
+log = logging.getLogger(__name__)
+
+Binding: TypeAlias = Literal["stateless", "connect"]
+"""``"stateless"``: TypeScript SDK 2.4.0 (the schema's ``mcp/message``); ``"connect"``:
+``mcp/connect``/``mcp/disconnect`` of the spec repository's August 2026 schema."""
+
+DISCONNECT_TIMEOUT = 5.0
+"""Seconds a session's exit waits for the answer to its ``mcp/disconnect``."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpNotification:
+    """A notification the provider sent for one request (progress, say)."""
+
+    method: str
+    params: dict[str, JsonValue] | None = None
+    meta: dict[str, JsonValue] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredServer:
+    """An ``{"type": "acp"}`` entry of ``session/new``'s ``mcpServers``."""
+
+    name: str
+    server_id: str
+
+
+def acp_servers(mcp_servers: Iterable[object] | None) -> list[DeclaredServer]:
+    """The servers provided over ACP among ``mcp_servers``: generated models
+    (``AcpMcpServer`` of v1 or v2) or their JSON; other kinds are left out."""
+    found: list[DeclaredServer] = []
+    for entry in mcp_servers or ():
+        if isinstance(entry, Mapping):
+            fields: Mapping[str, object] = entry  # pyright: ignore[reportUnknownVariableType]
+            kind, name, server_id = fields.get("type"), fields.get("name"), fields.get("serverId")
+        else:
+            kind = getattr(entry, "type", None)
+            name, server_id = getattr(entry, "name", None), getattr(entry, "server_id", None)
+        if kind == "acp" and isinstance(name, str) and isinstance(server_id, str):
+            found.append(DeclaredServer(name, server_id))
+    return found
+
+
+OnConnectionRequest: TypeAlias = Callable[[str, dict[str, Any] | None], Awaitable[JsonValue]]
+OnConnectionNotification: TypeAlias = Callable[[str, dict[str, Any] | None], None]
+
+
+class McpConnection:
+    """A connect-binding MCP connection to one declared server (:meth:`McpCaller.connect`)."""
+
+    def __init__(
+        self, cx: Connection, server_id: str, connection_id: str, release: Callable[[], None]
+    ) -> None:
+        self.cx = cx
+        self.server_id = server_id
+        self.connection_id = connection_id
+        self._release = release
+        self.on_notification: OnConnectionNotification = _ignore_notification
+        """Takes the provider's notifications (in order, must not block)."""
+        self.on_request: OnConnectionRequest | None = None
+        """Serves the provider's requests (MCP sampling, elicitation...); -32601 if unset."""
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> JsonValue:
+        """One MCP request; the provider's error (outer on this binding) raises :class:`McpError`."""
+        message = connection_message(self.connection_id, method, params)
+        try:
+            return await self.cx.send_raw_request(MCP_MESSAGE, message)
+        except RequestError as error:
+            raise McpError(error.code, error.message, error.data) from None
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """One MCP notification; MCP's own cancellation is never tunnelled."""
+        if method == MCP_CANCELLED:
+            return
+        try:
+            self.cx.send_raw_notification(MCP_MESSAGE, connection_message(self.connection_id, method, params))
+        except RequestError:
+            log.debug("connection closed; MCP notification %s dropped", method)
+
+    async def aclose(self) -> None:
+        """``mcp/disconnect``, bounded by :data:`DISCONNECT_TIMEOUT`; errors are logged."""
+        self._release()
+        with anyio.move_on_after(DISCONNECT_TIMEOUT, shield=True):
+            try:
+                await self.cx.send_raw_request(MCP_DISCONNECT, {"connectionId": self.connection_id})
+            except RequestError as error:
+                log.debug("mcp/disconnect %s failed: %s", self.connection_id, error)
+
+    def __repr__(self) -> str:
+        return f"<McpConnection {self.connection_id!r} to {self.server_id!r}>"
+
+
+class McpCaller:
+    """Calls MCP servers the peer declared; one per application.
+
+    ``client_info``/``client_capabilities`` go into each stateless request's
+    ``params._meta`` unless the request already has them.
+    """
+
+    def __init__(
+        self,
+        *,
+        client_info: Mapping[str, JsonValue] | None = None,
+        client_capabilities: Mapping[str, JsonValue] | None = None,
+    ) -> None:
+        self.client_info: dict[str, JsonValue] | None = (
+            dict(client_info) if client_info is not None else None
+        )
+        self.client_capabilities: dict[str, JsonValue] = dict(client_capabilities or {})
+        self._states: weakref.WeakKeyDictionary[Connection, _CallerState] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def attach(self, builder: ConnectionBuilder) -> ConnectionBuilder:
+        """Register the handlers for the provider's ``mcp/message`` notifications and
+        (connect binding) requests on ``builder`` (an agent or untyped role)."""
+        builder.on_notification(MESSAGE_NOTIFICATION, self._on_notification)
+        builder.on_request(MESSAGE_REQUEST, self._on_request)
+        return builder
+
+    async def request(
+        self,
+        cx: Connection,
+        server_id: str,
+        method: str,
+        params: Mapping[str, JsonValue] | None = None,
+        *,
+        request_id: str | None = None,
+        on_notification: Callable[[McpNotification], None] | None = None,
+        meta: dict[str, JsonValue] | None = None,
+        add_meta: bool = True,
+    ) -> JsonValue:
+        """One MCP request over the stateless binding; returns the inner result.
+
+        Raises :class:`McpError` for the server's MCP error and
+        :class:`~acp_runtime.RequestError` for a binding failure (-33001 unknown server,
+        -32800 cancelled, ...). ``on_notification`` gets the provider's notifications for
+        this request while it is active. Cancelling the awaiting task sends
+        ``$/cancel_request``. ``add_meta=False`` sends ``params`` exactly as given.
+        """
+        routes = self._state(cx).routes
+        request_id = request_id if request_id is not None else f"mcp-request:{uuid.uuid4()}"
+        key = (server_id, request_id)
+        if key in routes:
+            raise ValueError(f"MCP request {request_id!r} is already active for {server_id!r}")
+        inner = dict(params) if params is not None else None
+        if add_meta:
+            inner = with_request_meta(inner, self.client_capabilities, self.client_info)
+        routes[key] = on_notification or _ignore
+        try:
+            answer = await cx.send_raw_request(
+                MCP_MESSAGE, stateless_message(server_id, request_id, method, inner, meta)
+            )
+        finally:
+            del routes[key]
+        return read_carrier(answer)
+
+    async def connect(self, cx: Connection, server_id: str) -> McpConnection:
+        """``mcp/connect`` to a declared server (connect binding); set the connection's
+        ``on_notification``/``on_request`` before sending it anything."""
+        answer = await cx.send_raw_request(MCP_CONNECT, {"serverId": server_id})
+        connection_id = answer.get("connectionId") if isinstance(answer, dict) else None
+        if not isinstance(connection_id, str):
+            raise BindingError.backend_failed("mcp/connect answered without a connectionId", {"response": answer})
+        connections = self._state(cx).connections
+
+        def release() -> None:
+            connections.pop(connection_id, None)
+
+        connection = connections[connection_id] = McpConnection(cx, server_id, connection_id, release)
+        return connection
+
+    def session(
+        self,
+        cx: Connection,
+        server: DeclaredServer | str,
+        *,
+        binding: Binding = "stateless",
+        discover: bool = False,
+        client_info: Implementation | None = None,
+        read_timeout_seconds: float | None = None,
+        sampling_callback: SamplingFnT | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
+        list_roots_callback: ListRootsFnT | None = None,
+        logging_callback: LoggingFnT | None = None,
+        message_handler: MessageHandlerFnT | None = None,
+    ) -> AbstractAsyncContextManager[ClientSession]:
+        """An MCP SDK ``ClientSession`` to ``server`` over ``cx``, for the ``async with``
+        block (needs the ``mcp`` extra).
+
+        Stateless binding: the session speaks MCP 2026-07-28 at once (``discover=True``
+        asks the server with ``server/discover`` first, for its capabilities). Connect
+        binding: ``mcp/connect``, then the MCP ``initialize``; ``mcp/disconnect`` on exit.
+        The other arguments go to ``ClientSession``; ``client_info`` defaults to the
+        caller's. Use it from spawned work, not in a handler on the dispatch loop.
+        """
+        from .client_session import open_client_session  # needs the mcp extra
+
+        return open_client_session(
+            self,
+            cx,
+            server if isinstance(server, str) else server.server_id,
+            binding=binding,
+            discover=discover,
+            client_info=client_info,
+            read_timeout_seconds=read_timeout_seconds,
+            sampling_callback=sampling_callback,
+            elicitation_callback=elicitation_callback,
+            list_roots_callback=list_roots_callback,
+            logging_callback=logging_callback,
+            message_handler=message_handler,
+        )
+
+    # -- incoming -------------------------------------------------------------------------
+
+    async def _on_notification(self, params: JsonValue, cx: Connection) -> None:
+        message = parse_notification(params)
+        state = self._states.get(cx)
+        if message is None or state is None:
+            return
+        if isinstance(message, ConnectionMessage):
+            connection = state.connections.get(message.connection_id)
+            if connection is not None and message.method != MCP_CANCELLED:
+                connection.on_notification(message.method, message.params)
+            return
+        route = state.routes.get((message.server_id, message.request_id))
+        if route is None:
+            log.debug("mcp/message notification for an unknown or finished request dropped")
+            return
+        route(McpNotification(message.method, message.params, message.meta))
+
+    async def _on_request(self, params: JsonValue, responder: Responder[JsonValue]) -> None:
+        message = parse_message(params)
+        if not isinstance(message, ConnectionMessage):
+            raise BindingError.server_unavailable(message.server_id)  # no servers provided here
+        state = self._states.get(responder.connection)
+        connection = state.connections.get(message.connection_id) if state is not None else None
+        if connection is None:
+            raise RequestError.invalid_params(
+                {"reason": "unknown MCP connection", "connectionId": message.connection_id}
+            )
+        serve = connection.on_request
+        if serve is None:
+            raise RequestError.method_not_found(message.method)
+        responder.connection.spawn(
+            responder.respond_with,
+            _outer_errors(responder.cancellation.run_until_cancelled(serve(message.method, message.params))),
+        )
+
+    def _state(self, cx: Connection) -> _CallerState:
+        return self._states.setdefault(cx, _CallerState())
+
+
+async def _outer_errors(work: Awaitable[JsonValue]) -> JsonValue:
+    """On the connect binding an inner MCP error is the outer one."""
+    try:
+        return await work
+    except McpError as error:
+        raise RequestError(error.code, error.message, error.data) from None
+
+
+def _ignore(notification: McpNotification) -> None:
+    pass
+
+
+def _ignore_notification(method: str, params: dict[str, Any] | None) -> None:
+    log.debug("MCP notification %s ignored", method)
+
+
+@dataclass(eq=False)
+class _CallerState:
+    routes: dict[tuple[str, str], Callable[[McpNotification], None]] = field(
+        default_factory=dict[tuple[str, str], Callable[[McpNotification], None]]
+    )
+    connections: dict[str, McpConnection] = field(default_factory=dict[str, McpConnection])

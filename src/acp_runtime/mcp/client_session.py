@@ -1,0 +1,137 @@
+"""An MCP SDK ``ClientSession`` whose transport is the ACP connection (``mcp`` extra).
+
+The session talks over a stream pair whose far end is a
+:class:`~acp_runtime.mcp.relay.StreamPeer`: each MCP request it sends becomes one ACP
+request (``mcp/message``), and the provider's notifications and (connect binding)
+requests come back into it. Cancelling a call in the session (its task cancelled, or a
+read timeout) cancels the ACP request with ``$/cancel_request``; the ACP request
+cancelled by the provider's side ends the call with -32800.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession
+from mcp_types.version import LATEST_MODERN_VERSION
+
+from ..connection import Connection
+from ..errors import RequestError
+from ..methods import JsonValue
+from .relay import StreamPeer
+from .wire import McpError
+
+if TYPE_CHECKING:
+    from mcp.client.session import (
+        ElicitationFnT,
+        ListRootsFnT,
+        LoggingFnT,
+        MessageHandlerFnT,
+        SamplingFnT,
+    )
+
+    from .caller import Binding, McpCaller, McpConnection, McpNotification
+
+
+@asynccontextmanager
+async def open_client_session(
+    caller: McpCaller,
+    cx: Connection,
+    server_id: str,
+    *,
+    binding: Binding,
+    discover: bool,
+    client_info: types.Implementation | None,
+    read_timeout_seconds: float | None,
+    sampling_callback: SamplingFnT | None,
+    elicitation_callback: ElicitationFnT | None,
+    list_roots_callback: ListRootsFnT | None,
+    logging_callback: LoggingFnT | None,
+    message_handler: MessageHandlerFnT | None,
+) -> AsyncIterator[ClientSession]:
+    """See :meth:`McpCaller.session`."""
+    if binding not in ("stateless", "connect"):
+        raise ValueError(f"unknown MCP-over-ACP binding {binding!r}")
+    (toward_send, toward_receive), (back_send, back_receive) = StreamPeer.streams()
+    connection: McpConnection | None = None
+    if binding == "connect":
+        connection = await caller.connect(cx, server_id)
+        peer = StreamPeer(
+            toward_send, back_receive, on_request=connection.request, on_notification=connection.notify
+        )
+        connection.on_notification = peer.notify
+        connection.on_request = peer.request
+    else:
+        peer = _stateless_peer(caller, cx, server_id, toward_send, back_receive)
+    if client_info is None and caller.client_info is not None:
+        client_info = types.Implementation.model_validate(caller.client_info)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer.run)
+            async with ClientSession(
+                toward_receive,
+                back_send,
+                read_timeout_seconds=read_timeout_seconds,
+                sampling_callback=sampling_callback,
+                elicitation_callback=elicitation_callback,
+                list_roots_callback=list_roots_callback,
+                logging_callback=logging_callback,
+                message_handler=message_handler,
+                client_info=client_info,
+            ) as session:
+                if binding == "connect":
+                    await session.initialize()
+                elif discover:
+                    await session.discover()
+                else:
+                    session.adopt(_assumed_discover())
+                yield session
+            back_send.close()
+            peer.close()
+            tg.cancel_scope.cancel()
+    finally:
+        toward_receive.close()
+        back_receive.close()
+        if connection is not None:
+            await connection.aclose()
+
+
+def _stateless_peer(
+    caller: McpCaller,
+    cx: Connection,
+    server_id: str,
+    toward_send: Any,
+    back_receive: Any,
+) -> StreamPeer:
+    peer: StreamPeer
+
+    def forward(notification: McpNotification) -> None:
+        peer.notify(notification.method, notification.params)
+
+    async def on_request(method: str, params: dict[str, Any] | None) -> JsonValue:
+        try:
+            return await caller.request(cx, server_id, method, params, on_notification=forward)
+        except RequestError as error:  # a binding failure: the session sees its code
+            raise McpError(error.code, error.message, error.data) from None
+
+    def on_notification(method: str, params: dict[str, Any] | None) -> None:
+        pass  # MCP 2026-07-28 defines no client-to-server notification to carry
+
+    peer = StreamPeer(toward_send, back_receive, on_request=on_request, on_notification=on_notification)
+    return peer
+
+
+def _assumed_discover() -> types.DiscoverResult:
+    """What the session assumes without asking: MCP 2026-07-28, no capabilities known
+    (as ``mcp.Client`` does for an explicit protocol version)."""
+    return types.DiscoverResult(
+        supported_versions=[LATEST_MODERN_VERSION],
+        capabilities=types.ServerCapabilities(),
+        result_type="complete",
+        ttl_ms=0,
+        cache_scope="public",
+    )
