@@ -1,17 +1,16 @@
 """MCP over ACP: the editor's MCP servers for the agent, through the ACP connection.
 
-Two wire bindings, both served (read by the keys of each ``mcp/message``):
+Two wire bindings, both served (each ``mcp/message`` is read by its keys):
 
-=============  ==============================================================  ==========================================
-binding        who speaks it                                                   wire
-=============  ==============================================================  ==========================================
-stateless      TypeScript SDK 2.4.0 (``McpOverAcpProvider``/``Caller``), the    ``mcp/message {serverId, requestId, ...}``,
-               ACP schemas this SDK is generated from (``MessageMcpRequest``)   carrier ``{"result"}``/``{"error"}``,
-                                                                               MCP 2026-07-28 inside
-connect        spec repository schema of August 2026 and its RFD, Rust SDK      ``mcp/connect`` -> ``connectionId``,
-               2.x before its stateless switch, Go SDK, the PyPI                ``mcp/message {connectionId, ...}``,
-               ``agent-client-protocol`` models (never dispatched there)        ``mcp/disconnect``; stateful MCP inside
-=============  ==============================================================  ==========================================
+* **stateless**: ``mcp/message {serverId, requestId, method, params}`` answered by a
+  carrier ``{"result": ...}``/``{"error": ...}``, MCP 2026-07-28 inside. Spoken by the
+  TypeScript SDK 2.4.0 (``McpOverAcpProvider``, ``McpOverAcpCaller``) and described by
+  the ACP schemas this SDK is generated from (``MessageMcpRequest``).
+* **connect**: ``mcp/connect`` -> ``connectionId``, ``mcp/message {connectionId, method,
+  params}`` both ways with bare results, ``mcp/disconnect``; stateful MCP inside. Spoken
+  by the spec repository's schema of August 2026 and its RFD, the Rust SDK before its
+  switch to the stateless binding, the Go SDK, and modelled (never dispatched) by the
+  PyPI ``agent-client-protocol`` 0.12.1.
 
 * :class:`McpProvider` (the editor): register MCP servers on a connection, put their
   :attr:`~McpServerRegistration.declaration` in ``session/new``.

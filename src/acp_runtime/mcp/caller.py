@@ -124,7 +124,7 @@ class McpConnection:
         """Serves the provider's requests (MCP sampling, elicitation...); -32601 if unset."""
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> JsonValue:
-        """One MCP request; the provider's error (outer on this binding) raises :class:`McpError`."""
+        """One MCP request; the provider's error (the outer one here) raises :class:`McpError`."""
         message = connection_message(self.connection_id, method, params)
         try:
             return await self.cx.send_raw_request(MCP_MESSAGE, message)
@@ -136,7 +136,9 @@ class McpConnection:
         if method == MCP_CANCELLED:
             return
         try:
-            self.cx.send_raw_notification(MCP_MESSAGE, connection_message(self.connection_id, method, params))
+            self.cx.send_raw_notification(
+                MCP_MESSAGE, connection_message(self.connection_id, method, params)
+            )
         except RequestError:
             log.debug("connection closed; MCP notification %s dropped", method)
 
@@ -224,13 +226,17 @@ class McpCaller:
         answer = await cx.send_raw_request(MCP_CONNECT, {"serverId": server_id})
         connection_id = answer.get("connectionId") if isinstance(answer, dict) else None
         if not isinstance(connection_id, str):
-            raise BindingError.backend_failed("mcp/connect answered without a connectionId", {"response": answer})
+            raise BindingError.backend_failed(
+                "mcp/connect answered without a connectionId", {"response": answer}
+            )
         connections = self._state(cx).connections
 
         def release() -> None:
             connections.pop(connection_id, None)
 
-        connection = connections[connection_id] = McpConnection(cx, server_id, connection_id, release)
+        connection = connections[connection_id] = McpConnection(
+            cx, server_id, connection_id, release
+        )
         return connection
 
     def session(
@@ -307,7 +313,9 @@ class McpCaller:
             raise RequestError.method_not_found(message.method)
         responder.connection.spawn(
             responder.respond_with,
-            _outer_errors(responder.cancellation.run_until_cancelled(serve(message.method, message.params))),
+            _outer_errors(
+                responder.cancellation.run_until_cancelled(serve(message.method, message.params))
+            ),
         )
 
     def _state(self, cx: Connection) -> _CallerState:

@@ -19,7 +19,7 @@ M = TypeVar("M", bound=BaseModel)
 
 def advertise_mcp_over_acp(response: M) -> M:
     """A copy of ``response`` (an ``InitializeResponse``) that advertises ``acp`` servers."""
-    data = cast("dict[str, Any]", response.model_dump(mode="json", by_alias=True, exclude_unset=True))
+    data = response.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if data.get("protocolVersion") == 1:
         capabilities = data.setdefault("agentCapabilities", {}).setdefault("mcpCapabilities", {})
         capabilities["acp"] = True
@@ -36,14 +36,13 @@ def accepts_mcp_over_acp(response: BaseModel | JsonValue) -> bool:
         if isinstance(response, BaseModel)
         else response
     )
-    if not isinstance(data, dict):
-        return False
-    if data.get("protocolVersion") == 1:
+    if _at(data, "protocolVersion") == 1:
         return _at(data, "agentCapabilities", "mcpCapabilities", "acp") is True
     return isinstance(_at(data, "capabilities", "session", "mcp", "acp"), dict)
 
 
 def _at(data: Any, *keys: str) -> Any:
+    """``data[k1][k2]...``, or ``None`` where the path is not there."""
     for key in keys:
         if not isinstance(data, dict):
             return None

@@ -10,7 +10,7 @@ cancelled by the provider's side ends the call with -32800.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +52,7 @@ async def open_client_session(
     list_roots_callback: ListRootsFnT | None,
     logging_callback: LoggingFnT | None,
     message_handler: MessageHandlerFnT | None,
-) -> AsyncIterator[ClientSession]:
+) -> AsyncGenerator[ClientSession, None]:
     """See :meth:`McpCaller.session`."""
     if binding not in ("stateless", "connect"):
         raise ValueError(f"unknown MCP-over-ACP binding {binding!r}")
@@ -61,7 +61,10 @@ async def open_client_session(
     if binding == "connect":
         connection = await caller.connect(cx, server_id)
         peer = StreamPeer(
-            toward_send, back_receive, on_request=connection.request, on_notification=connection.notify
+            toward_send,
+            back_receive,
+            on_request=connection.request,
+            on_notification=connection.notify,
         )
         connection.on_notification = peer.notify
         connection.on_request = peer.request
@@ -121,7 +124,9 @@ def _stateless_peer(
     def on_notification(method: str, params: dict[str, Any] | None) -> None:
         pass  # MCP 2026-07-28 defines no client-to-server notification to carry
 
-    peer = StreamPeer(toward_send, back_receive, on_request=on_request, on_notification=on_notification)
+    peer = StreamPeer(
+        toward_send, back_receive, on_request=on_request, on_notification=on_notification
+    )
     return peer
 
 

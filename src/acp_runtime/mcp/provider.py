@@ -24,7 +24,7 @@ import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 import anyio
 
@@ -39,9 +39,9 @@ from .wire import (
     DISCONNECT_REQUEST,
     MCP_CANCELLED,
     MCP_MESSAGE,
+    MCP_PROTOCOL_VERSION,
     MESSAGE_NOTIFICATION,
     MESSAGE_REQUEST,
-    MCP_PROTOCOL_VERSION,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
@@ -69,6 +69,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_ACTIVE_REQUESTS = 64
 """Active stateless requests per server before -33000 (as TypeScript)."""
+
 
 @dataclass(eq=False)
 class McpRequest:
@@ -131,14 +132,16 @@ class ServerSession(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
 class ServerBackend(Protocol):
     """Opens sessions of one registered server."""
 
     supported_versions: tuple[str, ...]
     """MCP revisions the stateless binding accepts for this server."""
 
-    def open(self, cx: Connection, outbound: ServerOutbound, *, stateless: bool) -> ServerSession:
-        ...
+    def open(
+        self, cx: Connection, outbound: ServerOutbound, *, stateless: bool
+    ) -> ServerSession: ...
 
 
 class McpServerRegistration:
@@ -186,7 +189,7 @@ class McpProvider:
     def register(
         self,
         cx: Connection,
-        server: McpHandler | Server[Any] | MCPServer | ServerBackend,
+        server: McpHandler | Server[Any] | MCPServer[Any] | ServerBackend,
         *,
         name: str,
         server_id: str | None = None,
@@ -199,7 +202,9 @@ class McpProvider:
         state = self._states.setdefault(cx, _ProviderState())
         server_id = server_id if server_id is not None else f"{name}:{uuid.uuid4()}"
         if server_id in state.used_ids:
-            raise ValueError(f"MCP server ID {server_id!r} was already registered on this connection")
+            raise ValueError(
+                f"MCP server ID {server_id!r} was already registered on this connection"
+            )
         state.used_ids.add(server_id)
         entry = _Registered(name, server_id, _backend_of(server), self._max_active)
         state.servers[server_id] = entry
@@ -239,6 +244,7 @@ class McpProvider:
         responder: Responder[JsonValue],
     ) -> None:
         assert request.request_id is not None
+        outcome: JsonValue = None
         try:
             with scope:
                 outcome = await responder.cancellation.run_until_cancelled(
@@ -282,7 +288,10 @@ class McpProvider:
         return {}
 
     def _serve_connected(
-        self, state: _ProviderState | None, message: ConnectionMessage, responder: Responder[JsonValue]
+        self,
+        state: _ProviderState | None,
+        message: ConnectionMessage,
+        responder: Responder[JsonValue],
     ) -> None:
         connected = state.connections.get(message.connection_id) if state is not None else None
         if connected is None:
@@ -440,7 +449,7 @@ class _StatelessOutbound:
 class _HandlerBackend:
     """A plain :data:`McpHandler` as a backend: every request is one call."""
 
-    supported_versions = (MCP_PROTOCOL_VERSION,)
+    supported_versions: tuple[str, ...] = (MCP_PROTOCOL_VERSION,)
 
     def __init__(self, handler: McpHandler) -> None:
         self._handler = handler
@@ -463,11 +472,11 @@ class _HandlerSession:
         pass
 
 
-def _backend_of(server: object) -> ServerBackend:
-    if hasattr(server, "open") and hasattr(server, "supported_versions"):
-        return server  # type: ignore[return-value]
+def _backend_of(server: McpHandler | Server[Any] | MCPServer[Any] | ServerBackend) -> ServerBackend:
+    if isinstance(server, ServerBackend):
+        return server
     if callable(server):
-        return _HandlerBackend(server)  # type: ignore[arg-type]
+        return _HandlerBackend(server)
     from .sdk_server import SdkServerBackend  # needs the mcp extra; only for SDK servers
 
     return SdkServerBackend(server)

@@ -77,8 +77,10 @@ class StreamPeer:
 
     @staticmethod
     def streams() -> tuple[
-        tuple[MemoryObjectSendStream[SessionMessage | Exception],
-              MemoryObjectReceiveStream[SessionMessage | Exception]],
+        tuple[
+            MemoryObjectSendStream[SessionMessage | Exception],
+            MemoryObjectReceiveStream[SessionMessage | Exception],
+        ],
         tuple[MemoryObjectSendStream[SessionMessage], MemoryObjectReceiveStream[SessionMessage]],
     ]:
         """(toward the SDK object, from it). Unbounded toward it, so a message can be queued
@@ -146,15 +148,15 @@ class StreamPeer:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise McpConnectionClosed from None
 
-    def _dispatch(
-        self, message: JSONRPCMessage, metadata: object, tg: anyio.abc.TaskGroup
-    ) -> None:
+    def _dispatch(self, message: JSONRPCMessage, metadata: object, tg: anyio.abc.TaskGroup) -> None:
         if isinstance(message, JSONRPCResponse | JSONRPCError):
             pending = self._pending.get(message.id) if message.id is not None else None
             if pending is None:
                 log.debug("MCP response for unknown or finished id %r dropped", message.id)
                 return
-            pending.settle(message.result if isinstance(message, JSONRPCResponse) else message.error)
+            pending.settle(
+                message.result if isinstance(message, JSONRPCResponse) else message.error
+            )
         elif isinstance(message, JSONRPCNotification):
             self._route_notification(message, metadata)
         elif self._on_request is None:
@@ -170,11 +172,15 @@ class StreamPeer:
             if scope is not None:
                 scope.cancel()
             return
-        related = metadata.related_request_id if isinstance(metadata, ServerMessageMetadata) else None
+        related = (
+            metadata.related_request_id if isinstance(metadata, ServerMessageMetadata) else None
+        )
         if related is not None:
             pending = self._pending.get(related)
             if pending is None or pending.on_notification is None:
-                log.debug("MCP notification %s for finished request %r dropped", message.method, related)
+                log.debug(
+                    "MCP notification %s for finished request %r dropped", message.method, related
+                )
                 return
             pending.on_notification(message.method, message.params)
         else:

@@ -35,14 +35,13 @@ from .wire import UNSUPPORTED_PROTOCOL_VERSION, BindingError, McpError
 log = logging.getLogger(__name__)
 
 
-def lowlevel_server(server: Server[Any] | MCPServer) -> Server[Any]:
+def lowlevel_server(server: object) -> Server[Any]:
     """The low-level ``Server`` behind an ``MCPServer`` (the SDK keeps it private; its own
     in-memory client reaches it the same way)."""
     if isinstance(server, MCPServer):
-        inner: Server[Any] = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
-        return inner
+        server = server._lowlevel_server  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownVariableType]
     if isinstance(server, Server):
-        return server
+        return server  # pyright: ignore[reportUnknownVariableType]
     raise TypeError(
         f"not an MCP server: {server!r} (expected an MCP SDK Server or MCPServer, "
         "a server backend, or an async handler of MCP requests)"
@@ -54,7 +53,7 @@ class SdkServerBackend:
 
     supported_versions: tuple[str, ...] = tuple(MODERN_PROTOCOL_VERSIONS)
 
-    def __init__(self, server: Server[Any] | MCPServer) -> None:
+    def __init__(self, server: Server[Any] | MCPServer[Any]) -> None:
         self._server = lowlevel_server(server)
 
     def open(self, cx: Connection, outbound: ServerOutbound, *, stateless: bool) -> ServerSession:
@@ -123,7 +122,9 @@ class _SdkSession:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(peer.run)
                 async with toward_receive, back_send:
-                    await server.run(toward_receive, back_send, server.create_initialization_options())
+                    await server.run(
+                        toward_receive, back_send, server.create_initialization_options()
+                    )
         except Exception:
             log.exception("MCP server %r failed", server.name)
         finally:

@@ -186,9 +186,7 @@ def read_carrier(value: JsonValue) -> JsonValue:
         error = value.get("error")
         if is_error_object(error):
             raise McpError.from_wire(cast("dict[str, JsonValue]", error))
-    raise BindingError.backend_failed(
-        "Invalid MCP-over-ACP response carrier", {"response": value}
-    )
+    raise BindingError.backend_failed("Invalid MCP-over-ACP response carrier", {"response": value})
 
 
 @dataclass(frozen=True, slots=True)
