@@ -72,27 +72,31 @@ async def open_client_session(
         peer = _stateless_peer(caller, cx, server_id, toward_send, back_receive)
     if client_info is None and caller.client_info is not None:
         client_info = types.Implementation.model_validate(caller.client_info)
+    failure: Exception | None = None
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(peer.run)
-            async with ClientSession(
-                toward_receive,
-                back_send,
-                read_timeout_seconds=read_timeout_seconds,
-                sampling_callback=sampling_callback,
-                elicitation_callback=elicitation_callback,
-                list_roots_callback=list_roots_callback,
-                logging_callback=logging_callback,
-                message_handler=message_handler,
-                client_info=client_info,
-            ) as session:
-                if binding == "connect":
-                    await session.initialize()
-                elif discover:
-                    await session.discover()
-                else:
-                    session.adopt(_assumed_discover())
-                yield session
+            try:
+                async with ClientSession(
+                    toward_receive,
+                    back_send,
+                    read_timeout_seconds=read_timeout_seconds,
+                    sampling_callback=sampling_callback,
+                    elicitation_callback=elicitation_callback,
+                    list_roots_callback=list_roots_callback,
+                    logging_callback=logging_callback,
+                    message_handler=message_handler,
+                    client_info=client_info,
+                ) as session:
+                    if binding == "connect":
+                        await session.initialize()
+                    elif discover:
+                        await session.discover()
+                    else:
+                        session.adopt(_assumed_discover())
+                    yield session
+            except Exception as error:  # raised outside the task group: no extra nesting
+                failure = error
             back_send.close()
             peer.close()
             tg.cancel_scope.cancel()
@@ -101,6 +105,8 @@ async def open_client_session(
         back_receive.close()
         if connection is not None:
             await connection.aclose()
+    if failure is not None:
+        raise failure
 
 
 def _stateless_peer(
