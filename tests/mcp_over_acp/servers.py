@@ -40,8 +40,9 @@ def tools_server(probe: ToolProbe) -> MCPServer[Any]:
         return f"echo: {text}"
 
     @app.tool()
-    async def slow() -> str:
+    async def slow(ctx: Context) -> str:
         probe.started.set()
+        await ctx.report_progress(0, None, "started")  # tells a remote caller it runs
         try:
             await anyio.sleep_forever()
         finally:
