@@ -21,19 +21,19 @@ Importing this package needs nothing beyond the runtime; the MCP SDK parts (serv
 MCP SDK server, ``ClientSession``) need the ``mcp`` extra and import it when used.
 """
 
-from .caller import Binding as Binding
 from .caller import DeclaredServer as DeclaredServer
 from .caller import McpCaller as McpCaller
-from .caller import McpConnection as McpConnection
-from .caller import McpNotification as McpNotification
 from .caller import acp_servers as acp_servers
 from .capabilities import accepts_mcp_over_acp as accepts_mcp_over_acp
 from .capabilities import advertise_mcp_over_acp as advertise_mcp_over_acp
-from .provider import McpHandler as McpHandler
+from .mcp_connection import Binding as Binding
+from .mcp_connection import McpConnection as McpConnection
+from .mcp_connection import McpNotification as McpNotification
 from .provider import McpProvider as McpProvider
-from .provider import McpRequest as McpRequest
 from .provider import McpServerRegistration as McpServerRegistration
-from .provider import ServerBackend as ServerBackend
+from .server_api import McpHandler as McpHandler
+from .server_api import McpRequest as McpRequest
+from .server_api import ServerBackend as ServerBackend
 from .wire import MCP_PROTOCOL_VERSION as MCP_PROTOCOL_VERSION
 from .wire import BindingErrorCode as BindingErrorCode
 from .wire import McpError as McpError

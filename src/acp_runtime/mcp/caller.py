@@ -23,26 +23,23 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from ..builder import ConnectionBuilder
 from ..connection import Connection
 from ..errors import RequestError
 from ..methods import JsonValue
 from ..responder import Responder
+from .mcp_connection import Binding, McpConnection, McpNotification
 from .wire import (
     MCP_CANCELLED,
     MCP_CONNECT,
-    MCP_DISCONNECT,
     MCP_MESSAGE,
     MESSAGE_NOTIFICATION,
     MESSAGE_REQUEST,
     BindingError,
     ConnectionMessage,
     McpError,
-    connection_message,
     parse_message,
     parse_notification,
     read_carrier,
@@ -62,22 +59,6 @@ if TYPE_CHECKING:
     from mcp_types import Implementation
 
 log = logging.getLogger(__name__)
-
-Binding: TypeAlias = Literal["stateless", "connect"]
-"""``"stateless"``: TypeScript SDK 2.4.0 (the schema's ``mcp/message``); ``"connect"``:
-``mcp/connect``/``mcp/disconnect`` of the spec repository's August 2026 schema."""
-
-DISCONNECT_TIMEOUT = 5.0
-"""Seconds a session's exit waits for the answer to its ``mcp/disconnect``."""
-
-
-@dataclass(frozen=True, slots=True)
-class McpNotification:
-    """A notification the provider sent for one request (progress, say)."""
-
-    method: str
-    params: dict[str, JsonValue] | None = None
-    meta: dict[str, JsonValue] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,57 +83,6 @@ def acp_servers(mcp_servers: Iterable[object] | None) -> list[DeclaredServer]:
         if kind == "acp" and isinstance(name, str) and isinstance(server_id, str):
             found.append(DeclaredServer(name, server_id))
     return found
-
-
-OnConnectionRequest: TypeAlias = Callable[[str, dict[str, Any] | None], Awaitable[JsonValue]]
-OnConnectionNotification: TypeAlias = Callable[[str, dict[str, Any] | None], None]
-
-
-class McpConnection:
-    """A connect-binding MCP connection to one declared server (:meth:`McpCaller.connect`)."""
-
-    def __init__(
-        self, cx: Connection, server_id: str, connection_id: str, release: Callable[[], None]
-    ) -> None:
-        self.cx = cx
-        self.server_id = server_id
-        self.connection_id = connection_id
-        self._release = release
-        self.on_notification: OnConnectionNotification = _ignore_notification
-        """Takes the provider's notifications (in order, must not block)."""
-        self.on_request: OnConnectionRequest | None = None
-        """Serves the provider's requests (MCP sampling, elicitation...); -32601 if unset."""
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> JsonValue:
-        """One MCP request; the provider's error (the outer one here) raises :class:`McpError`."""
-        message = connection_message(self.connection_id, method, params)
-        try:
-            return await self.cx.send_raw_request(MCP_MESSAGE, message)
-        except RequestError as error:
-            raise McpError(error.code, error.message, error.data) from None
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """One MCP notification; MCP's own cancellation is never tunnelled."""
-        if method == MCP_CANCELLED:
-            return
-        try:
-            self.cx.send_raw_notification(
-                MCP_MESSAGE, connection_message(self.connection_id, method, params)
-            )
-        except RequestError:
-            log.debug("connection closed; MCP notification %s dropped", method)
-
-    async def aclose(self) -> None:
-        """``mcp/disconnect``, bounded by :data:`DISCONNECT_TIMEOUT`; errors are logged."""
-        self._release()
-        with anyio.move_on_after(DISCONNECT_TIMEOUT, shield=True):
-            try:
-                await self.cx.send_raw_request(MCP_DISCONNECT, {"connectionId": self.connection_id})
-            except RequestError as error:
-                log.debug("mcp/disconnect %s failed: %s", self.connection_id, error)
-
-    def __repr__(self) -> str:
-        return f"<McpConnection {self.connection_id!r} to {self.server_id!r}>"
 
 
 class McpCaller:
@@ -265,10 +195,27 @@ class McpCaller:
         """
         from .client_session import open_client_session  # needs the mcp extra
 
+        server_id = server if isinstance(server, str) else server.server_id
+
+        async def request(
+            method: str,
+            params: dict[str, Any] | None,
+            on_notification: Callable[[McpNotification], None],
+        ) -> JsonValue:
+            return await self.request(
+                cx, server_id, method, params, on_notification=on_notification
+            )
+
+        async def connect() -> McpConnection:
+            return await self.connect(cx, server_id)
+
+        if client_info is None and self.client_info is not None:
+            from mcp_types import Implementation
+
+            client_info = Implementation.model_validate(self.client_info)
         return open_client_session(
-            self,
-            cx,
-            server if isinstance(server, str) else server.server_id,
+            request,
+            connect,
             binding=binding,
             discover=discover,
             client_info=client_info,
@@ -332,10 +279,6 @@ async def _outer_errors(work: Awaitable[JsonValue]) -> JsonValue:
 
 def _ignore(notification: McpNotification) -> None:
     pass
-
-
-def _ignore_notification(method: str, params: dict[str, Any] | None) -> None:
-    log.debug("MCP notification %s ignored", method)
 
 
 @dataclass(eq=False)

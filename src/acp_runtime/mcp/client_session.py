@@ -10,20 +10,27 @@ cancelled by the provider's side ends the call with -32800.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import ClientSession
+from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_MODERN_VERSION
 
-from ..connection import Connection
 from ..errors import RequestError
 from ..methods import JsonValue
+from .mcp_connection import Binding, McpConnection, McpNotification
 from .relay import StreamPeer
 from .wire import McpError
+
+StatelessRequest = Callable[
+    [str, "dict[str, Any] | None", Callable[[McpNotification], None]], Awaitable[JsonValue]
+]
+"""Send one stateless MCP request (``McpCaller.request`` on one connection and server)."""
 
 if TYPE_CHECKING:
     from mcp.client.session import (
@@ -34,14 +41,11 @@ if TYPE_CHECKING:
         SamplingFnT,
     )
 
-    from .caller import Binding, McpCaller, McpConnection, McpNotification
-
 
 @asynccontextmanager
 async def open_client_session(
-    caller: McpCaller,
-    cx: Connection,
-    server_id: str,
+    request: StatelessRequest,
+    connect: Callable[[], Awaitable[McpConnection]],
     *,
     binding: Binding,
     discover: bool,
@@ -59,7 +63,7 @@ async def open_client_session(
     (toward_send, toward_receive), (back_send, back_receive) = StreamPeer.streams()
     connection: McpConnection | None = None
     if binding == "connect":
-        connection = await caller.connect(cx, server_id)
+        connection = await connect()
         peer = StreamPeer(
             toward_send,
             back_receive,
@@ -69,9 +73,7 @@ async def open_client_session(
         connection.on_notification = peer.notify
         connection.on_request = peer.request
     else:
-        peer = _stateless_peer(caller, cx, server_id, toward_send, back_receive)
-    if client_info is None and caller.client_info is not None:
-        client_info = types.Implementation.model_validate(caller.client_info)
+        peer = _stateless_peer(request, toward_send, back_receive)
     failure: Exception | None = None
     try:
         async with anyio.create_task_group() as tg:
@@ -110,11 +112,9 @@ async def open_client_session(
 
 
 def _stateless_peer(
-    caller: McpCaller,
-    cx: Connection,
-    server_id: str,
-    toward_send: Any,
-    back_receive: Any,
+    request: StatelessRequest,
+    toward_send: MemoryObjectSendStream[SessionMessage | Exception],
+    back_receive: MemoryObjectReceiveStream[SessionMessage],
 ) -> StreamPeer:
     peer: StreamPeer
 
@@ -123,7 +123,7 @@ def _stateless_peer(
 
     async def on_request(method: str, params: dict[str, Any] | None) -> JsonValue:
         try:
-            return await caller.request(cx, server_id, method, params, on_notification=forward)
+            return await request(method, params, forward)
         except RequestError as error:  # a binding failure: the session sees its code
             raise McpError(error.code, error.message, error.data) from None
 

@@ -28,8 +28,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..connection import Connection
 from ..methods import JsonValue
-from .provider import McpRequest, ServerOutbound, ServerSession
 from .relay import McpConnectionClosed, StreamPeer
+from .server_api import McpRequest, ServerOutbound, ServerSession
 from .wire import UNSUPPORTED_PROTOCOL_VERSION, BindingError, McpError
 
 log = logging.getLogger(__name__)
