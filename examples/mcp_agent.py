@@ -117,7 +117,9 @@ class McpAgent(AgentHandler):
                     say(f"tools: {', '.join(names)}")
                 elif command in names:
 
-                    async def progress(value: float, total: float | None, message: str | None) -> None:
+                    async def progress(
+                        value: float, total: float | None, message: str | None
+                    ) -> None:
                         say(f"progress: {value:g}/{total or 0:g} {message or ''}".rstrip())
 
                     log.info("calling %s on %s", command, server.name)

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from acp_generated.v1.unstable import (  # noqa: E402
+from acp_generated.v1.unstable import (
     AgentMessageChunkSessionUpdate,
     ClientHandler,
     Implementation,
@@ -29,12 +29,12 @@ from acp_generated.v1.unstable import (  # noqa: E402
     SessionNotification,
     TextContentBlock,
 )
-from acp_runtime import Connection, ConnectionBuilder  # noqa: E402
-from acp_runtime.mcp import McpProvider, accepts_mcp_over_acp  # noqa: E402
-from acp_runtime.process import spawn_agent  # noqa: E402
+from acp_runtime import Connection, ConnectionBuilder
+from acp_runtime.mcp import McpProvider, accepts_mcp_over_acp
+from acp_runtime.process import spawn_agent
+from tests.mcp_over_acp.servers import ToolProbe, tools_server
 
-from tests.mcp_over_acp.servers import ToolProbe, tools_server  # noqa: E402
-from .node_peers import PEERS_DIR, REPO_ROOT, _run_node  # noqa: E402
+from .node_peers import PEERS_DIR, REPO_ROOT, _run_node
 
 MCP_AGENT_EXAMPLE = REPO_ROOT / "examples" / "mcp_agent.py"
 
@@ -72,7 +72,9 @@ async def test_ts_agent_calls_our_provider_with_mcp_over_acp_caller(node: str) -
                 NewSessionRequest(cwd="/", mcp_servers=[tools.declaration])  # type: ignore[list-item]
             )
             text = [TextContentBlock(type="text", text="go")]
-            answer = await cx.send_request(PromptRequest(session_id=session.session_id, prompt=text))
+            answer = await cx.send_request(
+                PromptRequest(session_id=session.session_id, prompt=text)
+            )
             await probe.cancelled.wait()
     assert accepts_mcp_over_acp(init)
     assert answer.stop_reason == "end_turn"
@@ -108,8 +110,7 @@ def run_ts_mcp_client(node: str, agent: list[str], timeout: float = 30.0) -> lis
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_our_agent_calls_a_ts_client_with_mcp_over_acp_provider(node: str, backend: str) -> None:
     events = run_ts_mcp_client(
-        node,
-        [sys.executable, str(MCP_AGENT_EXAMPLE), "--backend", backend, "--quiet"]
+        node, [sys.executable, str(MCP_AGENT_EXAMPLE), "--backend", backend, "--quiet"]
     )
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for event in events:

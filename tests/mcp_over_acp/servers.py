@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer
 
-from acp_runtime import Connection, ConnectionBuilder, memory_pair  # noqa: E402
-from acp_runtime.mcp import McpCaller, McpProvider  # noqa: E402
+from acp_runtime import Connection, ConnectionBuilder, memory_pair
+from acp_runtime.mcp import McpCaller, McpProvider
 
 
 @dataclass

@@ -38,7 +38,9 @@ async def test_session_lists_and_calls_tools_with_progress(binding: str) -> None
         with anyio.fail_after(5):
             async with pair.caller.session(pair.agent, tools.server_id, binding=binding) as session:  # type: ignore[arg-type]
                 listed = await session.list_tools()
-                called = await session.call_tool("echo", {"text": "hi"}, progress_callback=on_progress)
+                called = await session.call_tool(
+                    "echo", {"text": "hi"}, progress_callback=on_progress
+                )
                 unknown = await session.call_tool("nope", {})
     assert [tool.name for tool in listed.tools] == ["echo", "slow", "boom"]
     assert called.structured_content == {"result": "echo: hi"}
@@ -142,7 +144,9 @@ class McpAgent(AgentHandler):
         from acp_runtime.mcp import McpCaller
 
         assert isinstance(self.caller, McpCaller)
-        async with self.caller.session(responder.connection, self.servers[0], binding=self.binding) as s:  # type: ignore[arg-type]
+        async with self.caller.session(
+            responder.connection, self.servers[0], binding=self.binding
+        ) as s:  # type: ignore[arg-type]
             await s.call_tool("slow", {})
         return PromptResponse(stop_reason="end_turn")  # pragma: no cover
 
@@ -201,9 +205,10 @@ async def test_two_servers_on_one_connection_are_routed_by_server_id() -> None:
         a = pair.provider.register(pair.client, tools_server(first), name="a")
         b = pair.provider.register(pair.client, tools_server(second), name="b")
         with anyio.fail_after(5):
-            async with pair.caller.session(pair.agent, a.server_id) as sa, pair.caller.session(
-                pair.agent, b.server_id
-            ) as sb:
+            async with (
+                pair.caller.session(pair.agent, a.server_id) as sa,
+                pair.caller.session(pair.agent, b.server_id) as sb,
+            ):
                 await sa.call_tool("echo", {"text": "to a"})
                 await sb.call_tool("echo", {"text": "to b"})
     assert (first.calls, second.calls) == (["to a"], ["to b"])

@@ -12,7 +12,15 @@ import pytest
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, RequestError
 from acp_runtime.mcp import McpError, McpProvider, McpRequest
-from acp_runtime.testing import WirePeer, cancel, error, notification, request, result, wire_connection
+from acp_runtime.testing import (
+    WirePeer,
+    cancel,
+    error,
+    notification,
+    request,
+    result,
+    wire_connection,
+)
 
 from .servers import ToolProbe, tools_server
 
@@ -24,7 +32,9 @@ META = {
 }
 
 
-def message(request_id: str, method: str, params: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def message(
+    request_id: str, method: str, params: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     inner = {"_meta": META} if params is None else {**params, "_meta": META}
     return {"serverId": "srv", "requestId": request_id, "method": method, "params": inner, **extra}
 
@@ -131,7 +141,13 @@ async def test_a_handler_failure_is_33002_without_internals_and_the_connection_g
 @pytest.mark.parametrize(
     ("meta", "expected"),
     [
-        (None, {"code": -32602, "message": "Invalid params: missing io.modelcontextprotocol/protocolVersion in params._meta"}),
+        (
+            None,
+            {
+                "code": -32602,
+                "message": "Invalid params: missing io.modelcontextprotocol/protocolVersion in params._meta",
+            },
+        ),
         (
             {"io.modelcontextprotocol/protocolVersion": "2025-06-18"},
             {
@@ -141,8 +157,14 @@ async def test_a_handler_failure_is_33002_without_internals_and_the_connection_g
             },
         ),
         (
-            {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": []},
-            {"code": -32602, "message": "Invalid params: missing io.modelcontextprotocol/clientCapabilities in params._meta"},
+            {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": [],
+            },
+            {
+                "code": -32602,
+                "message": "Invalid params: missing io.modelcontextprotocol/clientCapabilities in params._meta",
+            },
         ),
     ],
 )
@@ -164,8 +186,14 @@ async def test_inner_metadata_is_checked_before_the_handler_runs(
         ({"serverId": "srv", "requestId": "r", "method": 5}, "method must be a string"),
         ({"serverId": "srv", "method": "x"}, "requestId must be a string"),
         ({"serverId": 1, "requestId": "r", "method": "x"}, "serverId must be a string"),
-        ({"serverId": "srv", "requestId": "r", "method": "x", "params": [1]}, "params must be an object"),
-        ({"serverId": "srv", "requestId": "r", "method": "x", "_meta": "m"}, "_meta must be an object"),
+        (
+            {"serverId": "srv", "requestId": "r", "method": "x", "params": [1]},
+            "params must be an object",
+        ),
+        (
+            {"serverId": "srv", "requestId": "r", "method": "x", "_meta": "m"},
+            "_meta must be an object",
+        ),
         ({"method": "x"}, "expected serverId and requestId, or connectionId"),
         (
             {"connectionId": "c", "serverId": "s", "requestId": "r", "method": "x"},
@@ -226,7 +254,11 @@ async def test_cancel_request_cancels_the_mcp_sdk_tool() -> None:
 
 async def test_mcp_sdk_server_refuses_initialize_on_the_stateless_binding() -> None:
     async with provider_wire(tools_server(ToolProbe())) as (_, peer, _handler):
-        await peer.send(request(1, "mcp/message", message("r1", "initialize", {"protocolVersion": "2025-06-18"})))
+        await peer.send(
+            request(
+                1, "mcp/message", message("r1", "initialize", {"protocolVersion": "2025-06-18"})
+            )
+        )
         answer = await peer.receive()
         assert answer["result"]["error"]["code"] == -32022
         await peer.send(request(2, "mcp/message", message("r2", "tools/list")))
@@ -292,13 +324,19 @@ async def test_connect_binding_bare_results_outer_errors_and_disconnect() -> Non
     async with provider_wire() as (_, peer, handler):
         cid = await connect(peer)
         await peer.send(request(2, "mcp/message", {"connectionId": cid, "method": "tools/list"}))
-        assert await peer.receive() == result(2, {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+        assert await peer.receive() == result(
+            2, {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        )
         await peer.send(request(3, "mcp/message", {"connectionId": cid, "method": "mcp-error"}))
         assert await peer.receive() == error(3, -32602, "Unknown tool", {"name": "x"})
         await peer.send(request(4, "mcp/message", {"connectionId": cid, "method": "progress"}))
         assert await peer.receive() == notification(
             "mcp/message",
-            {"connectionId": cid, "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+            {
+                "connectionId": cid,
+                "method": "notifications/progress",
+                "params": {"progressToken": 1, "progress": 1},
+            },
         )
         assert await peer.receive() == result(4, {"done": True})
         await peer.send(request(5, "mcp/disconnect", {"connectionId": cid}))
@@ -316,7 +354,9 @@ async def test_connect_binding_errors() -> None:
         await peer.send(request(1, "mcp/connect", {"serverId": "nope"}))
         assert (await peer.receive())["error"]["code"] == -33001
         await peer.send(request(2, "mcp/connect", {}))
-        assert await peer.receive() == error(2, -32602, "Invalid params", {"reason": "serverId must be a string"})
+        assert await peer.receive() == error(
+            2, -32602, "Invalid params", {"reason": "serverId must be a string"}
+        )
         await peer.send(request(3, "mcp/disconnect", {"connectionId": "nope"}))
         assert (await peer.receive())["error"]["code"] == -32602
         cid = await connect(peer, 4)
@@ -327,7 +367,9 @@ async def test_connect_binding_errors() -> None:
         await handler.cancelled.wait()
         # Malformed notifications are ignored, MCP's own cancel is never tunnelled.
         await peer.send(notification("mcp/message", {"method": 5}))
-        await peer.send(notification("mcp/message", {"connectionId": cid, "method": "notifications/cancelled"}))
+        await peer.send(
+            notification("mcp/message", {"connectionId": cid, "method": "notifications/cancelled"})
+        )
         await peer.receive_nothing_until_barrier()
 
 
@@ -340,12 +382,20 @@ async def test_connect_binding_serves_a_stateful_mcp_sdk_session() -> None:
             "capabilities": {},
             "clientInfo": {"name": "wire", "version": "1"},
         }
-        await peer.send(request(2, "mcp/message", {"connectionId": cid, "method": "initialize", "params": init}))
+        await peer.send(
+            request(2, "mcp/message", {"connectionId": cid, "method": "initialize", "params": init})
+        )
         answer = await peer.receive()
         assert answer["result"]["serverInfo"]["name"] == "tools"
-        await peer.send(notification("mcp/message", {"connectionId": cid, "method": "notifications/initialized"}))
+        await peer.send(
+            notification(
+                "mcp/message", {"connectionId": cid, "method": "notifications/initialized"}
+            )
+        )
         call = {"name": "echo", "arguments": {"text": "wire"}, "_meta": {"progressToken": "t"}}
-        await peer.send(request(3, "mcp/message", {"connectionId": cid, "method": "tools/call", "params": call}))
+        await peer.send(
+            request(3, "mcp/message", {"connectionId": cid, "method": "tools/call", "params": call})
+        )
         progress = await peer.receive()
         assert progress["params"]["params"] == {
             "progressToken": "t",
