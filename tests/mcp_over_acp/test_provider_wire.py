@@ -26,6 +26,7 @@ from .servers import ToolProbe, tools_server
 
 pytestmark = pytest.mark.anyio
 
+MISSING = "Invalid params: missing io.modelcontextprotocol/{} in params._meta"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -145,7 +146,7 @@ async def test_a_handler_failure_is_33002_without_internals_and_the_connection_g
             None,
             {
                 "code": -32602,
-                "message": "Invalid params: missing io.modelcontextprotocol/protocolVersion in params._meta",
+                "message": MISSING.format("protocolVersion"),
             },
         ),
         (
@@ -163,7 +164,7 @@ async def test_a_handler_failure_is_33002_without_internals_and_the_connection_g
             },
             {
                 "code": -32602,
-                "message": "Invalid params: missing io.modelcontextprotocol/clientCapabilities in params._meta",
+                "message": MISSING.format("clientCapabilities"),
             },
         ),
     ],
