@@ -113,3 +113,22 @@ def test_the_runtime_and_the_binding_import_without_the_mcp_sdk() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "needs-extra"
+
+
+def test_the_cancel_latency_benchmark_runs() -> None:
+    """``bench/mcp_cancel_bench.py --quick`` runs and its JSON parses (no timing asserts)."""
+    import json
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[2] / "bench" / "mcp_cancel_bench.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--quick", "--backend", "trio"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["benchmark"] == "mcp_cancel" and record["rounds"] == 10
+    assert set(record) >= {"plain", "turn_request", "turn_mcp_call"}
