@@ -37,10 +37,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import MCPServer
 
-from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair  # noqa: E402
-from acp_runtime.mcp import McpCaller, McpProvider  # noqa: E402
+from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
+from acp_runtime.mcp import McpCaller, McpProvider
 
 KINDS = ("plain", "turn_request", "turn_mcp_call")
 
