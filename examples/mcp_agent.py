@@ -117,14 +117,14 @@ class McpAgent(AgentHandler):
                     say(f"tools: {', '.join(names)}")
                 elif command in names:
 
-                    async def progress(
-                        value: float, total: float | None, message: str | None
+                    async def on_progress(
+                        progress: float, total: float | None, message: str | None
                     ) -> None:
-                        say(f"progress: {value:g}/{total or 0:g} {message or ''}".rstrip())
+                        say(f"progress: {progress:g}/{total or 0:g} {message or ''}".rstrip())
 
                     log.info("calling %s on %s", command, server.name)
                     result = await session.call_tool(
-                        command, {"text": argument}, progress_callback=progress
+                        command, {"text": argument}, progress_callback=on_progress
                     )
                     say(" ".join(getattr(block, "text", "") for block in result.content))
                     return

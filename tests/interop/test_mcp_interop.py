@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from acp_generated.v1.unstable import (
+    AcpMcpServer,
     AgentMessageChunkSessionUpdate,
     ClientHandler,
     Implementation,
@@ -69,7 +70,7 @@ async def test_ts_agent_calls_our_provider_with_mcp_over_acp_caller(node: str) -
                 )
             )
             session = await cx.send_request(
-                NewSessionRequest(cwd="/", mcp_servers=[tools.declaration])  # type: ignore[list-item]
+                NewSessionRequest(cwd="/", mcp_servers=[tools.declaration_as(AcpMcpServer)])
             )
             text = [TextContentBlock(type="text", text="go")]
             answer = await cx.send_request(

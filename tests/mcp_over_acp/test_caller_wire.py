@@ -189,7 +189,7 @@ async def answer_session_calls(peer: WirePeer, answers: dict[str, Any]) -> list[
 
 async def test_a_client_session_speaks_the_stateless_binding() -> None:
     mcp = caller()
-    progress: list[float] = []
+    progress_seen: list[float] = []
 
     async def tool_with_progress(params: dict[str, Any]) -> None:
         token = params["params"]["_meta"]["progressToken"]
@@ -210,8 +210,8 @@ async def test_a_client_session_speaks_the_stateless_binding() -> None:
         "tools/call": tool_with_progress,
     }
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        progress_seen.append(progress)
 
     async with wire_connection(mcp.attach(ConnectionBuilder(role="agent"))) as (cx, peer):
         async with anyio.create_task_group() as tg:
@@ -226,7 +226,7 @@ async def test_a_client_session_speaks_the_stateless_binding() -> None:
                     await session.list_tools()
                     await session.call_tool("t", {}, progress_callback=on_progress)
             tg.cancel_scope.cancel()
-    assert progress == [0.5]
+    assert progress_seen == [0.5]
 
 
 async def test_cancelling_a_session_call_sends_cancel_request_and_drops_the_late_answer() -> None:

@@ -8,6 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from acp_generated.v1.unstable import (
+    AcpMcpServer,
     AgentHandler,
     NewSessionRequest,
     NewSessionResponse,
@@ -30,10 +31,10 @@ async def test_session_lists_and_calls_tools_with_progress(binding: str) -> None
     probe = ToolProbe()
     async with acp_pair() as pair:
         tools = pair.provider.register(pair.client, tools_server(probe), name="tools")
-        progress: list[tuple[float, float | None, str | None]] = []
+        progress_seen: list[tuple[float, float | None, str | None]] = []
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            progress.append((value, total, message))
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            progress_seen.append((progress, total, message))
 
         with anyio.fail_after(5):
             async with pair.caller.session(pair.agent, tools.server_id, binding=binding) as session:  # type: ignore[arg-type]
@@ -44,7 +45,7 @@ async def test_session_lists_and_calls_tools_with_progress(binding: str) -> None
                 unknown = await session.call_tool("nope", {})
     assert [tool.name for tool in listed.tools] == ["echo", "slow", "boom"]
     assert called.structured_content == {"result": "echo: hi"}
-    assert progress == [(1.0, 2.0, "half way")]
+    assert progress_seen == [(1.0, 2.0, "half way")]
     assert unknown.is_error
     assert probe.calls == ["hi"]
 
@@ -164,7 +165,7 @@ async def test_cancelling_the_prompt_cancels_its_mcp_tool_call(binding: str) -> 
         tools = pair.provider.register(pair.client, tools_server(probe), name="tools")
         with anyio.fail_after(5):
             await pair.client.send_request(
-                NewSessionRequest(cwd="/", mcp_servers=[tools.declaration])  # type: ignore[list-item]
+                NewSessionRequest(cwd="/", mcp_servers=[tools.declaration_as(AcpMcpServer)])
             )
             prompt = pair.client.send_request(
                 PromptRequest(session_id="s1", prompt=[TextContentBlock(type="text", text="go")])

@@ -24,9 +24,10 @@ import uuid
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+from pydantic import BaseModel
 
 from ..builder import ConnectionBuilder
 from ..cancellation import CancellationMarker
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+M = TypeVar("M", bound=BaseModel)
+
 DEFAULT_MAX_ACTIVE_REQUESTS = 64
 """Active stateless requests per server before -33000 (as TypeScript)."""
 
@@ -85,6 +88,11 @@ class McpServerRegistration:
         """The entry for ``session/new``'s ``mcpServers`` (``{"type": "acp", ...}``); the
         generated models accept it as it is (``AcpMcpServer``)."""
         return {"type": "acp", "name": self.name, "serverId": self.server_id}
+
+    def declaration_as(self, model: type[M]) -> M:
+        """:attr:`declaration` as a generated model, typed: ``declaration_as(AcpMcpServer)``
+        (v1 or v2 ``acp_generated.vN.unstable``), for ``NewSessionRequest(mcp_servers=...)``."""
+        return model.model_validate(self.declaration)
 
     def dispose(self) -> None:
         """Unregister: later requests get -33001, active ones are cancelled (-32800) and
