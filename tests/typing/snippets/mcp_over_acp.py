@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from typing_extensions import reveal_type
 
 from acp_generated.v1.unstable import AcpMcpServer, NewSessionRequest
 from acp_generated.v2.unstable import AcpMcpServer as AcpMcpServerV2
