@@ -30,7 +30,7 @@ from ..connection import Connection
 from ..errors import RequestError
 from ..methods import JsonValue
 from ..responder import Responder
-from .mcp_connection import Binding, McpConnection, McpNotification
+from .mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
 from .wire import (
     MCP_CANCELLED,
     MCP_CONNECT,
@@ -49,14 +49,7 @@ from .wire import (
 
 if TYPE_CHECKING:
     from mcp import ClientSession
-    from mcp.client.session import (
-        ElicitationFnT,
-        ListRootsFnT,
-        LoggingFnT,
-        MessageHandlerFnT,
-        SamplingFnT,
-    )
-    from mcp_types import Implementation
+    from typing_extensions import Unpack
 
 log = logging.getLogger(__name__)
 
@@ -176,13 +169,7 @@ class McpCaller:
         *,
         binding: Binding = "stateless",
         discover: bool = False,
-        client_info: Implementation | None = None,
-        read_timeout_seconds: float | None = None,
-        sampling_callback: SamplingFnT | None = None,
-        elicitation_callback: ElicitationFnT | None = None,
-        list_roots_callback: ListRootsFnT | None = None,
-        logging_callback: LoggingFnT | None = None,
-        message_handler: MessageHandlerFnT | None = None,
+        **options: Unpack[SessionOptions],
     ) -> AbstractAsyncContextManager[ClientSession]:
         """An MCP SDK ``ClientSession`` to ``server`` over ``cx``, for the ``async with``
         block (needs the ``mcp`` extra).
@@ -190,8 +177,8 @@ class McpCaller:
         Stateless binding: the session speaks MCP 2026-07-28 at once (``discover=True``
         asks the server with ``server/discover`` first, for its capabilities). Connect
         binding: ``mcp/connect``, then the MCP ``initialize``; ``mcp/disconnect`` on exit.
-        The other arguments go to ``ClientSession``; ``client_info`` defaults to the
-        caller's. Use it from spawned work, not in a handler on the dispatch loop.
+        ``options`` go to ``ClientSession``; ``client_info`` defaults to the caller's.
+        Use it from spawned work, not in a handler on the dispatch loop.
         """
         from .client_session import open_client_session  # needs the mcp extra
 
@@ -209,23 +196,11 @@ class McpCaller:
         async def connect() -> McpConnection:
             return await self.connect(cx, server_id)
 
-        if client_info is None and self.client_info is not None:
+        if options.get("client_info") is None and self.client_info is not None:
             from mcp_types import Implementation
 
-            client_info = Implementation.model_validate(self.client_info)
-        return open_client_session(
-            request,
-            connect,
-            binding=binding,
-            discover=discover,
-            client_info=client_info,
-            read_timeout_seconds=read_timeout_seconds,
-            sampling_callback=sampling_callback,
-            elicitation_callback=elicitation_callback,
-            list_roots_callback=list_roots_callback,
-            logging_callback=logging_callback,
-            message_handler=message_handler,
-        )
+            options["client_info"] = Implementation.model_validate(self.client_info)
+        return open_client_session(request, connect, binding=binding, discover=discover, **options)
 
     # -- incoming -------------------------------------------------------------------------
 

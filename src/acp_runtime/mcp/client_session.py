@@ -23,7 +23,7 @@ from mcp_types.version import LATEST_MODERN_VERSION
 
 from ..errors import RequestError
 from ..methods import JsonValue
-from .mcp_connection import Binding, McpConnection, McpNotification
+from .mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
 from .relay import StreamPeer
 from .wire import McpError
 
@@ -33,13 +33,7 @@ StatelessRequest = Callable[
 """Send one stateless MCP request (``McpCaller.request`` on one connection and server)."""
 
 if TYPE_CHECKING:
-    from mcp.client.session import (
-        ElicitationFnT,
-        ListRootsFnT,
-        LoggingFnT,
-        MessageHandlerFnT,
-        SamplingFnT,
-    )
+    from typing_extensions import Unpack
 
 
 @asynccontextmanager
@@ -49,13 +43,7 @@ async def open_client_session(
     *,
     binding: Binding,
     discover: bool,
-    client_info: types.Implementation | None,
-    read_timeout_seconds: float | None,
-    sampling_callback: SamplingFnT | None,
-    elicitation_callback: ElicitationFnT | None,
-    list_roots_callback: ListRootsFnT | None,
-    logging_callback: LoggingFnT | None,
-    message_handler: MessageHandlerFnT | None,
+    **options: Unpack[SessionOptions],
 ) -> AsyncGenerator[ClientSession, None]:
     """See :meth:`McpCaller.session`."""
     if binding not in ("stateless", "connect"):
@@ -79,17 +67,7 @@ async def open_client_session(
         async with anyio.create_task_group() as tg:
             tg.start_soon(peer.run)
             try:
-                async with ClientSession(
-                    toward_receive,
-                    back_send,
-                    read_timeout_seconds=read_timeout_seconds,
-                    sampling_callback=sampling_callback,
-                    elicitation_callback=elicitation_callback,
-                    list_roots_callback=list_roots_callback,
-                    logging_callback=logging_callback,
-                    message_handler=message_handler,
-                    client_info=client_info,
-                ) as session:
+                async with ClientSession(toward_receive, back_send, **options) as session:
                     if binding == "connect":
                         await session.initialize()
                     elif discover:

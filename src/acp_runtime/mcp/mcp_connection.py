@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 import anyio
 
@@ -17,7 +17,30 @@ from ..errors import RequestError
 from ..methods import JsonValue
 from .wire import MCP_CANCELLED, MCP_DISCONNECT, MCP_MESSAGE, McpError, connection_message
 
+if TYPE_CHECKING:
+    from mcp.client.session import (
+        ElicitationFnT,
+        ListRootsFnT,
+        LoggingFnT,
+        MessageHandlerFnT,
+        SamplingFnT,
+    )
+    from mcp_types import Implementation
+
 log = logging.getLogger(__name__)
+
+
+class SessionOptions(TypedDict, total=False):
+    """What :meth:`McpCaller.session` passes on to the MCP SDK's ``ClientSession``."""
+
+    client_info: Implementation | None
+    read_timeout_seconds: float | None
+    sampling_callback: SamplingFnT | None
+    elicitation_callback: ElicitationFnT | None
+    list_roots_callback: ListRootsFnT | None
+    logging_callback: LoggingFnT | None
+    message_handler: MessageHandlerFnT | None
+
 
 Binding: TypeAlias = Literal["stateless", "connect"]
 """``"stateless"``: TypeScript SDK 2.4.0 (the schema's ``mcp/message``); ``"connect"``:
