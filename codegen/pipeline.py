@@ -11,7 +11,7 @@ from pathlib import Path
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
-from .postprocess import postprocess
+from .postprocess import BASE_IMPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
 
@@ -99,7 +99,6 @@ def _link_params(
     return models, linked
 
 
-_TYPING_EXTENSIONS = "from typing_extensions import TypeAliasType\n"
 _BIND_FOOTER = """
 
 # Link every params class to its binding (``__acp_method__``); methods.py imports this module.
@@ -130,8 +129,8 @@ def generate_variant(v: Variant) -> dict[str, str]:
                 )
     models, linked = _link_params(models, methods, classes)
     models = models.replace(
-        _TYPING_EXTENSIONS,
-        _TYPING_EXTENSIONS + "\nfrom acp_runtime.methods import TypedNotification, TypedRequest\n",
+        BASE_IMPORT,
+        "from acp_runtime.methods import TypedNotification, TypedRequest\n" + BASE_IMPORT,
         1,
     )
     models = models.replace(
@@ -167,7 +166,8 @@ def generate_variant(v: Variant) -> dict[str, str]:
     handlers_py = render(
         "handlers.py.j2", **ctx, classes=handler_classes, model_imports=handler_imports
     )
-    public_models = sorted(n for n in defined if not n.startswith("_"))
+    # ``AcpModel`` comes from the runtime; re-exported so ``isinstance(x, v1.AcpModel)`` reads well.
+    public_models = sorted({n for n in defined if not n.startswith("_")} | {"AcpModel"})
     exports = [
         ("models", public_models),
         (

@@ -1,7 +1,8 @@
 """Source -> source fixes over dcg's output (AST-located, applied as text edits).
 
-* one shared ``AcpModel`` base carries the config (extra fields kept, names and aliases
-  both accepted, camelCase out) instead of a ``model_config`` per class;
+* every model derives from the runtime's ``AcpModel`` (``acp_runtime.model``), which
+  carries the config (extra fields kept, names and aliases both accepted, camelCase out)
+  instead of a ``model_config`` per class;
 * ``alias=`` becomes ``validation_alias=`` + ``serialization_alias=`` so that type checkers
   (pydantic's ``dataclass_transform``, no plugin) see snake_case constructor keywords;
 * dict-literal defaults of model fields become ``default_factory`` (type-correct);
@@ -10,10 +11,7 @@
   known tags, so a malformed known variant is an error instead of silently "other";
 * unions of models dump through the value's own class (``SerializeAsAny``): pydantic's
   union serializer re-tries choices and, for JSON, goes through Python objects first;
-* definitions are reordered after their dependencies (``ordering.py``);
-* ``AcpModel`` validates straight through each class's pydantic-core validator, and
-  dumps through pydantic-core directly when ``model_dump`` gets no options beyond the
-  runtime's, instead of forwarding every keyword pydantic defines.
+* definitions are reordered after their dependencies (``ordering.py``).
 """
 
 from __future__ import annotations
@@ -31,67 +29,9 @@ _MODEL_CONFIG = re.compile(
 )
 _ALIAS = re.compile(r'(?<![_\w])alias="([^"]+)"')
 
-PRELUDE = '''
-
-
-class AcpModel(BaseModel):
-    """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
-
-    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
-
-        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
-        # parsing then costs more than validating a small model (measured, bench/).
-        # Validation needs no wrapper at all: once a class is complete, its
-        # ``model_validate(_json)`` is its validator's own method, which takes the same
-        # keywords; no Python frame runs between the caller and pydantic-core.
-        @classmethod
-        def __pydantic_on_complete__(cls):
-            validator = cls.__pydantic_validator__
-            cls.model_validate = validator.validate_python
-            cls.model_validate_json = validator.validate_json
-
-        @classmethod
-        def __pydantic_init_subclass__(cls, **kwargs):
-            super().__pydantic_init_subclass__(**kwargs)
-            if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
-                cls.model_validate = vars(BaseModel)["model_validate"]
-                cls.model_validate_json = vars(BaseModel)["model_validate_json"]
-
-        # ``by_alias`` None and True are the same here: the config serializes by alias.
-        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
-            if options or by_alias is False:
-                return super().model_dump(
-                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
-                )
-            return self.__pydantic_serializer__.to_python(
-                self, mode=mode, exclude_unset=exclude_unset
-            )
-
-        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
-            if options or by_alias is False:
-                return super().model_dump_json(
-                    by_alias=by_alias, exclude_unset=exclude_unset, **options
-                )
-            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
-
-
-def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
-    """Validator for a catch-all variant's tag: a known tag must match its own variant."""
-
-    def check(value: str) -> str:
-        if value in known:
-            raise ValueError(f"known tag {value!r} did not match its variant's schema")
-        return value
-
-    return check
-'''.rstrip("\n")
+BASE_IMPORT = "from acp_runtime.model import AcpModel as AcpModel, unknown_tag"
+"""The handwritten base (``acp_runtime.model``): config, fast paths, the open-union tag guard;
+``AcpModel`` is re-exported, so ``acp_generated.v1.AcpModel`` names it too."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +131,7 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                             s,
                             e,
                             f"Annotated[{core}, "
-                            f"AfterValidator(_unknown_tag(frozenset({{{known}}})))]",
+                            f"AfterValidator(unknown_tag(frozenset({{{known}}})))]",
                         )
                     )
                     unguarded.discard(node.name)
@@ -332,12 +272,7 @@ def postprocess(
     body = source.split("\n\n", 1)[1]  # drop dcg's own header comment
     body = body.replace(
         "from pydantic import BaseModel, ConfigDict, Field",
-        "from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny",
-    )
-    body = body.replace(
-        "from typing import ",
-        "from collections.abc import Callable\nfrom typing import TYPE_CHECKING, ",
-        1,
+        "from pydantic import AfterValidator, Field, SerializeAsAny",
     )
     last_import = max(
         n.end_lineno or 0
@@ -346,4 +281,4 @@ def postprocess(
     )
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
-    return dependency_order(header + head + PRELUDE + "\n\n\n" + rest)
+    return dependency_order(header + head + "\n\n" + BASE_IMPORT + "\n\n\n" + rest)

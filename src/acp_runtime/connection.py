@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 import anyio
 import anyio.abc
@@ -25,7 +25,6 @@ from anyio.abc import TaskGroup
 from ._loop import Waiter, current_soon_caller, current_waiter_factory
 from .cancellation import IncomingRequests
 from .errors import RequestError
-from .handlers import NotificationRoute, RequestRoute
 from .jsonrpc import (
     Invalid,
     Notification,
@@ -54,8 +53,7 @@ from .methods import (
 )
 from .outbox import Outbox
 from .peer import COUNTERPART, Peer, on_wire
-from .proxied import ProxiedMessage, send_proxied_message_to
-from .responder import ResponseSlot
+from .response_slot import ResponseSlot
 from .roles import Role, check_peer_handles
 from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
@@ -80,6 +78,22 @@ CLOSE_TIMEOUT = 5.0
 
 WRITE_BATCH_BYTES = 64 * 1024
 """Most bytes the writer hands a transport's ``send_many`` at once (a pipe's capacity)."""
+
+
+RequestRoute = Callable[[str, JsonValue, ResponseSlot, "Connection"], Awaitable[None]]
+"""Decodes an incoming request's params, runs its handler, answers through the slot."""
+
+NotificationRoute = Callable[[str, JsonValue, "Connection"], Awaitable[None]]
+"""Decodes an incoming notification's params and runs its handler."""
+
+
+class Forwardable(Protocol):
+    """An incoming message a proxy forwards to another peer
+    (:class:`~acp_runtime.ProxiedRequest` or :class:`~acp_runtime.ProxiedNotification`)."""
+
+    def forward(self, connection: Connection, peer: Peer) -> None:
+        """Send it to ``peer`` over ``connection``, re-issuing cancellation per hop."""
+        ...
 
 
 @dataclass
@@ -266,11 +280,11 @@ class Connection:
             raise TypeError(f"not a JSON-RPC id: {request_id!r}")
         self.send_raw_notification(CANCEL_REQUEST_METHOD, {"requestId": request_id}, peer=peer)
 
-    def send_proxied_message_to(self, peer: Peer, message: ProxiedMessage) -> None:
+    def send_proxied_message_to(self, peer: Peer, message: Forwardable) -> None:
         """Forward an incoming message to ``peer`` over this connection; cancellation
         is re-issued per hop, a raw ``$/cancel_request`` is dropped (PROXY-1, PROXY-4).
         See :func:`acp_runtime.proxied.send_proxied_message_to`."""
-        send_proxied_message_to(self, peer, message)
+        message.forward(self, peer)
 
     # -- work -----------------------------------------------------------------------------
 
@@ -393,7 +407,7 @@ class Connection:
         if route is None:
             slot.answer_error(RequestError.method_not_found(request.method))
             return
-        await route(request.method, request.params, slot)
+        await route(request.method, request.params, slot, self)
 
     async def _on_notification(self, notification: Notification) -> None:
         # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.

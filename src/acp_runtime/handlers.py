@@ -22,11 +22,12 @@ from pydantic import ValidationError
 from .errors import RequestError
 from .jsonrpc import log_fields
 from .methods import JsonValue, NotificationMethod, RequestMethod
-from .responder import Responder, ResponseSlot, answer_failures
+from .responder import Responder
+from .response_slot import ResponseSlot, answer_failures
 from .sent_request import validation_summary
 
 if TYPE_CHECKING:
-    from .connection import Connection
+    from .connection import Connection, NotificationRoute, RequestRoute
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +49,6 @@ responder; to answer JSON ``null``, call ``responder.respond(None)``."""
 RawNotificationHandler = Callable[[str, JsonValue, "Connection"], Awaitable[None]]
 """``async (method, params, connection) -> None``."""
 
-RequestRoute = Callable[[str, JsonValue, ResponseSlot], Awaitable[None]]
-NotificationRoute = Callable[[str, JsonValue, "Connection"], Awaitable[None]]
-
 
 def _identity(value: JsonValue) -> JsonValue:
     return value
@@ -59,23 +57,23 @@ def _identity(value: JsonValue) -> JsonValue:
 def typed_request_route(
     binding: RequestMethod[P, R], handler: RequestHandler[P, R]
 ) -> RequestRoute:
-    async def route(method: str, raw: JsonValue, slot: ResponseSlot) -> None:
+    async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
         try:
             params = binding.params.load(raw)
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        await _call(handler, params, Responder(slot, binding.result.encode), slot)
+        await _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
 
     return route
 
 
 def raw_request_route(handler: RawRequestHandler) -> RequestRoute:
-    async def route(method: str, raw: JsonValue, slot: ResponseSlot) -> None:
+    async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
         async def call(params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
             return await handler(method, params, responder)
 
-        await _call(call, raw, Responder(slot, _identity), slot)
+        await _call(call, raw, Responder(slot, cx, _identity), slot)
 
     return route
 

@@ -32,6 +32,13 @@ class ProxiedRequest:
     params: JsonValue
     responder: Responder[JsonValue]
 
+    def forward(self, connection: Connection, peer: Peer) -> None:
+        """Re-send under ``connection``'s own id; the answer (data or error, -32800
+        included) goes back through :attr:`responder` unchanged, and an upstream cancel
+        becomes a ``$/cancel_request`` for the new id (PROXY-1)."""
+        sent = connection.send_raw_request(self.method, _structured(self.params), peer=peer)
+        sent.forward_response_to(self.responder)
+
 
 @dataclass(frozen=True)
 class ProxiedNotification:
@@ -39,6 +46,16 @@ class ProxiedNotification:
 
     method: str
     params: JsonValue
+
+    def forward(self, connection: Connection, peer: Peer) -> None:
+        """Send it on as it is, except a ``$/cancel_request`` (plain or inside
+        ``_proxy/successor`` envelopes): its id belongs to another connection (PROXY-4)."""
+        if is_cancel_request(self.method, self.params):
+            log.debug(
+                "not tunnelling %s to %r: cancellation is re-issued per hop", self.method, peer
+            )
+            return
+        connection.send_raw_notification(self.method, _structured(self.params), peer=peer)
 
 
 ProxiedMessage = ProxiedRequest | ProxiedNotification
@@ -54,17 +71,7 @@ def send_proxied_message_to(connection: Connection, peer: Peer, message: Proxied
     plain or inside ``_proxy/successor`` envelopes, is dropped: its id belongs to
     another connection (PROXY-4). Other notifications are forwarded as they are.
     """
-    params = _structured(message.params)
-    if isinstance(message, ProxiedRequest):
-        connection.send_raw_request(message.method, params, peer=peer).forward_response_to(
-            message.responder
-        )
-    elif is_cancel_request(message.method, message.params):
-        log.debug(
-            "not tunnelling %s to %r: cancellation is re-issued per hop", message.method, peer
-        )
-    else:
-        connection.send_raw_notification(message.method, params, peer=peer)
+    message.forward(connection, peer)
 
 
 def _structured(params: JsonValue) -> dict[str, JsonValue] | list[JsonValue] | None:

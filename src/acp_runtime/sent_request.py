@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from .cancellation import CancellationMarker
-    from .responder import Responder
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +34,18 @@ def validation_summary(error: ValidationError) -> list[JsonValue]:
         {"loc": [str(part) for part in item["loc"]], "msg": item["msg"], "type": item["type"]}
         for item in error.errors(include_url=False, include_input=False)
     ]
+
+
+class ResponseTarget(Protocol):
+    """An incoming request that a forwarded request answers: what
+    :meth:`SentRequest.forward_response_to` needs of a :class:`~acp_runtime.Responder`."""
+
+    @property
+    def cancellation(self) -> CancellationMarker: ...
+
+    def respond_with_error(self, error: RequestError) -> None: ...
+
+    def respond_raw(self, result: JsonValue) -> None: ...
 
 
 class RequestCancellationHandle:
@@ -148,7 +159,7 @@ class SentRequest(Generic[R]):
 
         self._consume_with(deliver)
 
-    def forward_response_to(self, responder: Responder[Any]) -> None:
+    def forward_response_to(self, responder: ResponseTarget) -> None:
         """Answer ``responder`` (an incoming request) with this request's answer,
         unchanged, and forward its cancellation here (PROXY-1). Raises like
         :meth:`on_receiving_result` if this connection has already finished."""

@@ -81,3 +81,19 @@ def test_no_numbered_class_names(package: str) -> None:
     models = importlib.import_module(f"{package}.models")
     numbered = [name for name in dir(models) if name[:1].isupper() and name[-1].isdigit()]
     assert numbered == []
+
+
+def test_the_model_base_is_defined_once_in_the_runtime() -> None:
+    """Every generated package builds on ``acp_runtime.model.AcpModel``; none keeps a copy."""
+    from acp_runtime.model import AcpModel
+
+    defining = sorted(
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if "class AcpModel(" in path.read_text(encoding="utf-8")
+    )
+    assert defining == ["acp_runtime/model.py"]
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        assert module.AcpModel is AcpModel
+        assert issubclass(module.PromptRequest, AcpModel)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from distributions.__main__ import main
+from distributions.catalog import load_catalog
 from distributions.versions import root_project
 
 
@@ -25,10 +26,11 @@ def test_list_prints_each_distribution_with_its_derived_version(
     assert main(["--list", "--lock", str(lock), "--out", str(tmp_path / "dist")]) == 0
     lines = capsys.readouterr().out.splitlines()
     runtime = f"acp-runtime {root_project()['version']} (from pyproject.toml)"
+    post = {d.key: f".post{d.post}" if d.post else "" for d in load_catalog()}
     assert [line.split(" requires ")[0] for line in lines] == [
         runtime,
-        "acp-generated-v1 1.30.1 (from schema 1.30.1)",
-        "acp-generated-v2 2.0.0b1 (from schema 2.0.0-beta.1)",
+        f"acp-generated-v1 1.30.1{post['v1']} (from schema 1.30.1)",
+        f"acp-generated-v2 2.0.0b1{post['v2']} (from schema 2.0.0-beta.1)",
     ]
     assert not (tmp_path / "dist").exists()
 

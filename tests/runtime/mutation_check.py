@@ -98,8 +98,8 @@ MUTATIONS: list[Mutation] = [
         "PROXY-4",
         "send_proxied_message_to tunnels the raw $/cancel_request",
         "proxied.py",
-        "    elif is_cancel_request(message.method, message.params):\n",
-        "    elif False:\n",
+        "        if is_cancel_request(self.method, self.params):\n",
+        "        if False:\n",
     ),
     Mutation(
         "M06",
@@ -209,7 +209,7 @@ MUTATIONS: list[Mutation] = [
         "M17",
         "IN-3",
         "finished requests stay registered (a late cancel sets their marker)",
-        "responder.py",
+        "response_slot.py",
         "        self.registry.finish(self.id, self.marker)\n",
         "",
     ),
@@ -244,7 +244,7 @@ MUTATIONS: list[Mutation] = [
         "M21",
         "IN-6",
         "a second answer is sent too",
-        "responder.py",
+        "response_slot.py",
         '        if self.answered:\n            self.warn_duplicate("result" if error is None',
         '        if False:\n            self.warn_duplicate("result" if error is None',
     ),
@@ -252,8 +252,8 @@ MUTATIONS: list[Mutation] = [
         "M22",
         "IN-6",
         "a responder dropped unanswered sends nothing",
-        "responder.py",
-        "            if not self.answered:\n                self.connection.call_soon(self._answer_lost)\n",
+        "response_slot.py",
+        "            if not self.answered:\n                self.link.call_soon(self._answer_lost)\n",
         "            pass\n",
     ),
     Mutation(
@@ -337,8 +337,8 @@ MUTATIONS: list[Mutation] = [
         "IN-5",
         "handlers run concurrently instead of in the dispatch loop",
         "connection.py",
-        "        await route(request.method, request.params, slot)\n",
-        "        self._tg.start_soon(route, request.method, request.params, slot)\n",
+        "        await route(request.method, request.params, slot, self)\n",
+        "        self._tg.start_soon(route, request.method, request.params, slot, self)\n",
     ),
     Mutation(
         "M33",
@@ -387,7 +387,7 @@ MUTATIONS: list[Mutation] = [
         "M38",
         "hygiene",
         "handler crashes leak the exception text on the wire",
-        "responder.py",
+        "response_slot.py",
         "        slot.answer_error(RequestError.internal_error())\n    return None\n",
         "        import traceback\n\n"
         "        slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n"
@@ -432,7 +432,7 @@ MUTATIONS: list[Mutation] = [
         "M43",
         "IN-6",
         "a handler exception after its answer sends a second (error) answer",
-        "responder.py",
+        "response_slot.py",
         "    except RequestError as error:\n        slot.answer_error(error)\n    except Exception:\n",
         "    except RequestError as error:\n        slot.answered = False\n        slot.answer_error(error)\n"
         "    except Exception:\n",

@@ -5,72 +5,13 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
+from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
-
-class AcpModel(BaseModel):
-    """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
-
-    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
-
-        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
-        # parsing then costs more than validating a small model (measured, bench/).
-        # Validation needs no wrapper at all: once a class is complete, its
-        # ``model_validate(_json)`` is its validator's own method, which takes the same
-        # keywords; no Python frame runs between the caller and pydantic-core.
-        @classmethod
-        def __pydantic_on_complete__(cls):
-            validator = cls.__pydantic_validator__
-            cls.model_validate = validator.validate_python
-            cls.model_validate_json = validator.validate_json
-
-        @classmethod
-        def __pydantic_init_subclass__(cls, **kwargs):
-            super().__pydantic_init_subclass__(**kwargs)
-            if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
-                cls.model_validate = vars(BaseModel)["model_validate"]
-                cls.model_validate_json = vars(BaseModel)["model_validate_json"]
-
-        # ``by_alias`` None and True are the same here: the config serializes by alias.
-        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
-            if options or by_alias is False:
-                return super().model_dump(
-                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
-                )
-            return self.__pydantic_serializer__.to_python(
-                self, mode=mode, exclude_unset=exclude_unset
-            )
-
-        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
-            if options or by_alias is False:
-                return super().model_dump_json(
-                    by_alias=by_alias, exclude_unset=exclude_unset, **options
-                )
-            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
-
-
-def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
-    """Validator for a catch-all variant's tag: a known tag must match its own variant."""
-
-    def check(value: str) -> str:
-        if value in known:
-            raise ValueError(f"known tag {value!r} did not match its variant's schema")
-        return value
-
-    return check
-
+from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
 class LogoutCapabilities(AcpModel):
     """
@@ -2403,7 +2344,7 @@ class OtherMultiSelectItems(AcpModel):
     Custom or future typed multi-select items.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"string"})))]
     """
     Custom or future multi-select item type.
 
@@ -2500,7 +2441,7 @@ class OtherElicitationPropertySchema(AcpModel):
     elicitation requests. They MUST NOT render it as a known input control.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
     """
     Custom or future elicitation property schema type.
 
@@ -3358,7 +3299,7 @@ class OtherCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
+    action: Annotated[str, AfterValidator(unknown_tag(frozenset({"accept", "cancel", "decline"})))]
     """
     Custom or future elicitation action.
 
@@ -3740,7 +3681,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
     """
     Custom or future elicitation mode.
 
@@ -4397,7 +4338,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
     """
     Custom or future elicitation mode.
 

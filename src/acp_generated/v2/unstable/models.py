@@ -5,72 +5,13 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
+from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.methods import TypedNotification, TypedRequest
-
-class AcpModel(BaseModel):
-    """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
-
-    if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
-
-        # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
-        # parsing then costs more than validating a small model (measured, bench/).
-        # Validation needs no wrapper at all: once a class is complete, its
-        # ``model_validate(_json)`` is its validator's own method, which takes the same
-        # keywords; no Python frame runs between the caller and pydantic-core.
-        @classmethod
-        def __pydantic_on_complete__(cls):
-            validator = cls.__pydantic_validator__
-            cls.model_validate = validator.validate_python
-            cls.model_validate_json = validator.validate_json
-
-        @classmethod
-        def __pydantic_init_subclass__(cls, **kwargs):
-            super().__pydantic_init_subclass__(**kwargs)
-            if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
-                cls.model_validate = vars(BaseModel)["model_validate"]
-                cls.model_validate_json = vars(BaseModel)["model_validate_json"]
-
-        # ``by_alias`` None and True are the same here: the config serializes by alias.
-        def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
-            if options or by_alias is False:
-                return super().model_dump(
-                    mode=mode, by_alias=by_alias, exclude_unset=exclude_unset, **options
-                )
-            return self.__pydantic_serializer__.to_python(
-                self, mode=mode, exclude_unset=exclude_unset
-            )
-
-        def model_dump_json(self, *, by_alias=None, exclude_unset=False, **options):
-            if options or by_alias is False:
-                return super().model_dump_json(
-                    by_alias=by_alias, exclude_unset=exclude_unset, **options
-                )
-            return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
-
-
-def _unknown_tag(known: frozenset[str]) -> Callable[[str], str]:
-    """Validator for a catch-all variant's tag: a known tag must match its own variant."""
-
-    def check(value: str) -> str:
-        if value in known:
-            raise ValueError(f"known tag {value!r} did not match its variant's schema")
-        return value
-
-    return check
-
+from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
 AbsolutePath = TypeAliasType("AbsolutePath", str)
 """
@@ -1148,7 +1089,7 @@ class OtherContentBlock(AcpModel):
     with `-32602`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"audio", "image", "resource", "resource_link", "text"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"audio", "image", "resource", "resource_link", "text"})))]
     """
     Custom or future content block type.
 
@@ -1652,7 +1593,7 @@ class OtherAvailableCommandInput(AcpModel):
     command without structured input.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"text"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"text"})))]
     """
     Custom or future command input type.
 
@@ -1723,7 +1664,7 @@ class OtherAvailableCommand(AcpModel):
     command using its `name` and `description`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"command"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"command"})))]
     """
     Custom or future command type.
 
@@ -2203,7 +2144,7 @@ class OtherBackgroundWork(AcpModel):
     cannot show what it is.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"subagent", "terminal", "tool_call"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"subagent", "terminal", "tool_call"})))]
     """
     Custom or future background work type.
 
@@ -3026,7 +2967,7 @@ class OtherSessionConfigOption(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "select"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"boolean", "select"})))]
     """
     Custom or future session configuration option type.
 
@@ -3431,7 +3372,7 @@ class OtherDiffChange(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    operation: Annotated[str, AfterValidator(_unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
+    operation: Annotated[str, AfterValidator(unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
     """
     Custom or future file operation.
 
@@ -3906,7 +3847,7 @@ class OtherMultiSelectItems(AcpModel):
     Custom or future typed multi-select items.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"string"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"string"})))]
     """
     Custom or future multi-select item type.
 
@@ -4001,7 +3942,7 @@ class OtherElicitationPropertySchema(AcpModel):
     elicitation requests. They MUST NOT render it as a known input control.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
     """
     Custom or future elicitation property schema type.
 
@@ -4685,7 +4626,7 @@ class OtherMcpServer(AcpModel):
     with `-32602`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"acp", "http", "stdio"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"acp", "http", "stdio"})))]
     """
     Custom or future MCP server transport type.
 
@@ -5011,7 +4952,7 @@ class OtherAuthMethod(AcpModel):
     data, and otherwise ignore the method or display it generically.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent", "terminal"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"agent", "terminal"})))]
     """
     Custom or future authentication method type.
 
@@ -6035,7 +5976,7 @@ class OtherCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    action: Annotated[str, AfterValidator(_unknown_tag(frozenset({"accept", "cancel", "decline"})))]
+    action: Annotated[str, AfterValidator(unknown_tag(frozenset({"accept", "cancel", "decline"})))]
     """
     Custom or future elicitation action.
 
@@ -6090,7 +6031,7 @@ class OtherIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    stop_reason: Annotated[Annotated[str, AfterValidator(unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
     """
     Custom or future stop reason.
 
@@ -6141,7 +6082,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    stop_reason: Annotated[Annotated[str, AfterValidator(unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
     """
     Custom or future stop reason.
 
@@ -6191,7 +6132,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    stop_reason: Annotated[Annotated[str, AfterValidator(unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
     """
     Custom or future stop reason.
 
@@ -6221,7 +6162,7 @@ class OtherPlanUpdateContent(AcpModel):
     content for the same `planId`.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"file", "items", "markdown"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"file", "items", "markdown"})))]
     """
     Custom or future plan update content type.
 
@@ -6249,7 +6190,7 @@ class OtherReplayFrom(AcpModel):
     substituting another cursor or resuming without replay.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"start"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"start"})))]
     """
     Custom or future replay cursor type.
 
@@ -6273,7 +6214,7 @@ class OtherRequestPermissionOutcome(AcpModel):
     permission request according to policy.
     """
 
-    outcome: Annotated[str, AfterValidator(_unknown_tag(frozenset({"cancelled", "selected"})))]
+    outcome: Annotated[str, AfterValidator(unknown_tag(frozenset({"cancelled", "selected"})))]
     """
     Custom or future permission outcome.
 
@@ -6297,7 +6238,7 @@ class OtherRequestPermissionSubject(AcpModel):
     according to policy.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"command", "tool_call"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"command", "tool_call"})))]
     """
     Custom or future permission subject type.
 
@@ -6320,7 +6261,7 @@ class OtherSessionUpdate(AcpModel):
     history, and otherwise ignore it or display it generically.
     """
 
-    session_update: Annotated[Annotated[str, AfterValidator(_unknown_tag(frozenset({"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk", "available_commands_update", "compaction_summary_chunk", "compaction_update", "config_option_update", "notice", "plan_removed", "plan_update", "session_info_update", "session_message", "session_message_chunk", "state_update", "subagent_update", "terminal_output_chunk", "terminal_update", "tool_call_content_chunk", "tool_call_update", "usage_update", "user_message", "user_message_chunk"})))], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    session_update: Annotated[Annotated[str, AfterValidator(unknown_tag(frozenset({"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk", "available_commands_update", "compaction_summary_chunk", "compaction_update", "config_option_update", "notice", "plan_removed", "plan_update", "session_info_update", "session_message", "session_message_chunk", "state_update", "subagent_update", "terminal_output_chunk", "terminal_update", "tool_call_content_chunk", "tool_call_update", "usage_update", "user_message", "user_message_chunk"})))], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     """
     Custom or future session update type.
 
@@ -6358,7 +6299,7 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"boolean", "id"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"boolean", "id"})))]
     """
     Custom or future session configuration option value type.
 
@@ -6387,7 +6328,7 @@ class OtherStateUpdate(AcpModel):
     state arrives.
     """
 
-    state: Annotated[str, AfterValidator(_unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
+    state: Annotated[str, AfterValidator(unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
     """
     Custom or future session state.
 
@@ -6413,7 +6354,7 @@ class OtherStateUpdateSessionUpdate(AcpModel):
     """
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Annotated[str, AfterValidator(_unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
+    state: Annotated[str, AfterValidator(unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
     """
     Custom or future session state.
 
@@ -6436,7 +6377,7 @@ class OtherToolCallContent(AcpModel):
     output, and otherwise ignore it or display it generically.
     """
 
-    type: Annotated[str, AfterValidator(_unknown_tag(frozenset({"content", "diff", "terminal"})))]
+    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"content", "diff", "terminal"})))]
     """
     Custom or future tool call content type.
 
@@ -7162,7 +7103,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
     """
     Custom or future elicitation mode.
 
@@ -8135,7 +8076,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    mode: Annotated[str, AfterValidator(_unknown_tag(frozenset({"form", "url"})))]
+    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
     """
     Custom or future elicitation mode.
 
