@@ -46,6 +46,8 @@ from .trace import jsonl_sink as jsonl_sink
 from .trace import logging_sink as logging_sink
 from .transport import MessageTooLarge as MessageTooLarge
 from .transport import Transport as Transport
+from .version_router import Routed as Routed
+from .version_router import VersionRouter as VersionRouter
 
 __all__ = [
     "COUNTERPART",
@@ -77,6 +79,7 @@ __all__ = [
     "RequestMethod",
     "Responder",
     "Role",
+    "Routed",
     "SentRequest",
     "SuccessorPeer",
     "TraceEvent",
@@ -85,6 +88,7 @@ __all__ = [
     "Transport",
     "TypedNotification",
     "TypedRequest",
+    "VersionRouter",
     "jsonl_sink",
     "logging_sink",
     "memory_pair",
