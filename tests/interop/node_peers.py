@@ -32,8 +32,10 @@ def node_executable() -> str | None:
 
 def ensure_node_modules() -> None:
     """Install the locked npm packages unless present (`make setup` does this too)."""
-    sdk = INTEROP_DIR / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
-    if sdk.exists() and ACPX_BIN.exists():
+    modules = INTEROP_DIR / "node_modules"
+    sdk = modules / "@agentclientprotocol" / "sdk" / "package.json"
+    mcp_server = modules / "@modelcontextprotocol" / "server" / "package.json"
+    if sdk.exists() and mcp_server.exists() and ACPX_BIN.exists():
         return
     npm = shutil.which("npm")
     if npm is None:
