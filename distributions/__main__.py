@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in selected:
         origin = f"schema {r.schema_release}" if r.schema_release else "pyproject.toml"
         print(f"{r.dist.name} {r.version} (from {origin}) requires {', '.join(r.dependencies)}")
+        for extra, requirements in r.extras.items():
+            print(f"  [{extra}] requires {', '.join(requirements)}")
     if args.list:
         return 0
 

@@ -31,6 +31,9 @@ class Distribution:
     """Protocol version of a generated package; ``None`` for the runtime."""
     post: int = 0
     """Post-release number for a rebuild of the same schema release (generator fixes)."""
+    extras: tuple[str, ...] = ()
+    """Optional-dependency groups of the root project this distribution offers as its own
+    extras (``acp-runtime[mcp]``), copied with their version ranges."""
 
     @property
     def is_generated(self) -> bool:
@@ -55,6 +58,7 @@ def load_catalog(path: Path = CATALOG) -> list[Distribution]:
             requires=tuple(table.get("requires", ())),
             protocol=table.get("protocol"),
             post=int(table.get("post", 0)),
+            extras=tuple(table.get("extras", ())),
         )
         for key, table in tables.items()
     ]

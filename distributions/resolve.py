@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from distributions import versions
@@ -22,6 +22,8 @@ class Resolved:
     """What generated packages require of the runtime (also set on the runtime, for show)."""
     schema_release: str = ""
     """Upstream spelling of the schema release a generated package follows (runtime: empty)."""
+    extras: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """Optional-dependency groups, by extra name."""
 
 
 def resolve_all(
@@ -45,8 +47,16 @@ def resolve_all(
             continue
         third_party = versions.root_requirements(project, dist.requires)
         if dist.protocol is None:
+            extras = versions.root_extras(project, dist.extras)
             resolved.append(
-                Resolved(dist, str(runtime_version), third_party, requires_python, runtime_range)
+                Resolved(
+                    dist,
+                    str(runtime_version),
+                    third_party,
+                    requires_python,
+                    runtime_range,
+                    extras=extras,
+                )
             )
             continue
         release = versions.schema_release(dist.protocol, lock)

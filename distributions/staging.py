@@ -58,9 +58,18 @@ def stage(resolved: Resolved, into: Path, src: Path = SRC) -> Path:
         "protocol": dist.protocol or "",
         "schema_release": resolved.schema_release,
         "runtime_range": resolved.runtime_range,
+        "optional_dependencies": _optional_dependencies(resolved.extras),
     }
     readme = "README.generated.md" if dist.is_generated else "README.runtime.md"
     for template, target in (("pyproject.toml.template", "pyproject.toml"), (readme, "README.md")):
         text = Template((TEMPLATES / template).read_text(encoding="utf-8")).substitute(fields)
         (root / target).write_text(text, encoding="utf-8")
     return root
+
+
+def _optional_dependencies(extras: dict[str, list[str]]) -> str:
+    """The ``[project.optional-dependencies]`` table, or nothing when there are no extras."""
+    if not extras:
+        return ""
+    lines = [f"{name} = {json.dumps(requirements)}" for name, requirements in extras.items()]
+    return "\n[project.optional-dependencies]\n" + "\n".join(lines) + "\n"

@@ -70,6 +70,17 @@ def root_requirements(project: dict[str, Any], names: Iterable[str]) -> list[str
     return found
 
 
+def root_extras(project: dict[str, Any], names: Iterable[str]) -> dict[str, list[str]]:
+    """The root project's optional-dependency groups ``names``, requirement strings as written."""
+    groups: dict[str, list[str]] = project.get("optional-dependencies", {})
+    missing = [name for name in names if name not in groups]
+    if missing:
+        raise VersionSourceError(
+            f"no optional-dependencies group {missing} in the root pyproject.toml"
+        )
+    return {name: list(groups[name]) for name in names}
+
+
 def schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> str:
     """The schema release (as upstream spells it) that ``protocol``'s package is generated from."""
     lock: dict[str, Any] = json.loads(lock_path.read_text(encoding="utf-8"))

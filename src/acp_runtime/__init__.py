@@ -49,6 +49,8 @@ from .trace import jsonl_sink as jsonl_sink
 from .trace import logging_sink as logging_sink
 from .transport import MessageTooLarge as MessageTooLarge
 from .transport import Transport as Transport
+from .version_router import Routed as Routed
+from .version_router import VersionRouter as VersionRouter
 
 __all__ = [
     "COUNTERPART",
@@ -80,6 +82,7 @@ __all__ = [
     "RequestMethod",
     "Responder",
     "Role",
+    "Routed",
     "SentRequest",
     "StderrLogHandler",
     "SuccessorPeer",
@@ -89,6 +92,7 @@ __all__ = [
     "Transport",
     "TypedNotification",
     "TypedRequest",
+    "VersionRouter",
     "jsonl_sink",
     "log_nothing",
     "log_to_stderr",

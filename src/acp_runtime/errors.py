@@ -9,6 +9,7 @@ a ``data.reason`` that tells them apart from anything a peer sent.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any, cast
 
@@ -28,6 +29,8 @@ class ErrorCode(IntEnum):
     INTERNAL_ERROR = -32603
     REQUEST_CANCELLED = -32800
     """ACP: the request was cancelled via ``$/cancel_request``."""
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
+    """ACP: no protocol version the agent supports is at or below the requested one."""
 
 
 _STANDARD_MESSAGES = {
@@ -37,6 +40,7 @@ _STANDARD_MESSAGES = {
     ErrorCode.INVALID_PARAMS: "Invalid params",
     ErrorCode.INTERNAL_ERROR: "Internal error",
     ErrorCode.REQUEST_CANCELLED: "Request cancelled",
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: "Unsupported protocol version",
 }
 
 
@@ -94,6 +98,13 @@ class RequestError(Exception):
     def request_cancelled(cls) -> RequestError:
         """The standard answer to a cancelled request: ``-32800 "Request cancelled"``."""
         return cls._standard(ErrorCode.REQUEST_CANCELLED)
+
+    @classmethod
+    def unsupported_protocol_version(cls, requested: int, supported: Sequence[int]) -> RequestError:
+        """The answer to an ``initialize`` no supported version can serve: ``-32022``
+        with data ``{"requested": ..., "supported": [...]}`` (the v2 schema's shape)."""
+        data: JsonValue = {"requested": requested, "supported": [v for v in supported]}
+        return cls._standard(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION, data)
 
     @classmethod
     def connection_closed(cls, method: str) -> RequestError:

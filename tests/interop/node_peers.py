@@ -16,8 +16,10 @@ TS_AGENT = PEERS_DIR / "agent.mjs"
 TS_CLIENT = PEERS_DIR / "client.mjs"
 TS_V2_AGENT = PEERS_DIR / "v2_agent.mjs"
 TS_V2_CLIENT = PEERS_DIR / "v2_client.mjs"
+TS_ROUTER_AGENT = PEERS_DIR / "router_agent.mjs"
 ECHO_AGENT = REPO_ROOT / "examples" / "echo_agent.py"
 V2_AGENT = REPO_ROOT / "examples" / "v2_agent.py"
+ROUTER_AGENT = REPO_ROOT / "examples" / "router_agent.py"
 ACPX_BIN = INTEROP_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
 
 Event = dict[str, Any]
@@ -30,8 +32,10 @@ def node_executable() -> str | None:
 
 def ensure_node_modules() -> None:
     """Install the locked npm packages unless present (`make setup` does this too)."""
-    sdk = INTEROP_DIR / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
-    if sdk.exists() and ACPX_BIN.exists():
+    modules = INTEROP_DIR / "node_modules"
+    sdk = modules / "@agentclientprotocol" / "sdk" / "package.json"
+    mcp_server = modules / "@modelcontextprotocol" / "server" / "package.json"
+    if sdk.exists() and mcp_server.exists() and ACPX_BIN.exists():
         return
     npm = shutil.which("npm")
     if npm is None:
@@ -57,6 +61,18 @@ def ts_v2_agent_command(*args: str) -> list[str]:
     node = node_executable()
     assert node is not None
     return [node, str(TS_V2_AGENT), *args]
+
+
+def ts_router_agent_command(*args: str) -> list[str]:
+    """Command line that starts the TypeScript agent behind its v1/v2 router."""
+    node = node_executable()
+    assert node is not None
+    return [node, str(TS_ROUTER_AGENT), *args]
+
+
+def router_agent_command(*args: str) -> list[str]:
+    """Command line that starts examples/router_agent.py with this interpreter."""
+    return [sys.executable, str(ROUTER_AGENT), *args]
 
 
 def v2_agent_command(*args: str) -> list[str]:

@@ -86,16 +86,19 @@ class StateRecorder(ClientHandler):
         self.running, self.idle = anyio.Event(), anyio.Event()
 
 
-@pytest.mark.anyio
-async def test_python_v2_client_against_the_ts_v2_agent(node: str) -> None:
+async def run_v2_turns(agent: list[str], protocol_version: int = 2) -> StateRecorder:
+    """Python v2 client against ``agent``: initialize (asking for ``protocol_version``),
+    session/new, a prompt run to idle, then a long one stopped with session/cancel.
+    Checks the answers; returns what the client recorded."""
     recorder = StateRecorder()
     builder = ConnectionBuilder(role="client")
     recorder.attach(builder)
-    agent = ts_v2_agent_command("--quiet")
     async with spawn_agent(agent, stderr="discard") as process, builder.connect(process) as cx:
         with anyio.fail_after(15):  # includes Node's start
             init = await cx.send_request(
-                InitializeRequest(protocol_version=2, info=Implementation(name="t", version="1"))
+                InitializeRequest(
+                    protocol_version=protocol_version, info=Implementation(name="t", version="1")
+                )
             )
             sid = (await cx.send_request(NewSessionRequest(cwd=str(Path.cwd())))).session_id
         with anyio.fail_after(5):
@@ -110,6 +113,11 @@ async def test_python_v2_client_against_the_ts_v2_agent(node: str) -> None:
             await recorder.idle.wait()
     assert init.protocol_version == 2
     assert accepted.message_id == "user-1"
+    return recorder
+
+
+def check_v2_turns(recorder: StateRecorder) -> None:
+    """The updates of :func:`run_v2_turns`: two inserted prompts, the echo, both idles."""
     inserted = [u for u in recorder.updates if isinstance(u, UserMessageSessionUpdate)]
     assert [u.message_id for u in inserted] == ["user-1", "user-3"]
     chunks = [u for u in recorder.updates if isinstance(u, AgentMessageChunkSessionUpdate)]
@@ -118,3 +126,8 @@ async def test_python_v2_client_against_the_ts_v2_agent(node: str) -> None:
     )
     stop_reasons = [getattr(u, "stop_reason", None) for u in recorder.updates]
     assert [r for r in stop_reasons if r] == ["end_turn", "cancelled"]
+
+
+@pytest.mark.anyio
+async def test_python_v2_client_against_the_ts_v2_agent(node: str) -> None:
+    check_v2_turns(await run_v2_turns(ts_v2_agent_command("--quiet")))

@@ -24,7 +24,13 @@ def test_list_prints_each_distribution_with_its_derived_version(
 ) -> None:
     lock = _lock(tmp_path, {"schema_release": "1.30.1"}, {"schema_release": "2.0.0-beta.1"})
     assert main(["--list", "--lock", str(lock), "--out", str(tmp_path / "dist")]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    output = capsys.readouterr().out.splitlines()
+    lines = [line for line in output if not line.startswith("  ")]
+    assert [line for line in output if line.startswith("  ")] == [
+        f"  [{extra}] requires {', '.join(group)}"
+        for extra, group in root_project()["optional-dependencies"].items()
+        if extra in next(d for d in load_catalog() if d.key == "runtime").extras
+    ]
     runtime = f"acp-runtime {root_project()['version']} (from pyproject.toml)"
     post = {d.key: f".post{d.post}" if d.post else "" for d in load_catalog()}
     assert [line.split(" requires ")[0] for line in lines] == [

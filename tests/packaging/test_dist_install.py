@@ -99,8 +99,14 @@ def test_every_distribution_has_a_wheel_and_an_sdist_named_after_its_version(
             assert f"{package}/__init__.py" in names
             assert f"{package}/py.typed" in names
         assert "acp_generated/__init__.py" not in names  # namespace: v1 and v2 coexist
-        requires = email.message_from_string(metadata).get_all("Requires-Dist") or []
-        assert {Requirement(x) for x in requires} == {Requirement(x) for x in r.dependencies}
+        message = email.message_from_string(metadata)
+        requires = [Requirement(x) for x in message.get_all("Requires-Dist") or []]
+        assert {x for x in requires if x.marker is None} == {Requirement(x) for x in r.dependencies}
+        assert sorted(message.get_all("Provides-Extra") or []) == sorted(r.extras)
+        for extra, group in r.extras.items():
+            assert {
+                str(x).split(";")[0] for x in requires if x.marker and extra in str(x.marker)
+            } == {str(Requirement(x)) for x in group}
         with tarfile.open(sdist) as tf:
             assert f"{stem}/pyproject.toml" in tf.getnames()
 

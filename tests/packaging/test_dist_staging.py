@@ -83,3 +83,38 @@ def test_a_package_without_py_typed_is_refused(tmp_path: Path) -> None:
     (src / "acp_generated/v1/py.typed").unlink()
     with pytest.raises(StagingError, match=r"no py\.typed"):
         stage(_resolved(GENERATED), tmp_path / "out", src)
+
+
+def test_the_runtime_offers_the_root_projects_optional_groups_as_its_extras(
+    tmp_path: Path,
+) -> None:
+    """``acp-runtime[mcp]`` installs what ``acp-sdk[mcp]`` does; no extras, no table."""
+    src = tmp_path / "src"
+    (src / "acp_runtime").mkdir(parents=True)
+    for name in ("__init__.py", "py.typed"):
+        (src / "acp_runtime" / name).write_text("", encoding="utf-8")
+    runtime = Distribution(
+        key="runtime",
+        name="acp-runtime",
+        summary="Runtime",
+        packages=("acp_runtime",),
+        requires=("anyio",),
+        extras=("mcp",),
+    )
+    resolved = Resolved(
+        runtime,
+        version="0.2.0",
+        dependencies=["anyio>=4.6,<5"],
+        requires_python=">=3.10",
+        runtime_range=">=0.2.0,<0.3",
+        extras={"mcp": ["mcp>=2.3,<3"], "http": ["httpx>=0.28", "httpx-ws>=0.9"]},
+    )
+    project = read_toml(stage(resolved, tmp_path / "out", src) / "pyproject.toml")["project"]
+    assert project["optional-dependencies"] == {
+        "mcp": ["mcp>=2.3,<3"],
+        "http": ["httpx>=0.28", "httpx-ws>=0.9"],
+    }
+    generated = read_toml(
+        stage(_resolved(GENERATED), tmp_path / "gen", _fake_src(tmp_path)) / "pyproject.toml"
+    )
+    assert "optional-dependencies" not in generated["project"]

@@ -97,3 +97,15 @@ def test_resolving_only_the_runtime_needs_no_schema_lock(tmp_path: Path) -> None
     missing_lock = tmp_path / "absent.json"
     [runtime] = resolve_all(load_catalog(), only=["runtime"], lock=missing_lock)
     assert runtime.schema_release == ""
+
+
+def test_the_catalogs_extras_are_the_root_projects_groups(tmp_path: Path) -> None:
+    lock = _lock(tmp_path, {"schema_release": "1.25.0"}, {"schema_release": "2.0.0"})
+    dists = load_catalog()
+    project = versions.root_project()
+    runtime = next(r for r in resolve_all(dists, lock=lock) if r.dist.key == "runtime")
+    assert runtime.extras
+    for extra, requirements in runtime.extras.items():
+        assert requirements == project["optional-dependencies"][extra]
+    with pytest.raises(versions.VersionSourceError, match="no optional-dependencies group"):
+        versions.root_extras(project, ["no-such-extra"])

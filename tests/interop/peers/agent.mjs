@@ -4,8 +4,10 @@
 // (Python client -> TS agent), the transcript capture, and the benchmarks.
 //
 // Usage: node agent.mjs [--quiet] [--max-message-bytes N]
+// Imported, it only exports the agent (`app`), as router_agent.mjs does.
 import * as acp from "@agentclientprotocol/sdk";
 import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { chunkText, echoPieces, parseCommand, promptText } from "./commands.mjs";
 
 const args = process.argv.slice(2);
@@ -145,7 +147,7 @@ const MIXED_UPDATES = [
   { sessionUpdate: "agent_message_chunk", content: text("mixed done") },
 ];
 
-const app = acp
+export const app = acp
   .agent({ name: "ts-echo-agent" })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
@@ -172,8 +174,10 @@ const app = acp
   })
   .onRequest("_echo/ping", (params) => params, ({ params }) => ({ pong: params }));
 
-const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin), { maxMessageBytes });
-const connection = app.connect(stream);
-await connection.closed;
-log("connection closed");
-process.exit(0);
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin), { maxMessageBytes });
+  const connection = app.connect(stream);
+  await connection.closed;
+  log("connection closed");
+  process.exit(0);
+}

@@ -6,8 +6,10 @@
 // `cancelled`.
 //
 // Usage: node v2_agent.mjs [--quiet] [--chunk-delay SECONDS]
+// Imported, it only exports the agent (`app`), as router_agent.mjs does.
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
 
 const args = process.argv.slice(2);
@@ -54,7 +56,7 @@ async function runTurn(client, sessionId, text) {
   await send(client, sessionId, { sessionUpdate: "state_update", state: "idle", stopReason });
 }
 
-const app = acp
+export const app = acp
   .agent({ name: "ts-v2-agent" })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
@@ -81,6 +83,8 @@ const app = acp
     sessions.get(params.sessionId)?.abort?.abort();
   });
 
-const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
-await connection.closed;
-process.exit(0);
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+  await connection.closed;
+  process.exit(0);
+}
