@@ -10,7 +10,10 @@ The prompt's text blocks are joined and trimmed, then read as one command:
                             chunk ``slept <ms>`` and ``end_turn``
 ``sleep-ignore <ms>``       wait, ignoring every cancellation, then ``end_turn``
 ``chunks <n> [size <s>]``   n ``agent_message_chunk`` updates (``chunk <i>\\n`` for i = 0..n-1,
-                            or s times ``x``), then ``end_turn``
+                            or s times ``x``), then ``end_turn``; each is awaited (a client
+                            that stops reading holds the stream up), and between two of them
+                            ``session/cancel`` ends the turn with ``cancelled``,
+                            ``$/cancel_request`` for the prompt answers -32800
 ``permission``              ask ``session/request_permission`` (options ``allow``, ``reject``);
                             if the turn is cancelled meanwhile, cancel that request with
                             ``$/cancel_request``; then chunk ``permission:<outcome>[:<id>]``
@@ -26,8 +29,13 @@ The extension request ``_echo/ping`` returns ``{"pong": <params>}``. Sessions ar
 ``sess-1``, ``sess-2``, ... The agent exits 0 when stdin closes, after answering the
 prompts still in flight.
 
-Usage: ``python examples/echo_agent.py [--quiet] [--max-message-bytes N]`` (the limit
-can also come from ``ECHO_AGENT_MAX_MESSAGE_BYTES``).
+Usage: ``python examples/echo_agent.py [--quiet] [--max-message-bytes N]
+[--high-water-bytes N] [--backend asyncio|trio]`` (the limit can also come from
+``ECHO_AGENT_MAX_MESSAGE_BYTES``; the second sets the connection's backpressure mark).
+
+It logs to stderr through :class:`acp_runtime.StderrLogHandler`, which never blocks the
+agent on an editor that does not read stderr; ``--quiet`` writes nothing to stderr at
+all. SIGINT ends it quietly, with status 0.
 """
 
 from __future__ import annotations
@@ -36,11 +44,13 @@ import argparse
 import logging
 import os
 import re
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
+import anyio.lowlevel
 
 from acp_generated.v1 import (
     AgentCapabilities,
@@ -79,8 +89,11 @@ from acp_runtime import (
     RequestError,
     Responder,
     SentRequest,
+    log_nothing,
+    log_to_stderr,
 )
 from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
+from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES
 from acp_runtime.stdio import stdio_transport
 
 log = logging.getLogger("echo_agent")
@@ -126,10 +139,10 @@ class Echo:
     text: str
 
 
-Immediate = Chunks | Mixed | Error | Echo
+Immediate = Mixed | Error | Echo
 """Commands answered at once, inside the request handler."""
-Waiting = Sleep | Permission | Read
-"""Commands that wait (on time or on the client): run as spawned work."""
+Waiting = Sleep | Permission | Read | Chunks
+"""Commands that wait (on time, on the client, or for it to read): run as spawned work."""
 Command = Immediate | Waiting
 
 _SLEEP = re.compile(r"(sleep|sleep-ignore)\s+(\d+)")
@@ -197,6 +210,10 @@ MIXED_UPDATES: list[SessionUpdate] = [
     ),
 ]
 
+CHUNKS_PER_YIELD = 32
+"""A stream of chunks lets the connection run after this many: cancels are read, and
+the writer puts the batch on the wire in one write."""
+
 PERMISSION_OPTIONS = [
     PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
     PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
@@ -230,11 +247,14 @@ class Turn:
     def cx(self) -> Connection:
         return self.responder.connection
 
-    def send(self, update: SessionUpdate) -> None:
-        self.cx.send_notification(SessionNotification(session_id=self.session_id, update=update))
+    def send(self, update: SessionUpdate) -> Awaitable[None]:
+        """Queue an update; awaiting the result waits while the client is behind."""
+        return self.cx.send_notification(
+            SessionNotification(session_id=self.session_id, update=update)
+        )
 
-    def say(self, text: str) -> None:
-        self.send(
+    def say(self, text: str) -> Awaitable[None]:
+        return self.send(
             AgentMessageChunkSessionUpdate(
                 session_update="agent_message_chunk", content=_text(text)
             )
@@ -313,6 +333,8 @@ class EchoAgent(AgentHandler):
     async def _turn_result(self, turn: Turn, command: Waiting) -> PromptResponse:
         if isinstance(command, Sleep):
             stop_reason = await self._sleep(turn, command)
+        elif isinstance(command, Chunks):
+            stop_reason = await self._stream_chunks(turn, command)
         elif isinstance(command, Permission):
             stop_reason = await self._ask_permission(turn)
         else:
@@ -322,10 +344,7 @@ class EchoAgent(AgentHandler):
 
     def _answer_now(self, turn: Turn, command: Immediate) -> StopReason:
         """Commands that never wait: answered inside the handler, no spawned task."""
-        if isinstance(command, Chunks):
-            for i in range(command.n):
-                turn.say(f"chunk {i}\n" if command.size is None else "x" * command.size)
-        elif isinstance(command, Mixed):
+        if isinstance(command, Mixed):
             for update in MIXED_UPDATES:
                 turn.send(update)
         elif isinstance(command, Error):
@@ -333,6 +352,18 @@ class EchoAgent(AgentHandler):
         else:
             for piece in echo_pieces(command.text):
                 turn.say(piece)
+        return "end_turn"
+
+    async def _stream_chunks(self, turn: Turn, command: Chunks) -> StopReason:
+        for i in range(command.n):
+            if i % CHUNKS_PER_YIELD == 0:
+                await anyio.lowlevel.checkpoint()  # the loop reads cancels, the writer writes
+            if turn.responder.cancellation.is_cancelled():
+                raise RequestError.request_cancelled()
+            if turn.cancelled.is_set():
+                return "cancelled"
+            # Waits only while the client is not reading (backpressure).
+            await turn.say(f"chunk {i}\n" if command.size is None else "x" * command.size)
         return "end_turn"
 
     async def _sleep(self, turn: Turn, command: Sleep) -> StopReason:
@@ -397,34 +428,56 @@ async def _outcome_label(request: SentRequest[RequestPermissionResponse]) -> str
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="ACP v1 echo agent on stdin/stdout")
-    parser.add_argument("--quiet", action="store_true", help="no log on stderr")
+    parser.add_argument("--quiet", action="store_true", help="write nothing to stderr")
     parser.add_argument(
         "--max-message-bytes",
         type=int,
         default=int(os.environ.get("ECHO_AGENT_MAX_MESSAGE_BYTES") or DEFAULT_MAX_MESSAGE_BYTES),
         help="largest incoming message (default: $ECHO_AGENT_MAX_MESSAGE_BYTES or %(default)s)",
     )
+    parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
+    parser.add_argument(
+        "--high-water-bytes",
+        type=int,
+        default=DEFAULT_HIGH_WATER_BYTES,
+        help="output queued for the client at which the agent stops reading (%(default)s)",
+    )
     return parser.parse_args(argv)
 
 
-async def serve(max_message_bytes: int) -> None:
+async def serve(max_message_bytes: int, high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES) -> None:
     agent = EchoAgent()
-    builder = ConnectionBuilder(role="agent")
+    builder = ConnectionBuilder(role="agent", high_water_bytes=high_water_bytes)
     agent.attach(builder)
-    async with builder.connect(stdio_transport(max_message_bytes=max_message_bytes)) as cx:
-        await cx.wait_incoming_closed()
-        await agent.wait_idle()  # answer the prompts still in flight before closing
-    log.info("stdin closed; exiting")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_stop_on_interrupt, tg.cancel_scope)
+        async with builder.connect(stdio_transport(max_message_bytes=max_message_bytes)) as cx:
+            await cx.wait_incoming_closed()
+            await agent.wait_idle()  # answer the prompts still in flight before closing
+        log.info("stdin closed; exiting")
+        tg.cancel_scope.cancel()
+
+
+async def _stop_on_interrupt(scope: anyio.CancelScope) -> None:
+    """SIGINT closes the connection (pending requests settle, queued answers are
+    flushed) and ends the agent quietly, instead of a KeyboardInterrupt traceback."""
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
+            log.info("interrupted; exiting")
+            scope.cancel()
+            return
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        stream=sys.stderr,
-        format="[echo-agent] %(message)s",
-    )
-    anyio.run(serve, args.max_message_bytes)
+    if args.quiet:
+        log_nothing()
+    else:
+        log_to_stderr(logging.INFO, fmt="[echo-agent] %(message)s")
+    try:
+        anyio.run(serve, args.max_message_bytes, args.high_water_bytes, backend=args.backend)
+    except KeyboardInterrupt:  # SIGINT while starting up, before the handler is in place
+        pass
     return 0
 
 

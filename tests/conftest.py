@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from acp_runtime.log_throttle import peer_log
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -21,3 +25,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def fresh_log_budgets() -> Iterator[None]:
+    """The runtime's log throttle is per process: each test starts with full budgets."""
+    peer_log.reset()
+    yield
+    peer_log.reset()

@@ -36,6 +36,9 @@ from .responder import Responder as Responder
 from .roles import Role as Role
 from .sent_request import RequestCancellationHandle as RequestCancellationHandle
 from .sent_request import SentRequest as SentRequest
+from .stderr_log import StderrLogHandler as StderrLogHandler
+from .stderr_log import log_nothing as log_nothing
+from .stderr_log import log_to_stderr as log_to_stderr
 from .stdio import stdio_transport as stdio_transport
 from .successor import SUCCESSOR as SUCCESSOR
 from .successor import SuccessorPeer as SuccessorPeer
@@ -81,6 +84,7 @@ __all__ = [
     "Role",
     "Routed",
     "SentRequest",
+    "StderrLogHandler",
     "SuccessorPeer",
     "TraceEvent",
     "TraceSink",
@@ -90,6 +94,8 @@ __all__ = [
     "TypedRequest",
     "VersionRouter",
     "jsonl_sink",
+    "log_nothing",
+    "log_to_stderr",
     "logging_sink",
     "memory_pair",
     "spawn_agent",

@@ -25,6 +25,7 @@ from .handlers import (
     typed_request_route,
 )
 from .methods import NotificationMethod, RequestMethod
+from .outbox import DEFAULT_HIGH_WATER_BYTES
 from .roles import Role, check_handles, validate_role
 from .transport import Transport
 
@@ -33,10 +34,20 @@ R = TypeVar("R")
 
 
 class ConnectionBuilder:
-    """Collects handlers for one role; can connect any number of transports."""
+    """Collects handlers for one role; can connect any number of transports.
 
-    def __init__(self, role: Role = "untyped") -> None:
+    ``high_water_bytes`` is each connection's backpressure mark: while more output than
+    that waits for a peer that does not read it, the connection stops reading, and
+    :meth:`Connection.drain` waits (see :mod:`acp_runtime.outbox`).
+    """
+
+    def __init__(
+        self, role: Role = "untyped", *, high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES
+    ) -> None:
+        if high_water_bytes < 1:
+            raise ValueError("high_water_bytes must be positive")
         self.role: Role = validate_role(role)
+        self.high_water_bytes = high_water_bytes
         self._routes = Routes()
 
     def on_request(
@@ -97,7 +108,9 @@ class ConnectionBuilder:
             self._routes.raw_notification,
         )
         async with anyio.create_task_group() as tg:
-            connection = Connection(routes, self.role, transport, tg)
+            connection = Connection(
+                routes, self.role, transport, tg, high_water_bytes=self.high_water_bytes
+            )
             try:  # the writer is shielded, so from its start only the shutdown ends it
                 await tg.start(connection._run_writer)  # pyright: ignore[reportPrivateUsage]
                 await tg.start(connection._run_reader)  # pyright: ignore[reportPrivateUsage]

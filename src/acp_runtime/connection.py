@@ -5,8 +5,12 @@
   Long work must go to :meth:`Connection.spawn`, otherwise it holds the loop and, among
   other things, cancellation markers cannot update (IN-5).
 * Every outgoing message (requests, notifications, responses, cancels) goes through one
-  FIFO queue drained by the writer task, so a request's ``$/cancel_request`` always
-  follows it on the wire.
+  queue drained by the writer task (:mod:`~acp_runtime.outbox`): FIFO, except that
+  cancellation goes first (an answer to a request the peer cancelled, a cancel of a
+  request already written), and a request's ``$/cancel_request`` always follows it.
+* Backpressure: while more than the high-water mark of output waits for the peer, the
+  dispatch loop reads nothing, and awaiting :meth:`Connection.send_notification` (or
+  :meth:`Connection.drain`) waits, until the peer has taken enough.
 * Outgoing requests live in a :class:`~acp_runtime.settlement.PendingTable`; incoming
   ones in an :class:`~acp_runtime.cancellation.IncomingRequests` registry.
 """
@@ -14,7 +18,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
@@ -26,6 +30,7 @@ from ._loop import Waiter, current_soon_caller, current_waiter_factory
 from .cancellation import IncomingRequests
 from .errors import RequestError
 from .jsonrpc import (
+    EnvelopeHead,
     Invalid,
     Notification,
     RawParams,
@@ -40,7 +45,9 @@ from .jsonrpc import (
     error_message,
     is_request_id,
     log_fields,
+    read_envelope_head,
 )
+from .log_throttle import peer_log
 from .methods import (
     JsonValue,
     NotificationMethod,
@@ -51,7 +58,7 @@ from .methods import (
     notification_method_of,
     request_method_of,
 )
-from .outbox import Outbox
+from .outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
 from .peer import COUNTERPART, Peer, on_wire
 from .response_slot import ResponseSlot
 from .roles import Role, check_peer_handles
@@ -71,7 +78,15 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 _LINE_EXCERPT = 200
-"""How much of an unparsable message is echoed in the -32700 ``data``."""
+"""How much of an unparsable message is echoed in the -32700 ``data`` (characters)."""
+
+_UNPARSABLE: Any = object()
+
+_MALFORMED_RESPONSE: JsonValue = {
+    "reason": "malformed_response",
+    "detail": 'a response needs "jsonrpc": "2.0" and exactly one of "result" and "error"',
+}
+"""``data`` of the -32600 that settles a request whose response was malformed."""
 
 CLOSE_TIMEOUT = 5.0
 """Seconds the shutdown may spend on result callbacks and flushing queued messages."""
@@ -112,11 +127,29 @@ def _identity(value: JsonValue) -> JsonValue:
     return value
 
 
+class _Drain:
+    """What awaiting :meth:`Connection.drain` does; one per connection, reusable."""
+
+    __slots__ = ("_outbox",)
+
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._outbox.drained()
+
+
 class Connection:
     """One side of a running JSON-RPC connection. Created by :class:`ConnectionBuilder`."""
 
     def __init__(
-        self, routes: Routes, role: Role, transport: Transport, task_group: TaskGroup
+        self,
+        routes: Routes,
+        role: Role,
+        transport: Transport,
+        task_group: TaskGroup,
+        *,
+        high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES,
     ) -> None:
         self.role: Role = role
         self.counterpart: Peer = COUNTERPART
@@ -124,7 +157,8 @@ class Connection:
         self._routes = routes
         self._transport = transport
         self._tg = task_group
-        self._outbox = Outbox(getattr(transport, "send_nowait", None))
+        self._outbox = Outbox(getattr(transport, "send_nowait", None), high_water=high_water_bytes)
+        self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
         self._call_soon = current_soon_caller()
@@ -148,9 +182,15 @@ class Connection:
     def pending(self) -> PendingTable:
         return self._pending
 
-    def enqueue(self, message: bytes) -> None:
+    def enqueue(self, message: bytes) -> int:
         """Queue one encoded message for the writer; raises :class:`OutboxClosed` once closed."""
-        self._outbox.put(message)
+        return self._outbox.put(message)
+
+    def enqueue_urgent(self, message: bytes) -> None:
+        self._outbox.put_urgent(message)
+
+    def enqueue_after(self, message: bytes, ticket: int) -> None:
+        self._outbox.put_after(message, ticket)
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self._call_soon(callback)
@@ -237,13 +277,17 @@ class Connection:
     @overload
     def send_notification(
         self, notification: TypedNotification, /, *, peer: Peer | None = None
-    ) -> None: ...
+    ) -> Awaitable[None]: ...
     @overload
     def send_notification(
         self, method: NotificationMethod[P], params: P, /, *, peer: Peer | None = None
-    ) -> None: ...
-    def send_notification(self, *args: Any, peer: Peer | None = None) -> None:
-        """Send a notification. Raises :class:`RequestError` if the connection is closed."""
+    ) -> Awaitable[None]: ...
+    def send_notification(self, *args: Any, peer: Peer | None = None) -> Awaitable[None]:
+        """Queue a notification at once; ``await`` the result to pace a stream of them.
+
+        The notification is queued whether or not the result is awaited; awaiting it is
+        :meth:`drain`. Raises :class:`RequestError` if the connection is closed.
+        """
         binding: NotificationMethod[Any]
         if len(args) == 1:
             binding, params = notification_method_of(args[0]), args[0]
@@ -252,12 +296,14 @@ class Connection:
         check_peer_handles(self.role, binding)
         payload = binding.params.encode(params)
         self._send_notification(binding.name, payload, peer or self.counterpart)
+        return self._drain
 
     def send_raw_notification(
         self, method: str, params: RawParams = None, *, peer: Peer | None = None
-    ) -> None:
-        """Send an untyped notification. Raises :class:`RequestError` if closed."""
+    ) -> Awaitable[None]:
+        """Queue an untyped notification; like :meth:`send_notification`."""
         self._send_notification(method, as_json(params), peer or self.counterpart)
+        return self._drain
 
     def _send_notification(self, method: str, params: Payload, peer: Peer) -> None:
         wire_method, wire_params = on_wire(peer, method, params)
@@ -265,6 +311,23 @@ class Connection:
             self.enqueue(encode_notification(wire_method, wire_params))
         except OutboxClosed:
             raise RequestError.connection_closed(method) from None
+
+    def drain(self) -> Awaitable[None]:
+        """``await cx.drain()``: wait while the peer is behind on reading.
+
+        Returns at once while the output queued for the peer is under the connection's
+        high-water mark (it is not a checkpoint then: it costs nothing while the peer
+        keeps up); over it, waits until the peer has read the queue down to the
+        low-water mark, or the connection closed. Code that sends in bulk (a stream of
+        updates, many requests or answers) awaits it between sends, so that a peer that
+        stops reading holds it up instead of filling memory.
+        """
+        return self._drain
+
+    @property
+    def outgoing_backlog(self) -> int:
+        """Bytes of output queued for the peer (or being written) right now."""
+        return self._outbox.backlog
 
     def send_cancel_request(self, request_id: RequestId) -> None:
         """Low level: ``$/cancel_request`` for a peer-side id you know (PROXY-5)."""
@@ -338,25 +401,77 @@ class Connection:
         await self._close_incoming()
 
     async def _read_loop(self) -> None:
+        outbox = self._outbox
         while True:
+            if outbox.backlog > outbox.high_water:  # the peer is not reading: stop too
+                log.debug("outgoing backlog of %d bytes: reading paused", outbox.backlog)
+                await self._drain
             try:
                 data = await self._transport.receive()
             except anyio.EndOfStream:
                 log.debug("incoming EOF")
                 return
             except MessageTooLarge as exc:
-                log.warning("incoming message over %d bytes skipped", exc.limit)
-                self._reply_uncorrelated(
-                    RequestError.invalid_request(
-                        {"reason": "message_too_large", "limit": exc.limit}
-                    )
-                )
-                continue
+                if await self._on_too_large(exc):
+                    continue
+                return
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 log.warning("incoming transport failed: %r", exc)
                 self._transport_error = self._transport_error or exc
                 return
             await self._dispatch(data)
+
+    async def _on_too_large(self, exc: MessageTooLarge) -> bool:
+        """Answer or settle what a skipped over-limit message was, as far as its first
+        bytes tell. False when the connection must fail (see :meth:`_on_too_large_response`)."""
+        error = RequestError.invalid_request({"reason": "message_too_large", "limit": exc.limit})
+        head = read_envelope_head(exc.prefix)
+        if head is not None and not head.is_call and self._is_response(head):
+            return await self._on_too_large_response(head, exc, error)
+        peer_log.log(log, logging.WARNING, "incoming message over %d bytes skipped", exc.limit)
+        self._reply_uncorrelated(error, head.id if head is not None and head.is_call else None)
+        return True
+
+    def _is_response(self, head: EnvelopeHead) -> bool:
+        """A response by its keys, or by the id of one of our pending requests."""
+        return head.is_response or (head.has_id and self._pending.get(head.id) is not None)
+
+    async def _on_too_large_response(
+        self, head: EnvelopeHead, exc: MessageTooLarge, error: RequestError
+    ) -> bool:
+        """Fail the request an over-limit response names. With no id to read, one of the
+        pending requests lost its answer and nothing tells which: the connection fails
+        as for a transport error (False), so that every pending request settles."""
+        record = self._pending.take(head.id) if head.has_id else None
+        if record is not None:
+            peer_log.log(
+                log,
+                logging.WARNING,
+                "response to %s id=%r over %d bytes: failing the request",
+                record.method,
+                record.id,
+                exc.limit,
+                extra=log_fields(record.method, record.id),
+            )
+            await self._settle(record, None, error)
+        elif head.id_known:
+            self._warn_unknown_response(head.id)
+        elif len(self._pending):
+            log.error("a response over %d bytes with no readable id: closing", exc.limit)
+            self._transport_error = self._transport_error or exc
+            return False
+        else:
+            peer_log.log(log, logging.WARNING, "response over %d bytes ignored", exc.limit)
+        return True
+
+    @staticmethod
+    async def _settle(
+        record: PendingRequest, result: JsonValue, error: RequestError | None
+    ) -> None:
+        """Settle a request taken from the table; its result callback runs here, in the loop."""
+        callback = record.settle(result, error)
+        if callback is not None:
+            await callback()
 
     def _settle_eagerly(self, data: bytes) -> bool:
         """Settle a response from the transport's readiness callback (asyncio pipes).
@@ -387,9 +502,9 @@ class Connection:
         try:
             value = predecoded[1] if predecoded and predecoded[0] == data else decode(data)
         except ValueError:
-            text = data.decode(errors="replace")
-            log.warning("unparsable message: %.200s", text)
-            self._reply_uncorrelated(RequestError.parse_error({"line": text[:_LINE_EXCERPT]}))
+            value = _UNPARSABLE  # handled below, once the decoded text is gone with the error
+        if value is _UNPARSABLE:
+            self._on_unparsable(data)
             return
         message = classify(value)
         if isinstance(message, Request):
@@ -399,7 +514,7 @@ class Connection:
         elif isinstance(message, Response):
             await self._on_response(message)
         else:
-            self._on_invalid(message, value)
+            await self._on_invalid(message, value)
 
     async def _on_request(self, request: Request) -> None:
         slot = ResponseSlot(self, self._incoming, request.id, request.method)
@@ -424,6 +539,12 @@ class Connection:
             return
         await route(notification.method, notification.params, self)
 
+    def _on_unparsable(self, data: bytes) -> None:
+        """-32700 quoting the start of the line; only that much of it is decoded."""
+        text = data[: 4 * _LINE_EXCERPT].decode(errors="replace")[:_LINE_EXCERPT]
+        peer_log.log(log, logging.WARNING, "unparsable message: %s", text)
+        self._reply_uncorrelated(RequestError.parse_error({"line": text}))
+
     def _apply_cancel(self, params: JsonValue) -> bool:
         """Update the marker before any handler runs (IN-2). False if malformed (IN-3)."""
         if (
@@ -431,7 +552,9 @@ class Connection:
             or "requestId" not in params
             or not is_request_id(params["requestId"])
         ):
-            log.warning("malformed $/cancel_request params ignored: %.200r", params)
+            peer_log.log(
+                log, logging.WARNING, "malformed $/cancel_request params ignored: %.200r", params
+            )
             return False
         self._incoming.cancel(params["requestId"])
         return True
@@ -439,33 +562,57 @@ class Connection:
     async def _on_response(self, response: Response) -> None:
         record = self._pending.take(response.id)
         if record is None:
-            log.warning(
-                "response for unknown request id %r ignored",
-                response.id,
-                extra=log_fields(None, response.id),
-            )
+            self._warn_unknown_response(response.id)
             return
-        callback = record.settle(response.result, response.error)
-        if callback is not None:
-            await callback()
+        await self._settle(record, response.result, response.error)
 
-    def _on_invalid(self, message: Invalid, value: JsonValue) -> None:
+    def _warn_unknown_response(self, request_id: RequestId) -> None:
+        peer_log.log(
+            log,
+            logging.WARNING,
+            "response for unknown request id %r ignored",
+            request_id,
+            extra=log_fields(None, request_id),
+        )
+
+    async def _on_invalid(self, message: Invalid, value: JsonValue) -> None:
         if isinstance(value, list):
             reason = "empty batch" if not value else "batches are not supported"
             self._reply_uncorrelated(RequestError.invalid_request(reason))
             return
-        log.warning("invalid message (%s)%s", message.reason, "" if message.reply else "; ignored")
+        record = self._pending.take(message.response_id)
+        if record is not None:  # a malformed answer still ends the request it names
+            peer_log.log(
+                log,
+                logging.WARNING,
+                "malformed response to %s id=%r: failing the request",
+                record.method,
+                record.id,
+                extra=log_fields(record.method, record.id),
+            )
+            await self._settle(record, None, RequestError.invalid_request(_MALFORMED_RESPONSE))
+            return
+        peer_log.log(
+            log,
+            logging.WARNING,
+            "invalid message (%s)%s",
+            message.reason,
+            "" if message.reply else "; ignored",
+        )
         if message.reply:
             self._reply_uncorrelated(RequestError.invalid_request(message.reason))
 
-    def _reply_uncorrelated(self, error: RequestError) -> None:
+    def _reply_uncorrelated(self, error: RequestError, request_id: RequestId = None) -> None:
+        """Answer a message that reached no handler: with ``id: null`` unless its id
+        could be read (an over-limit request)."""
         try:
-            self.enqueue(encode(error_message(None, error)))
+            self.enqueue(encode(error_message(request_id, error)))
         except OutboxClosed:
             log.debug("connection closed; error reply dropped")
 
     async def _close_incoming(self) -> None:
         """Settle every pending outgoing request with a connection-closed error (idempotent)."""
+        peer_log.flush()
         records = self._pending.close()
         callbacks = [
             callback
@@ -495,6 +642,7 @@ class Connection:
                         await self._transport.send(batch[0])
                     else:
                         await send_many(batch)
+                    self._outbox.sent()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 log.warning("outgoing transport failed: %r", exc)
                 self._transport_error = self._transport_error or exc

@@ -9,8 +9,11 @@ decides what a bad line gets.
 Reading rules:
 
 * a line ends at ``\\n``; a ``\\r`` right before it is stripped too (``\\r\\n`` peers);
-* blank lines (empty after stripping) are skipped, as JSON-RPC has no empty message and
-  a stray newline from a peer's ``print()`` should not cost a parse-error reply;
+* blank lines (empty, or JSON white space only: spaces, tabs, ``\\r``) are skipped, as
+  JSON-RPC has no empty message and a stray newline from a peer's ``print()`` should not
+  cost a parse-error reply;
+* a UTF-8 byte-order mark at the very start of the stream is dropped (some Windows
+  tools write one); anywhere else it is part of the line;
 * a partial final line at EOF is returned as a message;
 * a line longer than ``max_message_bytes`` is discarded without being buffered, then
   :class:`~acp_runtime.transport.MessageTooLarge` is raised once and reading resumes at
@@ -57,6 +60,14 @@ never more than the limit itself."""
 
 _NEWLINE = 0x0A
 _CR = 0x0D
+_BOM = b"\xef\xbb\xbf"
+_WHITE_SPACE = b" \t\r"
+_WHITE_SPACE_BYTES = frozenset(_WHITE_SPACE)
+
+
+def _has_content(line: bytes) -> bool:
+    """False for a line of JSON white space only, which is skipped like an empty one."""
+    return bool(line.strip(_WHITE_SPACE))
 
 
 class LineReader:
@@ -85,6 +96,7 @@ class LineReader:
         self._buffer = bytearray()
         self._scanned = 0  # self._buffer[:self._scanned] is known to hold no newline
         self._skipping: bytes | None = None  # prefix of the over-limit line being skipped
+        self._at_start = True  # a byte-order mark may still come first
         self._eof = False
         self._guard = anyio.ResourceGuard("reading from")
 
@@ -97,6 +109,8 @@ class LineReader:
             anyio.BrokenResourceError: the underlying stream failed.
         """
         with self._guard:
+            while self._at_start:
+                await self._drop_byte_order_mark()
             while True:
                 if self._skipping is not None:
                     await self._skip_rest_of_line(self._skipping)
@@ -105,6 +119,16 @@ class LineReader:
                     return line
                 if line is None:
                     await self._fill()
+
+    async def _drop_byte_order_mark(self) -> None:
+        """Read until the stream's first bytes tell whether they are a byte-order mark."""
+        buffer = self._buffer
+        if len(buffer) < len(_BOM) and _BOM.startswith(buffer) and not self._eof:
+            await self._fill()
+            return
+        if buffer.startswith(_BOM):
+            del buffer[: len(_BOM)]
+        self._at_start = False
 
     def _take_line(self) -> bytes | None:
         """A complete line from the buffer (``b""`` if blank), or None if more data is needed."""
@@ -132,6 +156,8 @@ class LineReader:
             line = bytes(view[:end])
         del buffer[: newline + 1]  # O(1): bytearray drops a prefix by moving its start
         self._scanned = 0
+        if line and line[0] in _WHITE_SPACE_BYTES and not _has_content(line):
+            return b""
         return line
 
     def offer_lines(self, chunk: bytes, receiver: EagerReceiver) -> bytes:
@@ -143,13 +169,21 @@ class LineReader:
         if self._skipping is not None or len(buffer) + len(chunk) > EAGER_MAX_BYTES:
             return chunk
         data = bytes(buffer) + chunk if buffer else chunk
+        if self._at_start:
+            if len(data) < len(_BOM) and _BOM.startswith(data):
+                return chunk  # too short to tell: ``receive`` waits for more
+            self._at_start = False
+            data = data.removeprefix(_BOM)
         start = 0
         while (newline := data.find(_NEWLINE, start)) >= 0:
             end = newline - 1 if newline > start and data[newline - 1] == _CR else newline
             if end - start > self.max_line_bytes:
                 break  # over the limit: ``receive`` reports it
-            if end > start and not receiver(data[start:end]):
-                break  # declined: it and all after it go the normal way, in order
+            if end > start and (
+                data[start] not in _WHITE_SPACE_BYTES or _has_content(data[start:end])
+            ):
+                if not receiver(data[start:end]):
+                    break  # declined: it and all after it go the normal way, in order
             start = newline + 1
         else:
             buffer[:] = data[start:]  # a partial line (or nothing): wait for the rest

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from .errors import RequestError
 from .jsonrpc import log_fields
+from .log_throttle import peer_log
 from .methods import JsonValue, NotificationMethod, RequestMethod
 from .responder import Responder
 from .response_slot import ResponseSlot, answer_failures
@@ -96,7 +97,9 @@ def typed_notification_route(
         try:
             params = binding.params.load(raw)
         except ValidationError as error:
-            log.warning(
+            peer_log.log(
+                log,
+                logging.WARNING,
                 "notification %s with invalid params ignored: %s",
                 method,
                 validation_summary(error),
@@ -127,4 +130,11 @@ async def _notify(
     try:
         await handler(params, connection)
     except Exception:
-        log.exception("notification handler for %s failed", method, extra=log_fields(method))
+        peer_log.log(
+            log,
+            logging.ERROR,
+            "notification handler for %s failed",
+            method,
+            exc_info=True,
+            extra=log_fields(method),
+        )

@@ -8,8 +8,10 @@ Pure functions and small records, no I/O. Ids are kept exactly as received
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeGuard, cast
@@ -68,10 +70,12 @@ class Response:
 @dataclass(slots=True)
 class Invalid:
     """A value that is not a valid message. ``reply`` is False when it looked like a
-    response (responses are never answered)."""
+    response (responses are never answered); ``response_id`` is the id of a malformed
+    response, when it has a valid one, so the request it names can still be settled."""
 
     reason: str
     reply: bool
+    response_id: RequestId = None
 
 
 Message: TypeAlias = Request | Notification | Response | Invalid
@@ -109,7 +113,12 @@ def _classify_response(value: dict[str, JsonValue]) -> Message:
     has_result = "result" in value
     has_error = "error" in value
     if "id" not in value or has_result == has_error or value.get("jsonrpc") != "2.0":
-        return Invalid("malformed response", reply=not (has_result or has_error))
+        request_id = value.get("id")
+        return Invalid(
+            "malformed response",
+            reply=not (has_result or has_error),
+            response_id=request_id if is_request_id(request_id) else None,
+        )
     request_id = value["id"]
     if not is_request_id(request_id):
         return Invalid("malformed response id", reply=False)
@@ -146,6 +155,87 @@ def decode(data: bytes) -> JsonValue:
         return value  # type: ignore[no-any-return]
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+@dataclass(frozen=True, slots=True)
+class EnvelopeHead:
+    """What the first bytes of a message too large to read say about it: the top-level
+    keys seen (the last one's value may be cut off) and its id, if one was read whole."""
+
+    keys: frozenset[str]
+    id: RequestId = None
+    has_id: bool = False
+    """True when ``id`` was read whole and is a valid id (``null`` included)."""
+    id_known: bool = False
+    """True when an id was read whole, valid or not: it then names no other request."""
+
+    @property
+    def is_call(self) -> bool:
+        return "method" in self.keys or "params" in self.keys
+
+    @property
+    def is_response(self) -> bool:
+        return not self.is_call and ("result" in self.keys or "error" in self.keys)
+
+
+_WHITE_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def read_envelope_head(prefix: bytes) -> EnvelopeHead | None:
+    """Read the top-level members of a JSON object from its first bytes only.
+
+    For an over-limit message, of which the framing kept a prefix: the members whose
+    values end within it are read (only the id is kept), and the key of the first one
+    cut off is noted too. None when the prefix is not the start of a JSON object in UTF-8.
+    """
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(prefix)  # a cut-off character waits
+    except UnicodeDecodeError:
+        return None
+    position = _skip_white_space(text, 0)
+    if not text.startswith("{", position):
+        return None
+    keys: set[str] = set()
+    found: list[Any] = []  # the id's value, once read whole
+    position += 1
+    while position >= 0 and (member := _scan_member(text, position)) is not None:
+        key, value, position = member
+        keys.add(key)
+        if key == "id" and value:
+            found = list(value)
+    if found and is_request_id(found[0]):
+        return EnvelopeHead(frozenset(keys), found[0], has_id=True, id_known=True)
+    return EnvelopeHead(frozenset(keys), id_known=bool(found))
+
+
+def _skip_white_space(text: str, position: int) -> int:
+    return _WHITE_SPACE.match(text, position).end()  # type: ignore[union-attr]
+
+
+def _scan_member(text: str, position: int) -> tuple[str, tuple[Any] | tuple[()], int] | None:
+    """The member at ``position``: its key, ``(value,)`` if the value ends within ``text``
+    (else ``()``), and where the next member starts (-1: none follows in ``text``).
+    None when not even a key and its colon are there."""
+    position = _skip_white_space(text, position)
+    if not text.startswith('"', position):
+        return None
+    try:
+        key, position = _SCAN_VALUE(text, position)
+    except (StopIteration, ValueError):
+        return None
+    position = _skip_white_space(text, position)
+    if not text.startswith(":", position):
+        return None
+    try:
+        value, end = _SCAN_VALUE(text, _skip_white_space(text, position + 1))
+    except (StopIteration, ValueError, RecursionError):
+        return key, (), -1
+    end = _skip_white_space(text, end)
+    if text.startswith(",", end):
+        return key, (value,), end + 1
+    if text.startswith("}", end):
+        return key, (value,), -1
+    return key, (), -1  # cut off here: a number or a literal may go on
 
 
 def log_fields(method: str | None, request_id: RequestId = None) -> dict[str, object]:

@@ -1,8 +1,19 @@
-"""The connection's outgoing FIFO: encoded messages waiting for the writer task.
+"""The connection's outgoing queue: encoded messages waiting for the writer task.
 
-Queuing never blocks (responses, cancels and notifications are queued from
-synchronous code, including finalizer callbacks), so the queue is unbounded. The
-writer takes everything queued so far in one go, which lets a framed transport put a
+Queuing never blocks (responses, cancels and notifications are queued from synchronous
+code, including finalizer callbacks); instead the queue counts its bytes, from the
+moment a message is queued until the writer's send of it returns, and says when that
+backlog passes the *high-water mark*: the connection then stops reading (so no more
+requests come in to answer) and paced senders wait (:meth:`Outbox.drained`) until the
+peer has taken enough for the backlog to fall to the *low-water mark*.
+
+Two lanes, written in this order: *urgent* (answers to requests the peer cancelled, and
+cancels of requests already handed to the writer) and *bulk* (everything else, FIFO).
+So cancellation is never stuck behind megabytes of other output, while a cancel whose
+request is still queued stays behind it: the peer never sees a cancel for an id it has
+not seen.
+
+The writer takes everything queued so far in one go, which lets a framed transport put a
 backlog on the wire in one write: fewer system calls, and fewer wake-ups of the peer.
 When nothing is queued, a message may go out at once through ``send_now`` (a
 transport's non-blocking write), saving the writer task's wake-up.
@@ -11,59 +22,159 @@ transport's non-blocking write), saving the writer task's wake-up.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from typing import Any
 
 import anyio
 
 from .settlement import OutboxClosed
 
+DEFAULT_HIGH_WATER_BYTES = 16 * 1024 * 1024
+"""Backlog at which a connection stops reading: a peer that stops reading costs about
+this much memory (plus what handlers already running still send), far under 64 MiB."""
+
 
 class Outbox:
-    """FIFO of encoded messages; :meth:`put` from anywhere on the loop, one taker."""
+    """Two FIFO lanes of encoded messages; :meth:`put` from anywhere on the loop, one taker.
 
-    __slots__ = ("_closed", "_items", "_send_now", "_wakeup")
+    Tickets order a message against others: :meth:`put` returns the bulk lane's count
+    of messages so far, and :meth:`put_after` uses it to tell whether that message has
+    already gone to the writer.
+    """
 
-    def __init__(self, send_now: Callable[[bytes], bool] | None = None) -> None:
+    __slots__ = (
+        "_bulk",
+        "_closed",
+        "_drained",
+        "_in_flight",
+        "_send_now",
+        "_taken",
+        "_tickets",
+        "_urgent",
+        "_wakeup",
+        "backlog",
+        "high_water",
+        "low_water",
+    )
+
+    def __init__(
+        self,
+        send_now: Callable[[bytes], bool] | None = None,
+        *,
+        high_water: int = DEFAULT_HIGH_WATER_BYTES,
+        low_water: int | None = None,
+    ) -> None:
         """``send_now(message)`` writes a message at once and returns True, or writes
         nothing and returns False; it is tried only while the queue is empty, so it
-        must also refuse while the taker is still writing an earlier batch."""
+        must also refuse while the taker is still writing an earlier batch.
+        ``low_water`` defaults to half of ``high_water``."""
+        if high_water < 1:
+            raise ValueError("high_water must be positive")
         self._send_now = send_now
-        self._items: deque[bytes] = deque()
+        self._urgent: deque[bytes] = deque()
+        self._bulk: deque[bytes] = deque()
         self._closed = False
         self._wakeup: anyio.Event | None = None
+        self._drained: anyio.Event | None = None
+        self._tickets = 0  # bulk messages queued so far
+        self._taken = 0  # bulk messages handed to the taker so far
+        self._in_flight = 0  # bytes of the batch being written
+        self.high_water = high_water
+        self.low_water = high_water // 2 if low_water is None else min(low_water, high_water)
+        self.backlog = 0
+        """Bytes queued or being written."""
 
-    def put(self, message: bytes) -> None:
-        """Queue one message; raises :class:`OutboxClosed` once closed."""
+    def put(self, message: bytes) -> int:
+        """Queue one message in the bulk lane; returns its ticket (0: already sent).
+        Raises :class:`OutboxClosed` once closed."""
         if self._closed:
             raise OutboxClosed
-        if not self._items and self._send_now is not None and self._send_now(message):
-            return
-        self._items.append(message)
+        if self._send_now is not None and not self.backlog and self._send_now(message):
+            return 0
+        self._bulk.append(message)
+        self.backlog += len(message)
+        self._tickets += 1
         self._wake()
+        return self._tickets
+
+    def put_urgent(self, message: bytes) -> None:
+        """Queue one message ahead of every bulk message still queued."""
+        if self._closed:
+            raise OutboxClosed
+        if self._send_now is not None and not self.backlog and self._send_now(message):
+            return
+        self._urgent.append(message)
+        self.backlog += len(message)
+        self._wake()
+
+    def put_after(self, message: bytes, ticket: int) -> None:
+        """Queue a message that must follow the one ``ticket`` names: urgent once that
+        one has gone to the writer, else in the bulk lane behind it."""
+        if ticket <= self._taken:
+            self.put_urgent(message)
+        else:
+            self.put(message)
+
+    @property
+    def over_high_water(self) -> bool:
+        return self.backlog > self.high_water
+
+    def drained(self) -> Generator[Any, None, None]:
+        """What awaiting a drain does (an ``__await__``): nothing while the backlog is
+        under the high-water mark (not even a checkpoint: pacing costs nothing while the
+        peer keeps up); once over it, wait until the backlog is down to the low-water
+        mark or the queue closed. Everyone who comes meanwhile waits too."""
+        if self.backlog <= self.high_water and self._drained is None:
+            return
+        while self.backlog > self.low_water and not self._closed:
+            if self._drained is None:
+                self._drained = anyio.Event()
+            yield from self._drained.wait().__await__()
 
     def close(self) -> None:
         """Refuse new messages; the taker still gets those already queued."""
         self._closed = True
         self._wake()
+        self._wake_drained()
 
     async def take(self, max_bytes: int) -> list[bytes]:
-        """Wait for a message, then return it with those queued behind it, up to
-        ``max_bytes`` in total (always at least one). ``[]`` once closed and drained."""
-        items = self._items
-        while not items:
+        """Wait for a message, then return it with those queued behind it (urgent ones
+        first), up to ``max_bytes`` in total (always at least one). ``[]`` once closed
+        and drained. Call :meth:`sent` when the batch is written."""
+        urgent, bulk = self._urgent, self._bulk
+        while not (urgent or bulk):
             if self._closed:
                 return []
             self._wakeup = wakeup = anyio.Event()
             await wakeup.wait()
-        first = items.popleft()
-        batch, size = [first], len(first)
-        while items and size + len(items[0]) <= max_bytes:
-            message = items.popleft()
+        batch: list[bytes] = []
+        size = 0
+        while urgent and (not batch or size + len(urgent[0]) <= max_bytes):
+            message = urgent.popleft()
             batch.append(message)
             size += len(message)
+        taken = len(batch)
+        while bulk and (not batch or size + len(bulk[0]) <= max_bytes):
+            message = bulk.popleft()
+            batch.append(message)
+            size += len(message)
+        self._taken += len(batch) - taken
+        self._in_flight = size
         return batch
+
+    def sent(self) -> None:
+        """The batch :meth:`take` returned is written: its bytes leave the backlog."""
+        self.backlog -= self._in_flight
+        self._in_flight = 0
+        if self._drained is not None and self.backlog <= self.low_water:
+            self._wake_drained()
 
     def _wake(self) -> None:
         wakeup, self._wakeup = self._wakeup, None
         if wakeup is not None:
             wakeup.set()
+
+    def _wake_drained(self) -> None:
+        drained, self._drained = self._drained, None
+        if drained is not None:
+            drained.set()

@@ -32,6 +32,7 @@ import anyio
 from .builder import ConnectionBuilder
 from .errors import RequestError
 from .handlers import RawNotificationHandler, RawRequestHandler
+from .log_throttle import peer_log
 from .methods import JsonValue
 from .peer import COUNTERPART
 from .proxied import ProxiedNotification, ProxiedRequest, send_proxied_message_to
@@ -255,7 +256,7 @@ class ConductedProxy:
             forwarded = ProxiedNotification(envelope.method, envelope.params)
             send_proxied_message_to(cx, COUNTERPART, forwarded)
         elif method in ENVELOPE_METHODS:
-            log.warning("malformed %s notification ignored", method)
+            peer_log.log(log, logging.WARNING, "malformed %s notification ignored", method)
         else:
             send_proxied_message_to(cx, self.successor, ProxiedNotification(method, params))
 

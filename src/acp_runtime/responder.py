@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .errors import RequestError
 from .jsonrpc import RequestId, log_fields
+from .log_throttle import peer_log
 from .methods import JsonValue, Payload
 from .response_slot import ResponseSlot, answer_failures
 
@@ -78,10 +79,13 @@ class Responder(Generic[R]):
         try:
             encoded = self._encode(result)
         except Exception:
-            log.exception(
+            peer_log.log(
+                log,
+                logging.ERROR,
                 "cannot encode the result of %s id=%r",
                 self.method,
                 self.id,
+                exc_info=True,
                 extra=log_fields(self.method, self.id),
             )
             self._slot.answer_error(RequestError.internal_error())

@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar
 from .cancellation import IncomingRequests
 from .errors import RequestError
 from .jsonrpc import RequestId, encode, encode_result, error_message, log_fields
+from .log_throttle import peer_log
 from .methods import Payload
 from .settlement import OutboxClosed
 
@@ -27,8 +28,12 @@ T = TypeVar("T")
 class ResponseLink(Protocol):
     """What an answer needs from its connection."""
 
-    def enqueue(self, message: bytes) -> None:
+    def enqueue(self, message: bytes) -> int:
         """Queue one encoded message for the writer (FIFO). Raises :class:`OutboxClosed`."""
+        ...
+
+    def enqueue_urgent(self, message: bytes) -> None:
+        """Queue one encoded message ahead of the queued ones. Raises :class:`OutboxClosed`."""
         ...
 
     def call_soon(self, callback: Callable[[], None]) -> None:
@@ -63,7 +68,9 @@ class ResponseSlot:
         self._send(None, error)
 
     def warn_duplicate(self, what: str) -> None:
-        log.warning(
+        peer_log.log(
+            log,
+            logging.WARNING,
             "request %s id=%r already answered; dropping %s",
             self.method,
             self.id,
@@ -77,11 +84,13 @@ class ResponseSlot:
             return
         self.answered = True
         self.registry.finish(self.id, self.marker)
+        # The answer to a request the peer cancelled goes ahead of queued output.
+        enqueue = self.link.enqueue_urgent if self.marker.is_cancelled() else self.link.enqueue
         try:
             if error is None:
-                self.link.enqueue(encode_result(self.id, result))
+                enqueue(encode_result(self.id, result))
             else:
-                self.link.enqueue(encode(error_message(self.id, error)))
+                enqueue(encode(error_message(self.id, error)))
         except OutboxClosed:
             log.debug(
                 "connection closed; response to %s id=%r not sent",
@@ -90,10 +99,13 @@ class ResponseSlot:
                 extra=log_fields(self.method, self.id),
             )
         except (TypeError, ValueError):
-            log.exception(
+            peer_log.log(
+                log,
+                logging.ERROR,
                 "response to %s id=%r is not JSON-serializable",
                 self.method,
                 self.id,
+                exc_info=True,
                 extra=log_fields(self.method, self.id),
             )
             self.answered = False
@@ -111,7 +123,9 @@ class ResponseSlot:
     def _answer_lost(self) -> None:
         if self.answered:
             return
-        log.warning(
+        peer_log.log(
+            log,
+            logging.WARNING,
             "responder for %s id=%r was dropped unanswered; sending -32603",
             self.method,
             self.id,
@@ -135,6 +149,15 @@ async def answer_failures(work: Awaitable[T], slot: ResponseSlot, doing: str) ->
         slot.answer_error(error)
     except Exception:
         fields = log_fields(slot.method, slot.id)
-        log.exception("%s %s id=%r failed", doing, slot.method, slot.id, extra=fields)
+        peer_log.log(
+            log,
+            logging.ERROR,
+            "%s %s id=%r failed",
+            doing,
+            slot.method,
+            slot.id,
+            exc_info=True,
+            extra=fields,
+        )
         slot.answer_error(RequestError.internal_error())
     return None

@@ -48,8 +48,15 @@ class RequestLink(Protocol):
     @property
     def pending(self) -> PendingTable: ...
 
-    def enqueue(self, message: bytes) -> None:
-        """Queue one encoded message for the writer (FIFO). Raises :class:`OutboxClosed`."""
+    def enqueue(self, message: bytes) -> int:
+        """Queue one encoded message for the writer (FIFO); returns a ticket for
+        :meth:`enqueue_after`. Raises :class:`OutboxClosed`."""
+        ...
+
+    def enqueue_after(self, message: bytes, ticket: int) -> None:
+        """Queue a message that must follow the one ``ticket`` names, and otherwise
+        goes first (a cancel: ahead of other output once its request has left the
+        queue). Raises :class:`OutboxClosed`."""
         ...
 
     def call_soon(self, callback: Callable[[], None]) -> None:
@@ -100,6 +107,7 @@ class PendingRequest:
         "params",
         "peer",
         "result",
+        "ticket",
         "wire",
     )
 
@@ -112,6 +120,8 @@ class PendingRequest:
         self.params = params
         self.peer = peer
         self.wire = Wire.PREPARED
+        self.ticket = 0
+        """Where the request went in the outgoing queue (see :meth:`RequestLink.enqueue`)."""
         self.armed = True
         self.consumer = Consumer.NONE
         self.result: JsonValue = None
@@ -135,7 +145,7 @@ class PendingRequest:
         try:
             self.link.pending.register(self)
             self.wire = Wire.PUBLISHED
-            self.link.enqueue(encode_request(self.id, method, params))
+            self.ticket = self.link.enqueue(encode_request(self.id, method, params))
         except OutboxClosed:
             self.link.pending.discard(self)
             callback = self.settle(None, RequestError.connection_closed(self.method))
@@ -170,7 +180,7 @@ class PendingRequest:
         self.armed = False
         method, params = self.peer.wrap(CANCEL_REQUEST_METHOD, {"requestId": self.id})
         try:
-            self.link.enqueue(encode_notification(method, params))
+            self.link.enqueue_after(encode_notification(method, params), self.ticket)
         except OutboxClosed:
             raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None
 
@@ -329,6 +339,10 @@ class PendingTable:
     def discard(self, record: PendingRequest) -> None:
         if self._records.get(record.id) is record:
             del self._records[record.id]
+
+    def get(self, request_id: RequestId) -> PendingRequest | None:
+        """The record a response with ``request_id`` belongs to, left in the table."""
+        return self._records.get(request_id) if type(request_id) is int else None
 
     def take(self, request_id: RequestId) -> PendingRequest | None:
         """Remove and return the record a response with ``request_id`` belongs to."""

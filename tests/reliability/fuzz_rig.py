@@ -171,7 +171,9 @@ class FuzzRig:
         with open(os.devnull, "w", encoding="utf-8") as trace:  # noqa: ASYNC230 (never blocks)
             transport = TracingTransport(lines, jsonl_sink(trace))
             async with EscapeWatch.watching() as watch, fuzz_builder().connect(transport) as cx:
-                yield cls(cx, to_cx, LineReader(from_cx))
+                rig = cls(cx, to_cx, LineReader(from_cx))
+                assert await rig._replies_until_ping() == []  # the stream's start is behind us
+                yield rig
                 assert not watch.escaped, watch.escaped
             assert not watch.escaped, watch.escaped
 

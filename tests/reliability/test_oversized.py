@@ -96,10 +96,11 @@ def bounded_by(limit: int) -> int:
     return limit + limit // 8 + 4 * READ_CHUNK_BYTES + MIB
 
 
-def too_large(limit: int) -> dict[str, Any]:
+def too_large(limit: int, request_id: int | None = 1) -> dict[str, Any]:
+    """The -32600 for the huge request, which names its id (1) before its params."""
     return {
         "jsonrpc": "2.0",
-        "id": None,
+        "id": request_id,
         "error": {
             "code": -32600,
             "message": "Invalid request",

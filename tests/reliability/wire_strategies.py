@@ -160,6 +160,17 @@ oversized = st.builds(
     st.integers(FUZZ_LIMIT - 60, FUZZ_LIMIT * 3),
     st.integers(0, 1000),
 )
+oversized_responses = st.builds(
+    lambda slot, id_form, kind, size: RespondTo(
+        slot, id_form, (("jsonrpc", "2.0"), (kind, "x" * size))
+    ),
+    st.integers(0, 5),
+    st.sampled_from(["int", "int", "str", "float", "unknown"]),
+    st.sampled_from(["result", "error"]),
+    st.integers(FUZZ_LIMIT - 60, FUZZ_LIMIT * 3),
+)
+"""An over-limit response aimed at an outgoing request; its id comes first (one whose id
+cannot be read would fail the connection, which must live on for the next case)."""
 ODD_LITERALS = (
     b'{"jsonrpc":"2.0","id":1,"method":"echo","params":[NaN]}',
     b'{"jsonrpc":"2.0","id":1,"method":"echo","params":[-Infinity]}',
@@ -170,6 +181,7 @@ ODD_LITERALS = (
     b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1,"a":2}}',
     b"\r",
     b" ",
+    b" \t \r",
     b"\x00",
 )
 """Inputs Python's json module treats specially (non-JSON constants, overflow, digit
@@ -214,6 +226,7 @@ case_items = st.one_of(
     reenveloped_corpus(),
     deep_nesting,
     oversized,
+    oversized_responses,
     odd_literals,
     responses_to_outgoing(),
 )

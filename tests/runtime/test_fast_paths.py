@@ -59,8 +59,13 @@ async def test_outbox_keeps_fifo_once_a_message_had_to_queue() -> None:
     outbox.put(b"second")  # must queue behind "first", not overtake it
     assert sent_now == []
     assert await outbox.take(1024) == [b"first", b"second"]
-    outbox.put(b"third")  # queue empty again: goes out at once
-    assert sent_now == [b"third"]
+    outbox.put(b"third")  # the batch is still being written: queued behind it
+    assert sent_now == []
+    outbox.sent()
+    assert await outbox.take(1024) == [b"third"]
+    outbox.sent()
+    outbox.put(b"fourth")  # nothing queued or being written: goes out at once
+    assert sent_now == [b"fourth"]
 
 
 # -- FdSendStream / LineTransport.send_nowait ---------------------------------------------

@@ -5,15 +5,21 @@ from __future__ import annotations
 import json
 import logging
 import random
+import socket
+import tracemalloc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
+from anyio.abc import SocketStream
 
 from acp_runtime import (
     Connection,
     ConnectionBuilder,
     JsonValue,
+    LineTransport,
     MessageTooLarge,
     RequestError,
     Responder,
@@ -341,3 +347,58 @@ async def test_batches_get_one_clear_32600_and_no_entry_is_dispatched(batch: lis
         assert cx.incoming_request_count == 0
         await peer.send(request(1, "after"))
         assert await peer.receive() == result(1, "after")
+
+
+@asynccontextmanager
+async def framed_connection(builder: ConnectionBuilder) -> AsyncIterator[SocketStream]:
+    """A connection over the real newline framing; yields the peer's raw socket."""
+    ours, theirs = socket.socketpair()
+    ours_stream = await SocketStream.from_socket(ours)
+    theirs_stream = await SocketStream.from_socket(theirs)
+    async with theirs_stream, builder.connect(LineTransport(ours_stream, ours_stream)):
+        yield theirs_stream
+
+
+async def receive_line(stream: SocketStream, buffer: bytearray) -> Any:
+    with anyio.fail_after(5):
+        while b"\n" not in buffer:
+            buffer += await stream.receive()
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return json.loads(line)
+
+
+async def test_rel6_a_byte_order_mark_at_the_start_and_white_space_lines_get_no_error() -> None:
+    async with framed_connection(echo_builder()) as peer:
+        buffer = bytearray()
+        for byte in b"\xef\xbb\xbf":  # one byte per write: the mark may arrive in pieces
+            await peer.send(bytes([byte]))
+            await anyio.sleep(0.01)
+        await peer.send(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        assert await receive_line(peer, buffer) == result(1, {"method": "ping", "params": None})
+        await peer.send(b"   \n\t\r\n \r\n\n")  # white space only: skipped like empty lines
+        await peer.send(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        reply = await receive_line(peer, buffer)  # the next reply: no error for the blanks
+        assert (reply["id"], reply["error"]["code"]) == (None, -32700)  # not at the start
+        await peer.send(b' {"jsonrpc":"2.0","id":3,"method":"ping"} \n')  # JSON may be padded
+        assert (await receive_line(peer, buffer))["id"] == 3
+
+
+async def test_rel5_a_bad_line_costs_its_decoded_text_and_a_constant_not_more() -> None:
+    """Answering an unparsable 16 MiB line holds the line (the test's own bytes), its
+    text while the parser fails, and a 200-character quote: never two copies of it."""
+    size = 16 * 1024 * 1024
+    line = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":["' + b"x" * size  # never closed
+    async with wire_connection(echo_builder()) as (_cx, peer):
+        await assert_alive(peer)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            await peer.send(line)
+            reply = await peer.receive()
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+        assert reply["error"]["code"] == -32700
+        assert reply["error"]["data"]["line"] == line[:200].decode()
+        assert peak < size + 1024 * 1024, f"{peak / 2**20:.1f} MiB for a 16 MiB line"

@@ -31,10 +31,17 @@ class RecordingLink:
         self.pending = PendingTable()
         self.closed = False
 
-    def enqueue(self, message: bytes) -> None:
+    def enqueue(self, message: bytes) -> int:
         if self.closed:
             raise OutboxClosed
         self.sent.append(json.loads(message))
+        return len(self.sent)
+
+    def enqueue_urgent(self, message: bytes) -> None:
+        self.enqueue(message)
+
+    def enqueue_after(self, message: bytes, ticket: int) -> None:
+        self.enqueue(message)
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self.scheduled.append(callback)

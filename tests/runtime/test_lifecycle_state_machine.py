@@ -54,10 +54,14 @@ class RecordingLink:
         self.soon: deque[Callable[[], None]] = deque()
         self.spawned: list[Coroutine[Any, Any, None]] = []
 
-    def enqueue(self, message: bytes) -> None:
+    def enqueue(self, message: bytes) -> int:
         if self.closed:
             raise OutboxClosed
         self.wire.append(json.loads(message))
+        return len(self.wire)
+
+    def enqueue_after(self, message: bytes, ticket: int) -> None:
+        self.enqueue(message)  # the list is the wire: the request is on it already
 
     def call_soon(self, callback: Callable[[], None]) -> None:
         self.soon.append(callback)

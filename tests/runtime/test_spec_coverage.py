@@ -2,7 +2,8 @@
 least one test, and every test the file names exists.
 
 The IDs are copied here from the design's section 4 (the tests must not read anything
-outside the repository); ``HYGIENE`` stands for its JSON-RPC hygiene paragraph.
+outside the repository); ``HYGIENE`` stands for its JSON-RPC hygiene paragraph. ``REL-n``
+are the reliability rules for hostile peers (issue #16), defined in the table itself.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ SPEC_IDS = (
     + ["V2-1", "HYGIENE"]
 )
 GAP_IDS = [f"GAP-{n}" for n in range(1, 27)]
+REL_IDS = [f"REL-{n}" for n in range(1, 7)]
 
-ROW = re.compile(r"^\|\s*(?P<id>(?:OUT|IN|PROXY|V2|GAP)-\d+|HYGIENE)\s*\|(?P<rest>.*)$", re.M)
+ROW = re.compile(
+    r"^\|\s*(?P<id>(?:OUT|IN|PROXY|V2|GAP|REL)-\d+|HYGIENE)\s*\|(?P<rest>.*)$", re.M
+)
 TEST_REF = re.compile(r"`(?P<path>tests/[\w/]+\.py)::(?P<name>test_\w+)`")
 
 
@@ -35,9 +39,10 @@ def rows() -> dict[str, list[tuple[str, str]]]:
 
 def test_every_behaviour_id_has_a_row_naming_tests() -> None:
     table = rows()
-    assert [i for i in table if not i.startswith("GAP-")] == SPEC_IDS
+    assert [i for i in table if not i.startswith(("GAP-", "REL-"))] == SPEC_IDS
     assert [i for i in table if i.startswith("GAP-")] == GAP_IDS
-    assert [i for i in SPEC_IDS if not table[i]] == []
+    assert [i for i in table if i.startswith("REL-")] == REL_IDS
+    assert [i for i in SPEC_IDS + REL_IDS if not table[i]] == []
 
 
 def test_every_named_test_exists() -> None:

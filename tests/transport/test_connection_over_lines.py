@@ -27,16 +27,24 @@ async def socket_transports(limit: int) -> tuple[LineTransport, LineTransport]:
 
 
 @pytest.mark.anyio
-async def test_over_limit_line_gets_an_error_with_id_null_and_the_connection_keeps_serving() -> (
-    None
-):
+@pytest.mark.parametrize(
+    ("head", "tail", "answered_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":"', b'"}', 1),
+        (b'{"jsonrpc":"2.0","method":"x","params":"', b'","id":1}', None),  # id unread
+    ],
+    ids=["id-first", "id-last"],
+)
+async def test_over_limit_request_gets_its_id_in_the_error_if_read_and_the_connection_goes_on(
+    head: bytes, tail: bytes, answered_id: int | None
+) -> None:
     ours, peer = await socket_transports(limit=4096)
-    huge = b'{"jsonrpc":"2.0","id":1,"method":"x","params":"' + b"y" * (16 * 1024 * 1024) + b'"}'
+    huge = head + b"y" * (16 * 1024 * 1024) + tail
     with anyio.fail_after(20):
         async with ConnectionBuilder().on_raw_request(echo).connect(ours):
             await peer.send(huge)  # 16 MiB: completes only as the connection skips it
             reply = json.loads(await peer.receive())
-            assert reply["id"] is None
+            assert reply["id"] == answered_id
             assert reply["error"]["code"] == -32600
             assert reply["error"]["data"] == {"reason": "message_too_large", "limit": 4096}
             await peer.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')

@@ -95,7 +95,12 @@ async function runCommand(command, { sessionId, client, turnSignal, requestSigna
       await sleep(command.ms, {});
       return "end_turn";
     case "chunks":
-      for (let i = 0; i < command.n; i++) await messageChunk(client, sessionId, chunkText(i, command.size));
+      for (let i = 0; i < command.n; i++) {
+        // Cancellation is seen between chunks, as in the Python echo agent.
+        if (requestSignal.aborted) throw acp.RequestError.requestCancelled();
+        if (turnSignal.aborted) return "cancelled";
+        await messageChunk(client, sessionId, chunkText(i, command.size));
+      }
       return "end_turn";
     case "permission": {
       const outcome = await askPermission(client, sessionId, turnSignal, requestSignal);

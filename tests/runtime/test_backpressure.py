@@ -1,0 +1,193 @@
+"""Backpressure (REL-4): a peer that stops reading holds the connection up, and
+cancellation still goes first.
+
+The peer end is a memory pair with no buffer, so the connection's writer blocks on its
+first message until the test reads: exactly a peer that never reads. Over the
+high-water mark the connection stops reading (the peer's sends stop being taken) and
+paced senders wait; once the peer has read the backlog down to the low-water mark,
+everything resumes. Answers to cancelled requests, and cancels of requests already
+written, go ahead of the queued output; a cancel never overtakes its own request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from anyio import wait_all_tasks_blocked
+
+from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
+from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
+from acp_runtime.testing import WirePeer
+
+from .helpers import cancel, request
+
+pytestmark = pytest.mark.anyio
+
+MARK = 2000
+ANSWER = {"blob": "x" * 200}
+ANSWER_BYTES = len(b'{"jsonrpc":"2.0","id":10,"result":{"blob":"' + b"x" * 200 + b'"}}')
+
+
+async def pong(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+    return ANSWER
+
+
+@asynccontextmanager
+async def unread_peer(builder: ConnectionBuilder) -> AsyncIterator[tuple[Connection, WirePeer]]:
+    """A connection whose peer reads only when the test says (no buffer either way)."""
+    ours, theirs = memory_pair(max_buffer=0)
+    async with builder.connect(ours) as cx:
+        yield cx, WirePeer(theirs)
+
+
+class Sender:
+    """Sends requests from a task, counting those the connection has taken."""
+
+    def __init__(self, peer: WirePeer, count: int) -> None:
+        self.peer = peer
+        self.count = count
+        self.taken = 0
+
+    async def run(self) -> None:
+        for n in range(self.count):
+            await self.peer.send(request(n, "ping"))
+            self.taken += 1
+
+
+def test_the_default_mark_keeps_a_stalled_peer_far_under_64_mib() -> None:
+    assert DEFAULT_HIGH_WATER_BYTES <= 16 * 1024 * 1024
+    assert Outbox().high_water == DEFAULT_HIGH_WATER_BYTES
+    assert Outbox(high_water=100).low_water == 50
+    with pytest.raises(ValueError, match="high_water_bytes"):
+        ConnectionBuilder(high_water_bytes=0)
+
+
+async def test_rel4_over_the_mark_the_connection_stops_reading_until_the_peer_drains() -> None:
+    builder = ConnectionBuilder(high_water_bytes=MARK).on_raw_request(pong)
+    async with unread_peer(builder) as (cx, peer), anyio.create_task_group() as tg:
+        sender = Sender(peer, 100)
+        tg.start_soon(sender.run)
+        await wait_all_tasks_blocked()
+        # Stopped: just over the mark of answers queued, the rest of the requests unread.
+        assert sender.taken == MARK // ANSWER_BYTES + 1
+        assert MARK < cx.outgoing_backlog <= MARK + ANSWER_BYTES
+        assert cx.incoming_request_count == 0  # every request taken was answered
+        answers = [await peer.receive() for _ in range(100)]
+        assert [answer["id"] for answer in answers] == list(range(100))
+        assert sender.taken == 100
+    assert cx.outgoing_backlog == 0
+
+
+async def test_rel4_awaited_notifications_wait_while_the_peer_is_behind() -> None:
+    progress: list[int] = []
+
+    async def stream(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+        async def updates() -> None:
+            for n in range(50):
+                await cx.send_raw_notification("tick", {"n": n, "pad": "y" * 100})
+                progress.append(n)
+            responder.respond("done")
+
+        cx = responder.connection
+        cx.spawn(updates)
+
+    builder = ConnectionBuilder(high_water_bytes=MARK).on_raw_request(stream)
+    async with unread_peer(builder) as (cx, peer):
+        await peer.send(request("s", "stream"))
+        await wait_all_tasks_blocked()
+        assert 0 < len(progress) < 50  # held up: the peer reads nothing
+        assert cx.outgoing_backlog <= MARK + 200
+        messages = [await peer.receive() for _ in range(51)]
+        assert [m["params"]["n"] for m in messages[:50]] == list(range(50))
+        assert messages[50] == {"jsonrpc": "2.0", "id": "s", "result": "done"}
+        assert progress == list(range(50))
+
+
+async def test_rel4_drain_under_the_mark_returns_at_once_without_a_checkpoint() -> None:
+    async with unread_peer(ConnectionBuilder()) as (cx, peer):
+        cx.send_raw_notification("one")  # queued: the peer does not read
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await cx.send_raw_notification("two")  # a checkpoint would raise Cancelled here
+            await cx.drain()
+        assert not scope.cancelled_caught
+        assert [(await peer.receive())["method"] for _ in range(2)] == ["one", "two"]
+
+
+async def test_rel4_a_sender_waiting_on_a_peer_that_goes_away_is_released() -> None:
+    ours, theirs = memory_pair(max_buffer=0)
+    async with ConnectionBuilder(high_water_bytes=MARK).connect(ours) as cx:
+        for _ in range(20):
+            cx.send_raw_notification("tick", {"pad": "z" * 200})
+        assert cx.outgoing_backlog > MARK
+        async with anyio.create_task_group() as tg:
+
+            async def waiter() -> None:
+                with anyio.fail_after(5):
+                    await cx.drain()
+
+            tg.start_soon(waiter)
+            await wait_all_tasks_blocked()
+            await theirs.aclose()  # the writer fails: nobody will ever read the rest
+
+
+async def test_rel4_the_answer_to_a_cancelled_request_goes_ahead_of_queued_answers() -> None:
+    async def handle(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+        if method == "slow":
+            work = responder.cancellation.run_until_cancelled(anyio.sleep_forever())
+            responder.connection.spawn(responder.respond_with, work)
+            return None
+        return ANSWER
+
+    async with unread_peer(ConnectionBuilder().on_raw_request(handle)) as (_cx, peer):
+        await peer.send(request("slow", "slow"))
+        for n in range(1, 6):
+            await peer.send(request(n, "bulk"))  # answer 1 is being written, 2..5 queued
+        await peer.send(cancel("slow"))
+        await wait_all_tasks_blocked()
+        ids = [(await peer.receive())["id"] for _ in range(6)]
+        assert ids == [1, "slow", 2, 3, 4, 5]
+
+
+async def test_rel4_a_cancel_goes_first_once_its_request_is_written_and_never_before_it() -> None:
+    async with unread_peer(ConnectionBuilder()) as (cx, peer):
+        written = cx.send_raw_request("a")
+        await wait_all_tasks_blocked()  # the writer has taken "a" and waits for the peer
+        queued = cx.send_raw_request("b")
+        for n in range(3):
+            cx.send_raw_notification("note", {"n": n})
+        written.cancel()  # "a" is on its way: the cancel goes next
+        queued.cancel()  # "b" is still queued: the cancel stays behind it
+        wire = [await peer.receive() for _ in range(7)]
+        assert [(m.get("method"), m.get("id", m.get("params"))) for m in wire] == [
+            ("a", written.id),
+            ("$/cancel_request", {"requestId": written.id}),
+            ("b", queued.id),
+            ("note", {"n": 0}),
+            ("note", {"n": 1}),
+            ("note", {"n": 2}),
+            ("$/cancel_request", {"requestId": queued.id}),
+        ]
+        written.detach()
+        queued.detach()
+
+
+async def test_rel4_outbox_lanes_and_backlog_accounting() -> None:
+    """The writer's view: urgent first, byte counts until the batch is written."""
+    outbox = Outbox(high_water=10)
+    first = outbox.put(b"12345")
+    assert first == 1 and outbox.backlog == 5 and not outbox.over_high_water
+    outbox.put(b"678901")
+    assert outbox.over_high_water
+    outbox.put_urgent(b"!")
+    outbox.put_after(b"after-first", first)  # "12345" not taken yet: behind it
+    assert await outbox.take(100) == [b"!", b"12345", b"678901", b"after-first"]
+    assert outbox.backlog == 23  # still being written
+    outbox.put_after(b"urgent-now", first)  # taken: goes first
+    outbox.put(b"later")
+    outbox.sent()
+    assert outbox.backlog == len(b"urgent-now") + len(b"later")
+    assert await outbox.take(100) == [b"urgent-now", b"later"]
