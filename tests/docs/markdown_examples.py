@@ -78,3 +78,14 @@ def extract(page: Path) -> list[Example]:
             expected = following.body
         examples.append(Example(page, block.line, block.body, expected))
     return examples
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DOCS = REPO_ROOT / "docs"
+
+
+def opted_in_pages() -> list[Path]:
+    """The docs pages and the README that opt in, in a stable order (the README last)."""
+    pages = sorted(p for p in DOCS.rglob("*.md") if OPT_IN in p.read_text(encoding="utf-8"))
+    readme = REPO_ROOT / "README.md"
+    return pages + ([readme] if OPT_IN in readme.read_text(encoding="utf-8") else [])

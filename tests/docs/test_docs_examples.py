@@ -13,10 +13,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from markdown_examples import OPT_IN, extract
+from markdown_examples import DOCS, REPO_ROOT, extract, opted_in_pages
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = sorted(p for p in DOCS.rglob("*.md") if OPT_IN in p.read_text(encoding="utf-8"))
+PAGES = opted_in_pages()
 
 # Pages of this site whose point is their examples: they must stay opted in.
 MUST_RUN = {"agents.md", "clients.md", "handlers.md", "ordering.md"}
@@ -25,13 +24,15 @@ HANG_LIMIT_S = 60  # a hung example aborts the run with every thread's traceback
 
 
 def test_pages_that_teach_by_example_are_opted_in() -> None:
+    """The guide pages and the README ("every example in the README runs")."""
     opted_in = {p.name for p in PAGES}
+    assert REPO_ROOT / "README.md" in PAGES, "README.md must opt in to runnable examples"
     missing = sorted(name for name in MUST_RUN if (DOCS / name).exists() and name not in opted_in)
     assert not missing, f"pages without runnable examples: {missing}"
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO_ROOT).as_posix() for p in PAGES])
 def test_page_examples_run(page: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     examples = extract(page)
     assert examples, f"{page.name} opts in but has no python block"

@@ -11,19 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from markdown_examples import OPT_IN, extract
+from markdown_examples import REPO_ROOT, extract, opted_in_pages
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DOCS = REPO_ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
 def example_modules(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("doc_examples")
     modules: list[Path] = []
-    for page in sorted(DOCS.rglob("*.md")):
-        if OPT_IN not in page.read_text(encoding="utf-8"):
-            continue
+    for page in opted_in_pages():
         module = out / f"doc_{page.stem.replace('-', '_')}.py"
         module.write_text("".join(e.code for e in extract(page)), encoding="utf-8")
         modules.append(module)
