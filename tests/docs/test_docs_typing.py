@@ -14,7 +14,6 @@ import pytest
 from markdown_examples import REPO_ROOT, extract, opted_in_pages
 
 
-
 @pytest.fixture(scope="module")
 def example_modules(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("doc_examples")
