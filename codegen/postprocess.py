@@ -11,6 +11,9 @@
   known tags, so a malformed known variant is an error instead of silently "other";
 * unions of models dump through the value's own class (``SerializeAsAny``): pydantic's
   union serializer re-tries choices and, for JSON, goes through Python objects first;
+* a variant's constant tag (``type: Literal["text"]``) gets its value as a default for type
+  checkers only (``if TYPE_CHECKING``): parsing still requires the tag, and ``AcpModel``'s
+  constructor fills it in, so ``TextContentBlock(text="hi")`` type-checks and works;
 * definitions are reordered after their dependencies (``ordering.py``).
 """
 
@@ -27,6 +30,7 @@ _MODEL_CONFIG = re.compile(
     r"\n    model_config = ConfigDict\(\n        extra=\"allow\",\n"
     r"        populate_by_name=True,\n    \)\n"
 )
+_TYPING_IMPORT = re.compile(r"^from typing import (.+)$", re.MULTILINE)
 _ALIAS = re.compile(r'(?<![_\w])alias="([^"]+)"')
 
 BASE_IMPORT = "from acp_runtime.model import AcpModel as AcpModel, unknown_tag"
@@ -121,6 +125,10 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                         raise PostprocessError(f"unhandled default in {node.name}.{stmt.target.id}")
                     s, e = _span(stmt.value, starts)
                     edits.append(_Edit(s, e, f"Field(default_factory={factory})"))
+                constant = _constant_tag(stmt)
+                if constant is not None:
+                    field = _checker_default(seg(stmt), seg(constant))
+                    edits.append(_Edit(*_span(stmt, starts), field))
                 if guard is not None and _wire_name(stmt, seg) == guard.tag:
                     known = ", ".join(f'"{k}"' for k in guard.known)
                     core_node = _core_type(stmt.annotation)  # keep the Field(alias) around it
@@ -153,6 +161,26 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
     if unguarded:
         raise PostprocessError(f"catch-all tag field not found in {sorted(unguarded)}")
     return _apply(data, edits)
+
+
+def _constant_tag(stmt: ast.AnnAssign) -> ast.expr | None:
+    """The value of a required ``Literal`` field with one value, else None."""
+    core = _core_type(stmt.annotation)
+    if (
+        stmt.value is None
+        and isinstance(core, ast.Subscript)
+        and isinstance(core.value, ast.Name)
+        and core.value.id == "Literal"
+        and isinstance(core.slice, ast.Constant)
+    ):
+        return core.slice
+    return None
+
+
+def _checker_default(field: str, value: str) -> str:
+    """``name: T`` -> the same field with ``= value`` where type checkers look only."""
+    nested = field.replace("\n", "\n    ")
+    return f"if TYPE_CHECKING:\n        {nested} = {value}\n    else:\n        {nested}"
 
 
 def _is_alias(value: ast.expr) -> bool:
@@ -279,6 +307,8 @@ def postprocess(
         for n in ast.parse(body).body
         if isinstance(n, (ast.Import, ast.ImportFrom))
     )
+    if "if TYPE_CHECKING:" in body:
+        body = _TYPING_IMPORT.sub(r"from typing import TYPE_CHECKING, \1", body, count=1)
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
     return dependency_order(header + head + "\n\n" + BASE_IMPORT + "\n\n\n" + rest)

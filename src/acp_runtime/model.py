@@ -8,14 +8,23 @@ bump regenerate models without touching how every model validates and dumps.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 
 
 class AcpModel(BaseModel):
-    """Base of every generated model: wire names are camelCase aliases, unknown fields are kept."""
+    """Base of every generated model: wire names are camelCase aliases, unknown fields are kept.
+
+    Constructing a model in code is stricter than parsing one from the wire: an unknown
+    keyword is a typo to report (``TypeError``), not a field to relay, and a variant's
+    constant tag (``type="text"``) is filled in, so ``TextContentBlock(text="hi")`` is enough.
+    ``model_validate`` does neither: what a peer sends is kept and checked as it is.
+    """
 
     model_config = ConfigDict(
         extra="allow",
@@ -25,6 +34,19 @@ class AcpModel(BaseModel):
     )
 
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
+
+        def __init__(self, /, **data):
+            plan = _PLANS.get(type(self)) or _plan(type(self))
+            if not plan.keywords.issuperset(data):
+                raise _unknown_keywords(type(self), plan, data)
+            for name, names, constant in plan.constants:
+                if names.isdisjoint(data):
+                    data[name] = constant
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+
+        # pydantic validates nested models without calling ``__init__`` unless a class has a
+        # custom one; this marks ours as the base's, so wire parsing keeps its fast path.
+        __init__.__pydantic_base_init__ = True
 
         # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
         # parsing then costs more than validating a small model (measured, bench/).
@@ -60,6 +82,65 @@ class AcpModel(BaseModel):
                     by_alias=by_alias, exclude_unset=exclude_unset, **options
                 )
             return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class _ConstructionPlan:
+    """What a model's constructor accepts, worked out once per class."""
+
+    keywords: frozenset[str]
+    """Field names and their wire aliases."""
+    constants: tuple[tuple[str, frozenset[str], object], ...]
+    """Constant tags: field name, the keywords that set it, its one value."""
+
+
+_PLANS: dict[type[AcpModel], _ConstructionPlan] = {}
+
+
+def _plan(cls: type[AcpModel]) -> _ConstructionPlan:
+    keywords: set[str] = set()
+    constants: list[tuple[str, frozenset[str], object]] = []
+    for name, field in cls.model_fields.items():
+        names = frozenset({name, *_aliases(field)})
+        keywords |= names
+        constant = _constant(field)
+        if constant:
+            constants.append((name, names, constant[0]))
+    plan = _PLANS[cls] = _ConstructionPlan(frozenset(keywords), tuple(constants))
+    return plan
+
+
+def _aliases(field: FieldInfo) -> list[str]:
+    return [a for a in (field.alias, field.validation_alias) if isinstance(a, str)]
+
+
+def _constant(field: FieldInfo) -> tuple[object] | tuple[()]:
+    """The value of a required one-value ``Literal`` field (a variant's tag), if it is one.
+
+    Generated models give these fields their value as a default for type checkers only
+    (``if TYPE_CHECKING``), so parsing still requires the tag and the constructor fills it.
+    """
+    if not field.is_required() or get_origin(field.annotation) is not Literal:
+        return ()
+    values = get_args(field.annotation)
+    return (values[0],) if len(values) == 1 else ()
+
+
+def _unknown_keywords(
+    cls: type[AcpModel], plan: _ConstructionPlan, data: dict[str, Any]
+) -> TypeError:
+    unknown = sorted(set(data) - plan.keywords)
+    fields = list(cls.model_fields)
+    hints: list[str] = []
+    for word in unknown:
+        close = difflib.get_close_matches(word, fields, n=1) or difflib.get_close_matches(
+            word, sorted(plan.keywords), n=1
+        )
+        hints.append(f"{word!r} (did you mean {close[0]!r}?)" if close else repr(word))
+    return TypeError(
+        f"{cls.__name__}() got unexpected keyword argument(s) {', '.join(hints)}; "
+        f"to keep fields this model does not declare, parse with {cls.__name__}.model_validate"
+    )
 
 
 def unknown_tag(known: frozenset[str]) -> Callable[[str], str]:

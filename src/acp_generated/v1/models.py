@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
@@ -386,7 +386,10 @@ class AudioContentBlock(AudioContent):
     Requires the `audio` prompt capability when included in prompts.
     """
 
-    type: Literal["audio"]
+    if TYPE_CHECKING:
+        type: Literal["audio"] = "audio"
+    else:
+        type: Literal["audio"]
 
 
 class AuthCapabilities(AcpModel):
@@ -608,9 +611,14 @@ class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
     Available commands are ready or have changed
     """
 
-    session_update: Annotated[
-        Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "available_commands_update"
+    else:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class BlobResourceContents(AcpModel):
@@ -697,7 +705,10 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     Boolean property.
     """
 
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionId = TypeAliasType("SessionId", str)
@@ -738,7 +749,10 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
     value: bool
     """
     The boolean value.
@@ -760,7 +774,10 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    action: Literal["cancel"]
+    if TYPE_CHECKING:
+        action: Literal["cancel"] = "cancel"
+    else:
+        action: Literal["cancel"]
 
 
 class CancelNotification(AcpModel, TypedNotification):
@@ -830,7 +847,10 @@ class CancelledRequestPermissionOutcome(AcpModel):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
     """
 
-    outcome: Literal["cancelled"]
+    if TYPE_CHECKING:
+        outcome: Literal["cancelled"] = "cancelled"
+    else:
+        outcome: Literal["cancelled"]
 
 
 class FileSystemCapabilities(AcpModel):
@@ -1137,7 +1157,10 @@ class TextContentBlock(TextContent):
     Clients SHOULD render this text as Markdown.
     """
 
-    type: Literal["text"]
+    if TYPE_CHECKING:
+        type: Literal["text"] = "text"
+    else:
+        type: Literal["text"]
 
 
 class ImageContent(AcpModel):
@@ -1178,7 +1201,10 @@ class ImageContentBlock(ImageContent):
     Requires the `image` prompt capability when included in prompts.
     """
 
-    type: Literal["image"]
+    if TYPE_CHECKING:
+        type: Literal["image"] = "image"
+    else:
+        type: Literal["image"]
 
 
 class ResourceLink(AcpModel):
@@ -1231,7 +1257,10 @@ class ResourceLinkContentBlock(ResourceLink):
     All agents MUST support resource links in prompts.
     """
 
-    type: Literal["resource_link"]
+    if TYPE_CHECKING:
+        type: Literal["resource_link"] = "resource_link"
+    else:
+        type: Literal["resource_link"]
 
 
 class TextResourceContents(AcpModel):
@@ -1299,7 +1328,10 @@ class ResourceContentBlock(EmbeddedResource):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
-    type: Literal["resource"]
+    if TYPE_CHECKING:
+        type: Literal["resource"] = "resource"
+    else:
+        type: Literal["resource"]
 
 
 ContentBlock = TypeAliasType(
@@ -1354,9 +1386,14 @@ class CompactionSummaryChunkSessionUpdate(CompactionSummaryChunk):
     the `session.compaction` Client capability.
     """
 
-    session_update: Annotated[
-        Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_summary_chunk"
+    else:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class CompactionUpdate(AcpModel):
@@ -1401,9 +1438,14 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     the `session.compaction` Client capability.
     """
 
-    session_update: Annotated[
-        Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_update"
+    else:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 ElicitationId = TypeAliasType("ElicitationId", str)
@@ -1586,7 +1628,10 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    type: Literal["select"]
+    if TYPE_CHECKING:
+        type: Literal["select"] = "select"
+    else:
+        type: Literal["select"]
 
 
 class SessionConfigBoolean(AcpModel):
@@ -1629,7 +1674,10 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionConfigOption = TypeAliasType(
@@ -1668,9 +1716,14 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     Session configuration options have been updated.
     """
 
-    session_update: Annotated[
-        Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "config_option_update"
+    else:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class Content(AcpModel):
@@ -1729,9 +1782,14 @@ class AgentMessageChunkSessionUpdate(ContentChunk):
     A chunk of the agent's response being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class AgentThoughtChunkSessionUpdate(ContentChunk):
@@ -1739,9 +1797,14 @@ class AgentThoughtChunkSessionUpdate(ContentChunk):
     A chunk of the agent's internal reasoning being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_thought_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ContentToolCallContent(Content):
@@ -1749,7 +1812,10 @@ class ContentToolCallContent(Content):
     Standard content block (text, images, resources).
     """
 
-    type: Literal["content"]
+    if TYPE_CHECKING:
+        type: Literal["content"] = "content"
+    else:
+        type: Literal["content"]
 
 
 class Cost(AcpModel):
@@ -1906,9 +1972,14 @@ class CurrentModeUpdateSessionUpdate(CurrentModeUpdate):
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
-    session_update: Annotated[
-        Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "current_mode_update"
+    else:
+        session_update: Annotated[
+            Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class DeclineCreateElicitationResponse(AcpModel):
@@ -1926,7 +1997,10 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    action: Literal["decline"]
+    if TYPE_CHECKING:
+        action: Literal["decline"] = "decline"
+    else:
+        action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -2001,7 +2075,10 @@ class DiffToolCallContent(Diff):
     File modification shown as a diff.
     """
 
-    type: Literal["diff"]
+    if TYPE_CHECKING:
+        type: Literal["diff"] = "diff"
+    else:
+        type: Literal["diff"]
 
 
 class ElicitationAcceptAction(AcpModel):
@@ -2030,7 +2107,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    action: Literal["accept"]
+    if TYPE_CHECKING:
+        action: Literal["accept"] = "accept"
+    else:
+        action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -2176,7 +2256,10 @@ class StringElicitationPropertySchema(StringPropertySchema):
     String property (or single-select enum when `enum`/`oneOf` is set).
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class NumberPropertySchema(AcpModel):
@@ -2231,7 +2314,10 @@ class NumberElicitationPropertySchema(NumberPropertySchema):
     Number (floating-point) property.
     """
 
-    type: Literal["number"]
+    if TYPE_CHECKING:
+        type: Literal["number"] = "number"
+    else:
+        type: Literal["number"]
 
 
 class IntegerPropertySchema(AcpModel):
@@ -2286,7 +2372,10 @@ class IntegerElicitationPropertySchema(IntegerPropertySchema):
     Integer property.
     """
 
-    type: Literal["integer"]
+    if TYPE_CHECKING:
+        type: Literal["integer"] = "integer"
+    else:
+        type: Literal["integer"]
 
 
 class StringMultiSelectItems(AcpModel):
@@ -2315,7 +2404,10 @@ class StringMultiSelectItemsVariant(StringMultiSelectItems):
     Multi-select string items with plain string values.
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class TitledMultiSelectItems(AcpModel):
@@ -2416,7 +2508,10 @@ class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
     Multi-select array property.
     """
 
-    type: Literal["array"]
+    if TYPE_CHECKING:
+        type: Literal["array"] = "array"
+    else:
+        type: Literal["array"]
 
 
 ElicitationPropertySchemaKnown = TypeAliasType(
@@ -2685,7 +2780,10 @@ class TerminalAuthMethod(AuthMethodTerminal):
     process, without passing this method to `authenticate`.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
@@ -2911,7 +3009,10 @@ class HttpMcpServer(McpServerHttp):
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
     """
 
-    type: Literal["http"]
+    if TYPE_CHECKING:
+        type: Literal["http"] = "http"
+    else:
+        type: Literal["http"]
 
 
 class McpServerSse(AcpModel):
@@ -2948,7 +3049,10 @@ class SseMcpServer(McpServerSse):
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
     """
 
-    type: Literal["sse"]
+    if TYPE_CHECKING:
+        type: Literal["sse"] = "sse"
+    else:
+        type: Literal["sse"]
 
 
 McpServerKnown = TypeAliasType(
@@ -3273,7 +3377,10 @@ class NoticeSessionUpdate(Notice):
     the `session.notices` Client capability.
     """
 
-    session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "notice"
+    else:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class OtherCreateElicitationResponse(AcpModel):
@@ -3441,7 +3548,10 @@ class PlanSessionUpdate(Plan):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
 
-    session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan"
+    else:
+        session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -3647,7 +3757,10 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -3744,7 +3857,10 @@ class TerminalToolCallContent(Terminal):
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 ToolCallContent = TypeAliasType(
@@ -3906,7 +4022,10 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
     The user selected one of the provided options.
     """
 
-    outcome: Literal["selected"]
+    if TYPE_CHECKING:
+        outcome: Literal["selected"] = "selected"
+    else:
+        outcome: Literal["selected"]
 
 
 RequestPermissionOutcome = TypeAliasType(
@@ -3959,7 +4078,10 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -4097,7 +4219,10 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -4141,9 +4266,14 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     Session metadata has been updated (title, timestamps, custom metadata)
     """
 
-    session_update: Annotated[
-        Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "session_info_update"
+    else:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class UserMessageChunkSessionUpdate(ContentChunk):
@@ -4151,9 +4281,14 @@ class UserMessageChunkSessionUpdate(ContentChunk):
     A chunk of the user's message being streamed.
     """
 
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "user_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ToolCall(AcpModel):
@@ -4222,7 +4357,10 @@ class ToolCallSessionUpdate(ToolCall):
     Notification that a new tool call has been initiated.
     """
 
-    session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call"
+    else:
+        session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class ToolCallUpdateSessionUpdate(ToolCallUpdate):
@@ -4230,7 +4368,10 @@ class ToolCallUpdateSessionUpdate(ToolCallUpdate):
     Update on the status or results of a tool call.
     """
 
-    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call_update"
+    else:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UsageUpdate(AcpModel):
@@ -4265,7 +4406,10 @@ class UsageUpdateSessionUpdate(UsageUpdate):
     Context window and cost update for the session.
     """
 
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "usage_update"
+    else:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 SessionUpdate = TypeAliasType(
@@ -4381,7 +4525,10 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.

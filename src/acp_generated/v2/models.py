@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
@@ -430,7 +430,10 @@ class TextContentBlock(TextContent):
     extensions.
     """
 
-    type: Literal["text"]
+    if TYPE_CHECKING:
+        type: Literal["text"] = "text"
+    else:
+        type: Literal["text"]
 
 
 MediaType = TypeAliasType("MediaType", str)
@@ -481,7 +484,10 @@ class ImageContentBlock(ImageContent):
     Requires the `image` prompt capability when included in prompts.
     """
 
-    type: Literal["image"]
+    if TYPE_CHECKING:
+        type: Literal["image"] = "image"
+    else:
+        type: Literal["image"]
 
 
 class AudioContent(AcpModel):
@@ -520,7 +526,10 @@ class AudioContentBlock(AudioContent):
     Requires the `audio` prompt capability when included in prompts.
     """
 
-    type: Literal["audio"]
+    if TYPE_CHECKING:
+        type: Literal["audio"] = "audio"
+    else:
+        type: Literal["audio"]
 
 
 IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
@@ -638,7 +647,10 @@ class ResourceLinkContentBlock(ResourceLink):
     All agents MUST support resource links in prompts.
     """
 
-    type: Literal["resource_link"]
+    if TYPE_CHECKING:
+        type: Literal["resource_link"] = "resource_link"
+    else:
+        type: Literal["resource_link"]
 
 
 class TextResourceContents(AcpModel):
@@ -739,7 +751,10 @@ class ResourceContentBlock(EmbeddedResource):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
-    type: Literal["resource"]
+    if TYPE_CHECKING:
+        type: Literal["resource"] = "resource"
+    else:
+        type: Literal["resource"]
 
 
 ContentBlockKnown = TypeAliasType(
@@ -840,7 +855,10 @@ class AgentMessageSessionUpdate(AgentMessage):
     fields in the new update patch the previous fields for that message.
     """
 
-    session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "agent_message"
+    else:
+        session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class AgentThought(AcpModel):
@@ -890,7 +908,10 @@ class AgentThoughtSessionUpdate(AgentThought):
     fields in the new update patch the previous fields for that message.
     """
 
-    session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "agent_thought"
+    else:
+        session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 AuthMethodId = TypeAliasType("AuthMethodId", str)
@@ -937,7 +958,10 @@ class AgentAuthMethod(AuthMethodAgent):
     The `type` discriminator value is `agent`.
     """
 
-    type: Literal["agent"]
+    if TYPE_CHECKING:
+        type: Literal["agent"] = "agent"
+    else:
+        type: Literal["agent"]
 
 
 class EnvVariable(AcpModel):
@@ -1032,7 +1056,10 @@ class TextAvailableCommandInput(TextCommandInput):
     All text after the command name and the whitespace following it is provided as input.
     """
 
-    type: Literal["text"]
+    if TYPE_CHECKING:
+        type: Literal["text"] = "text"
+    else:
+        type: Literal["text"]
 
 
 class OtherAvailableCommandInput(AcpModel):
@@ -1103,7 +1130,10 @@ class CommandAvailableCommand(Command):
     A slash command the user can invoke by including it in a prompt.
     """
 
-    type: Literal["command"]
+    if TYPE_CHECKING:
+        type: Literal["command"] = "command"
+    else:
+        type: Literal["command"]
 
 
 class OtherAvailableCommand(AcpModel):
@@ -1173,9 +1203,14 @@ class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
     Available commands are ready or have changed
     """
 
-    session_update: Annotated[
-        Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "available_commands_update"
+    else:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 TerminalId = TypeAliasType("TerminalId", str)
@@ -1266,7 +1301,10 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     Boolean property.
     """
 
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionId = TypeAliasType("SessionId", str)
@@ -1307,7 +1345,10 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
     value: bool
     """
     The boolean value.
@@ -1327,7 +1368,10 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    action: Literal["cancel"]
+    if TYPE_CHECKING:
+        action: Literal["cancel"] = "cancel"
+    else:
+        action: Literal["cancel"]
 
 
 RequestId = TypeAliasType("RequestId", int | str)
@@ -1488,7 +1532,10 @@ class TerminalBackgroundWork(BackgroundTerminal):
     Live until its `terminal_update` reports `exitStatus`.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 class ToolCallBackgroundWork(BackgroundToolCall):
@@ -1498,7 +1545,10 @@ class ToolCallBackgroundWork(BackgroundToolCall):
     stay listed.
     """
 
-    type: Literal["tool_call"]
+    if TYPE_CHECKING:
+        type: Literal["tool_call"] = "tool_call"
+    else:
+        type: Literal["tool_call"]
 
 
 BackgroundWorkKnown = TypeAliasType(
@@ -1577,7 +1627,10 @@ class CancelledIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledIdleStateUpdateSessionUpdate(AcpModel):
@@ -1594,8 +1647,14 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
     `error`.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -1615,7 +1674,10 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledIdleStateUpdateVariant(AcpModel):
@@ -1632,7 +1694,10 @@ class CancelledIdleStateUpdateVariant(AcpModel):
     `error`.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -1652,7 +1717,10 @@ class CancelledIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledPermissionOutcome(AcpModel):
@@ -1684,7 +1752,10 @@ class CancelledRequestPermissionOutcome(CancelledPermissionOutcome):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
     """
 
-    outcome: Literal["cancelled"]
+    if TYPE_CHECKING:
+        outcome: Literal["cancelled"] = "cancelled"
+    else:
+        outcome: Literal["cancelled"]
 
 
 class TerminalAuthCapabilities(AcpModel):
@@ -1923,7 +1994,10 @@ class CommandRequestPermissionSubject(CommandPermissionSubject):
     Permission is requested before running a command.
     """
 
-    type: Literal["command"]
+    if TYPE_CHECKING:
+        type: Literal["command"] = "command"
+    else:
+        type: Literal["command"]
 
 
 CompactionId = TypeAliasType("CompactionId", str)
@@ -1968,9 +2042,14 @@ class CompactionSummaryChunkSessionUpdate(CompactionSummaryChunk):
     A content block appended to a context compaction's retained summary.
     """
 
-    session_update: Annotated[
-        Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_summary_chunk"
+    else:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class CompactionUpdate(AcpModel):
@@ -2018,9 +2097,14 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     A context compaction has been created or updated.
     """
 
-    session_update: Annotated[
-        Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_update"
+    else:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 ElicitationId = TypeAliasType("ElicitationId", str)
@@ -2211,7 +2295,10 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    type: Literal["select"]
+    if TYPE_CHECKING:
+        type: Literal["select"] = "select"
+    else:
+        type: Literal["select"]
 
 
 class SessionConfigBoolean(AcpModel):
@@ -2258,7 +2345,10 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionConfigOptionKnown = TypeAliasType(
@@ -2351,9 +2441,14 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     Session configuration options have been updated.
     """
 
-    session_update: Annotated[
-        Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "config_option_update"
+    else:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class Content(AcpModel):
@@ -2407,9 +2502,14 @@ class AgentMessageChunkSessionUpdate(ContentChunk):
     A chunk of the agent's response being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class AgentThoughtChunkSessionUpdate(ContentChunk):
@@ -2417,9 +2517,14 @@ class AgentThoughtChunkSessionUpdate(ContentChunk):
     A chunk of the agent's internal reasoning being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_thought_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ContentToolCallContent(Content):
@@ -2427,7 +2532,10 @@ class ContentToolCallContent(Content):
     Standard content block (text, images, resources).
     """
 
-    type: Literal["content"]
+    if TYPE_CHECKING:
+        type: Literal["content"] = "content"
+    else:
+        type: Literal["content"]
 
 
 class Cost(AcpModel):
@@ -2467,7 +2575,10 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    action: Literal["decline"]
+    if TYPE_CHECKING:
+        action: Literal["decline"] = "decline"
+    else:
+        action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -2548,7 +2659,10 @@ class AddDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    operation: Literal["add"]
+    if TYPE_CHECKING:
+        operation: Literal["add"] = "add"
+    else:
+        operation: Literal["add"]
 
 
 class DeleteDiffChange(DiffPathChange):
@@ -2576,7 +2690,10 @@ class DeleteDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    operation: Literal["delete"]
+    if TYPE_CHECKING:
+        operation: Literal["delete"] = "delete"
+    else:
+        operation: Literal["delete"]
 
 
 class ModifyDiffChange(DiffPathChange):
@@ -2604,7 +2721,10 @@ class ModifyDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    operation: Literal["modify"]
+    if TYPE_CHECKING:
+        operation: Literal["modify"] = "modify"
+    else:
+        operation: Literal["modify"]
 
 
 class DiffPathPairChange(AcpModel):
@@ -2647,7 +2767,10 @@ class MoveDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    operation: Literal["move"]
+    if TYPE_CHECKING:
+        operation: Literal["move"] = "move"
+    else:
+        operation: Literal["move"]
 
 
 class CopyDiffChange(DiffPathPairChange):
@@ -2675,7 +2798,10 @@ class CopyDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    operation: Literal["copy"]
+    if TYPE_CHECKING:
+        operation: Literal["copy"] = "copy"
+    else:
+        operation: Literal["copy"]
 
 
 DiffChangeKnown = TypeAliasType(
@@ -2804,7 +2930,10 @@ class DiffToolCallContent(Diff):
     File modification shown as a diff.
     """
 
-    type: Literal["diff"]
+    if TYPE_CHECKING:
+        type: Literal["diff"] = "diff"
+    else:
+        type: Literal["diff"]
 
 
 class ElicitationAcceptAction(AcpModel):
@@ -2833,7 +2962,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    action: Literal["accept"]
+    if TYPE_CHECKING:
+        action: Literal["accept"] = "accept"
+    else:
+        action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -2979,7 +3111,10 @@ class StringElicitationPropertySchema(StringPropertySchema):
     String property (or single-select enum when `enum`/`oneOf` is set).
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class NumberPropertySchema(AcpModel):
@@ -3032,7 +3167,10 @@ class NumberElicitationPropertySchema(NumberPropertySchema):
     Number (floating-point) property.
     """
 
-    type: Literal["number"]
+    if TYPE_CHECKING:
+        type: Literal["number"] = "number"
+    else:
+        type: Literal["number"]
 
 
 class IntegerPropertySchema(AcpModel):
@@ -3085,7 +3223,10 @@ class IntegerElicitationPropertySchema(IntegerPropertySchema):
     Integer property.
     """
 
-    type: Literal["integer"]
+    if TYPE_CHECKING:
+        type: Literal["integer"] = "integer"
+    else:
+        type: Literal["integer"]
 
 
 class StringMultiSelectItems(AcpModel):
@@ -3112,7 +3253,10 @@ class StringMultiSelectItemsVariant(StringMultiSelectItems):
     Multi-select string items with plain string values.
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class TitledMultiSelectItems(AcpModel):
@@ -3209,7 +3353,10 @@ class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
     Multi-select array property.
     """
 
-    type: Literal["array"]
+    if TYPE_CHECKING:
+        type: Literal["array"] = "array"
+    else:
+        type: Literal["array"]
 
 
 ElicitationPropertySchemaKnown = TypeAliasType(
@@ -3345,7 +3492,10 @@ class EndTurnIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
@@ -3354,8 +3504,14 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -3375,7 +3531,10 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class EndTurnIdleStateUpdateVariant(AcpModel):
@@ -3384,7 +3543,10 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -3404,7 +3566,10 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
@@ -3554,7 +3719,10 @@ class ErrorIdleStateUpdate(ErrorStopReason):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
@@ -3566,8 +3734,14 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -3587,7 +3761,10 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class ErrorIdleStateUpdateVariant(ErrorStopReason):
@@ -3599,7 +3776,10 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -3619,7 +3799,10 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class HttpHeader(AcpModel):
@@ -3666,7 +3849,10 @@ class IdSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    type: Literal["id"]
+    if TYPE_CHECKING:
+        type: Literal["id"] = "id"
+    else:
+        type: Literal["id"]
     value: SessionConfigValueId
     """
     The value ID.
@@ -3746,7 +3932,10 @@ class TerminalAuthMethod(AuthMethodTerminal):
     process, without passing this method to `auth/login`.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 AuthMethodKnown = TypeAliasType(
@@ -4047,7 +4236,10 @@ class MaxTokensIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
@@ -4055,8 +4247,14 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4076,7 +4274,10 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTokensIdleStateUpdateVariant(AcpModel):
@@ -4084,7 +4285,10 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4104,7 +4308,10 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdate(AcpModel):
@@ -4132,7 +4339,10 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
@@ -4141,8 +4351,14 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
     model requests for the foreground work.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4162,7 +4378,10 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
@@ -4171,7 +4390,10 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     model requests for the foreground work.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4191,7 +4413,10 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class McpServerHttp(AcpModel):
@@ -4229,7 +4454,10 @@ class HttpMcpServer(McpServerHttp):
     Only available when the Agent capabilities include `session.mcp.http`.
     """
 
-    type: Literal["http"]
+    if TYPE_CHECKING:
+        type: Literal["http"] = "http"
+    else:
+        type: Literal["http"]
 
 
 class McpServerStdio(AcpModel):
@@ -4271,7 +4499,10 @@ class StdioMcpServer(McpServerStdio):
     Only available when the Agent capabilities include `session.mcp.stdio`.
     """
 
-    type: Literal["stdio"]
+    if TYPE_CHECKING:
+        type: Literal["stdio"] = "stdio"
+    else:
+        type: Literal["stdio"]
 
 
 McpServerKnown = TypeAliasType(
@@ -4431,8 +4662,14 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4460,7 +4697,10 @@ class NoneIdleStateUpdateVariant(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4532,7 +4772,10 @@ class NoticeSessionUpdate(Notice):
     present notices may ignore them.
     """
 
-    session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "notice"
+    else:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class OtherCreateElicitationResponse(AcpModel):
@@ -4619,8 +4862,14 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
     future ACP variants.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4659,7 +4908,10 @@ class OtherIdleStateUpdateVariant(AcpModel):
     future ACP variants.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -4900,7 +5152,10 @@ class OtherStateUpdateSessionUpdate(AcpModel):
     state arrives.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Annotated[str, AfterValidator(unknown_tag(frozenset({"idle", "requires_action", "running"})))]
     """
     Custom or future session state.
@@ -5057,7 +5312,10 @@ class ItemsPlanUpdateContent(PlanItems):
     Structured plan entries.
     """
 
-    type: Literal["items"]
+    if TYPE_CHECKING:
+        type: Literal["items"] = "items"
+    else:
+        type: Literal["items"]
 
 
 PlanUpdateContent = TypeAliasType("PlanUpdateContent", SerializeAsAny[Annotated[ItemsPlanUpdateContent | OtherPlanUpdateContent, Field(union_mode="left_to_right")]])
@@ -5091,7 +5349,10 @@ class PlanUpdateSessionUpdate(PlanUpdate):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
     """
 
-    session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan_update"
+    else:
+        session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -5194,7 +5455,10 @@ class RefusalIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateKnown = TypeAliasType(
@@ -5224,8 +5488,14 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -5245,7 +5515,10 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateSessionUpdateKnown = TypeAliasType(
@@ -5268,7 +5541,10 @@ class RefusalIdleStateUpdateVariant(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     background: list[BackgroundWork] | None = None
     """
     Work running independently of foreground work, as a complete snapshot.
@@ -5288,7 +5564,10 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateVariantKnown = TypeAliasType(
@@ -5364,7 +5643,10 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -5454,7 +5736,10 @@ class TerminalToolCallContent(Terminal):
     A display-only reference to an agent-owned terminal.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 ToolCallContentKnown = TypeAliasType(
@@ -5668,7 +5953,10 @@ class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
     Permission is requested before executing a tool call.
     """
 
-    type: Literal["tool_call"]
+    if TYPE_CHECKING:
+        type: Literal["tool_call"] = "tool_call"
+    else:
+        type: Literal["tool_call"]
 
 
 RequestPermissionSubjectKnown = TypeAliasType(
@@ -5762,7 +6050,10 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
     approved.
     """
 
-    outcome: Literal["selected"]
+    if TYPE_CHECKING:
+        outcome: Literal["selected"] = "selected"
+    else:
+        outcome: Literal["selected"]
 
 
 RequestPermissionOutcomeKnown = TypeAliasType(
@@ -5816,7 +6107,10 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -5865,8 +6159,14 @@ class RequiresActionStateUpdateSessionUpdate(RequiresActionStateUpdate):
     Foreground work is blocked on user action.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["requires_action"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["requires_action"] = "requires_action"
+    else:
+        state: Literal["requires_action"]
 
 
 class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
@@ -5874,7 +6174,10 @@ class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
     Foreground work is blocked on user action.
     """
 
-    state: Literal["requires_action"]
+    if TYPE_CHECKING:
+        state: Literal["requires_action"] = "requires_action"
+    else:
+        state: Literal["requires_action"]
 
 
 class StartReplayFrom(ReplayFromStart):
@@ -5882,7 +6185,10 @@ class StartReplayFrom(ReplayFromStart):
     Replay all retained conversation history from its first replayable entry.
     """
 
-    type: Literal["start"]
+    if TYPE_CHECKING:
+        type: Literal["start"] = "start"
+    else:
+        type: Literal["start"]
 
 
 ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
@@ -6026,8 +6332,14 @@ class RunningStateUpdateSessionUpdate(RunningStateUpdate):
     Foreground work is in progress.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["running"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["running"] = "running"
+    else:
+        state: Literal["running"]
 
 
 class RunningStateUpdateVariant(RunningStateUpdate):
@@ -6035,7 +6347,10 @@ class RunningStateUpdateVariant(RunningStateUpdate):
     Foreground work is in progress.
     """
 
-    state: Literal["running"]
+    if TYPE_CHECKING:
+        state: Literal["running"] = "running"
+    else:
+        state: Literal["running"]
 
 
 class SessionElicitationFormMode(ElicitationSessionScope):
@@ -6093,7 +6408,10 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -6144,9 +6462,14 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     Session metadata has been updated (title, timestamps, custom metadata)
     """
 
-    session_update: Annotated[
-        Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "session_info_update"
+    else:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
@@ -6215,7 +6538,10 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -6473,9 +6799,14 @@ class TerminalOutputChunkSessionUpdate(TerminalOutputChunk):
     A chunk of bytes appended to an agent-owned terminal's output.
     """
 
-    session_update: Annotated[
-        Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "terminal_output_chunk"
+    else:
+        session_update: Annotated[
+            Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class TerminalSize(AcpModel):
@@ -6564,7 +6895,10 @@ class TerminalUpdateSessionUpdate(TerminalUpdate):
     An agent-owned terminal has been created or updated.
     """
 
-    session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "terminal_update"
+    else:
+        session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class ToolCallContentChunk(AcpModel):
@@ -6601,9 +6935,14 @@ class ToolCallContentChunkSessionUpdate(ToolCallContentChunk):
     A chunk of tool-call content being streamed.
     """
 
-    session_update: Annotated[
-        Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "tool_call_content_chunk"
+    else:
+        session_update: Annotated[
+            Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ToolCallUpdateSessionUpdate(ToolCallUpdate):
@@ -6611,7 +6950,10 @@ class ToolCallUpdateSessionUpdate(ToolCallUpdate):
     A tool call has been created or updated.
     """
 
-    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call_update"
+    else:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UserMessageChunkSessionUpdate(ContentChunk):
@@ -6619,9 +6961,14 @@ class UserMessageChunkSessionUpdate(ContentChunk):
     A chunk of the user's message being streamed.
     """
 
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "user_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class UserMessage(AcpModel):
@@ -6671,7 +7018,10 @@ class UserMessageSessionUpdate(UserMessage):
     fields in the new update patch the previous fields for that message.
     """
 
-    session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "user_message"
+    else:
+        session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UsageUpdate(AcpModel):
@@ -6708,7 +7058,10 @@ class UsageUpdateSessionUpdate(UsageUpdate):
     Context window and cost update for the session.
     """
 
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "usage_update"
+    else:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 SessionUpdateKnown = TypeAliasType(

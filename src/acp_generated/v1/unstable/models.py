@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
@@ -746,7 +746,10 @@ class AudioContentBlock(AudioContent):
     Requires the `audio` prompt capability when included in prompts.
     """
 
-    type: Literal["audio"]
+    if TYPE_CHECKING:
+        type: Literal["audio"] = "audio"
+    else:
+        type: Literal["audio"]
 
 
 class AuthAccount(AcpModel):
@@ -1129,9 +1132,14 @@ class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
     Available commands are ready or have changed
     """
 
-    session_update: Annotated[
-        Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "available_commands_update"
+    else:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class BlobResourceContents(AcpModel):
@@ -1218,7 +1226,10 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     Boolean property.
     """
 
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionConfigId = TypeAliasType("SessionConfigId", str)
@@ -1248,7 +1259,10 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
     value: bool
     """
     The boolean value.
@@ -1270,7 +1284,10 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    action: Literal["cancel"]
+    if TYPE_CHECKING:
+        action: Literal["cancel"] = "cancel"
+    else:
+        action: Literal["cancel"]
 
 
 class CancelNotification(AcpModel, TypedNotification):
@@ -1393,7 +1410,10 @@ class CancelledIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledIdleStateUpdateVariant(AcpModel):
@@ -1401,7 +1421,10 @@ class CancelledIdleStateUpdateVariant(AcpModel):
     The work was cancelled.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -1414,7 +1437,10 @@ class CancelledIdleStateUpdateVariant(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledRequestPermissionOutcome(AcpModel):
@@ -1428,7 +1454,10 @@ class CancelledRequestPermissionOutcome(AcpModel):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
     """
 
-    outcome: Literal["cancelled"]
+    if TYPE_CHECKING:
+        outcome: Literal["cancelled"] = "cancelled"
+    else:
+        outcome: Literal["cancelled"]
 
 
 class FileSystemCapabilities(AcpModel):
@@ -1800,7 +1829,10 @@ class TextContentBlock(TextContent):
     Clients SHOULD render this text as Markdown.
     """
 
-    type: Literal["text"]
+    if TYPE_CHECKING:
+        type: Literal["text"] = "text"
+    else:
+        type: Literal["text"]
 
 
 class ImageContent(AcpModel):
@@ -1841,7 +1873,10 @@ class ImageContentBlock(ImageContent):
     Requires the `image` prompt capability when included in prompts.
     """
 
-    type: Literal["image"]
+    if TYPE_CHECKING:
+        type: Literal["image"] = "image"
+    else:
+        type: Literal["image"]
 
 
 class ResourceLink(AcpModel):
@@ -1894,7 +1929,10 @@ class ResourceLinkContentBlock(ResourceLink):
     All agents MUST support resource links in prompts.
     """
 
-    type: Literal["resource_link"]
+    if TYPE_CHECKING:
+        type: Literal["resource_link"] = "resource_link"
+    else:
+        type: Literal["resource_link"]
 
 
 class TextResourceContents(AcpModel):
@@ -1962,7 +2000,10 @@ class ResourceContentBlock(EmbeddedResource):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
-    type: Literal["resource"]
+    if TYPE_CHECKING:
+        type: Literal["resource"] = "resource"
+    else:
+        type: Literal["resource"]
 
 
 ContentBlock = TypeAliasType(
@@ -2017,9 +2058,14 @@ class CompactionSummaryChunkSessionUpdate(CompactionSummaryChunk):
     the `session.compaction` Client capability.
     """
 
-    session_update: Annotated[
-        Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_summary_chunk"
+    else:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class CompactionUpdate(AcpModel):
@@ -2064,9 +2110,14 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     the `session.compaction` Client capability.
     """
 
-    session_update: Annotated[
-        Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_update"
+    else:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 ElicitationId = TypeAliasType("ElicitationId", str)
@@ -2249,7 +2300,10 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    type: Literal["select"]
+    if TYPE_CHECKING:
+        type: Literal["select"] = "select"
+    else:
+        type: Literal["select"]
 
 
 class SessionConfigBoolean(AcpModel):
@@ -2292,7 +2346,10 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionConfigOption = TypeAliasType(
@@ -2331,9 +2388,14 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     Session configuration options have been updated.
     """
 
-    session_update: Annotated[
-        Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "config_option_update"
+    else:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class Content(AcpModel):
@@ -2392,9 +2454,14 @@ class AgentMessageChunkSessionUpdate(ContentChunk):
     A chunk of the agent's response being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class AgentThoughtChunkSessionUpdate(ContentChunk):
@@ -2402,9 +2469,14 @@ class AgentThoughtChunkSessionUpdate(ContentChunk):
     A chunk of the agent's internal reasoning being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_thought_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ContentToolCallContent(Content):
@@ -2412,7 +2484,10 @@ class ContentToolCallContent(Content):
     Standard content block (text, images, resources).
     """
 
-    type: Literal["content"]
+    if TYPE_CHECKING:
+        type: Literal["content"] = "content"
+    else:
+        type: Literal["content"]
 
 
 class Cost(AcpModel):
@@ -2569,9 +2644,14 @@ class CurrentModeUpdateSessionUpdate(CurrentModeUpdate):
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
 
-    session_update: Annotated[
-        Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "current_mode_update"
+    else:
+        session_update: Annotated[
+            Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class DeclineCreateElicitationResponse(AcpModel):
@@ -2589,7 +2669,10 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    action: Literal["decline"]
+    if TYPE_CHECKING:
+        action: Literal["decline"] = "decline"
+    else:
+        action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -2664,7 +2747,10 @@ class DiffToolCallContent(Diff):
     File modification shown as a diff.
     """
 
-    type: Literal["diff"]
+    if TYPE_CHECKING:
+        type: Literal["diff"] = "diff"
+    else:
+        type: Literal["diff"]
 
 
 ProviderId = TypeAliasType("ProviderId", str)
@@ -2745,7 +2831,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    action: Literal["accept"]
+    if TYPE_CHECKING:
+        action: Literal["accept"] = "accept"
+    else:
+        action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -2891,7 +2980,10 @@ class StringElicitationPropertySchema(StringPropertySchema):
     String property (or single-select enum when `enum`/`oneOf` is set).
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class NumberPropertySchema(AcpModel):
@@ -2946,7 +3038,10 @@ class NumberElicitationPropertySchema(NumberPropertySchema):
     Number (floating-point) property.
     """
 
-    type: Literal["number"]
+    if TYPE_CHECKING:
+        type: Literal["number"] = "number"
+    else:
+        type: Literal["number"]
 
 
 class IntegerPropertySchema(AcpModel):
@@ -3001,7 +3096,10 @@ class IntegerElicitationPropertySchema(IntegerPropertySchema):
     Integer property.
     """
 
-    type: Literal["integer"]
+    if TYPE_CHECKING:
+        type: Literal["integer"] = "integer"
+    else:
+        type: Literal["integer"]
 
 
 class StringMultiSelectItems(AcpModel):
@@ -3030,7 +3128,10 @@ class StringMultiSelectItemsVariant(StringMultiSelectItems):
     Multi-select string items with plain string values.
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class TitledMultiSelectItems(AcpModel):
@@ -3131,7 +3232,10 @@ class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
     Multi-select array property.
     """
 
-    type: Literal["array"]
+    if TYPE_CHECKING:
+        type: Literal["array"] = "array"
+    else:
+        type: Literal["array"]
 
 
 ElicitationPropertySchemaKnown = TypeAliasType(
@@ -3269,7 +3373,10 @@ class EndTurnIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class EndTurnIdleStateUpdateVariant(AcpModel):
@@ -3277,7 +3384,10 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     The work ended successfully.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -3290,7 +3400,10 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
@@ -3404,7 +3517,10 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class ErrorIdleStateUpdateVariant(ErrorStopReason):
@@ -3412,7 +3528,10 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     The work ended because something failed.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -3425,7 +3544,10 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class HttpHeader(AcpModel):
@@ -3485,7 +3607,10 @@ class HttpMcpServer(McpServerHttp):
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
     """
 
-    type: Literal["http"]
+    if TYPE_CHECKING:
+        type: Literal["http"] = "http"
+    else:
+        type: Literal["http"]
 
 
 class McpServerSse(AcpModel):
@@ -3522,7 +3647,10 @@ class SseMcpServer(McpServerSse):
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
     """
 
-    type: Literal["sse"]
+    if TYPE_CHECKING:
+        type: Literal["sse"] = "sse"
+    else:
+        type: Literal["sse"]
 
 
 McpServerAcpId = TypeAliasType("McpServerAcpId", str)
@@ -3583,7 +3711,10 @@ class AcpMcpServer(McpServerAcp):
     The MCP server is provided by an ACP component and communicates over the ACP channel.
     """
 
-    type: Literal["acp"]
+    if TYPE_CHECKING:
+        type: Literal["acp"] = "acp"
+    else:
+        type: Literal["acp"]
 
 
 McpServerKnown = TypeAliasType(
@@ -3949,7 +4080,10 @@ class TerminalAuthMethod(AuthMethodTerminal):
     process, without passing this method to `authenticate`.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
@@ -4444,7 +4578,10 @@ class MaxTokensIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTokensIdleStateUpdateVariant(AcpModel):
@@ -4452,7 +4589,10 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
     The work ended because the agent reached the maximum number of tokens.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -4465,7 +4605,10 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdate(AcpModel):
@@ -4486,7 +4629,10 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
@@ -4495,7 +4641,10 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     agent requests.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -4508,7 +4657,10 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 McpRequestId = TypeAliasType("McpRequestId", str)
@@ -4708,7 +4860,10 @@ class NoneIdleStateUpdateVariant(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -4773,7 +4928,10 @@ class NoticeSessionUpdate(Notice):
     the `session.notices` Client capability.
     """
 
-    session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "notice"
+    else:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class OtherCreateElicitationResponse(AcpModel):
@@ -4849,7 +5007,10 @@ class OtherIdleStateUpdateVariant(AcpModel):
     extensions. Other unknown values are reserved for future ACP variants.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -5044,7 +5205,10 @@ class FilePlanUpdateContent(PlanFile):
     A URI pointing to a file containing the plan.
     """
 
-    type: Literal["file"]
+    if TYPE_CHECKING:
+        type: Literal["file"] = "file"
+    else:
+        type: Literal["file"]
 
 
 class PlanItems(AcpModel):
@@ -5082,7 +5246,10 @@ class ItemsPlanUpdateContent(PlanItems):
     Structured plan entries.
     """
 
-    type: Literal["items"]
+    if TYPE_CHECKING:
+        type: Literal["items"] = "items"
+    else:
+        type: Literal["items"]
 
 
 class PlanMarkdown(AcpModel):
@@ -5117,7 +5284,10 @@ class MarkdownPlanUpdateContent(PlanMarkdown):
     Raw markdown content for the plan.
     """
 
-    type: Literal["markdown"]
+    if TYPE_CHECKING:
+        type: Literal["markdown"] = "markdown"
+    else:
+        type: Literal["markdown"]
 
 
 class PlanRemoved(AcpModel):
@@ -5152,7 +5322,10 @@ class PlanRemovedSessionUpdate(PlanRemoved):
     Removal notice for a plan identified by ID.
     """
 
-    session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan_removed"
+    else:
+        session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class PlanSessionUpdate(Plan):
@@ -5161,7 +5334,10 @@ class PlanSessionUpdate(Plan):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
     """
 
-    session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan"
+    else:
+        session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 PlanUpdateContent = TypeAliasType(
@@ -5212,7 +5388,10 @@ class PlanUpdateSessionUpdate(PlanUpdate):
     A content update for a plan identified by ID.
     """
 
-    session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan_update"
+    else:
+        session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -5459,7 +5638,10 @@ class RefusalIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateKnown = TypeAliasType(
@@ -5484,7 +5666,10 @@ class RefusalIdleStateUpdateVariant(AcpModel):
     The work ended because the agent refused to continue.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE** Token usage for completed foreground work.
@@ -5497,7 +5682,10 @@ class RefusalIdleStateUpdateVariant(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateVariantKnown = TypeAliasType(
@@ -5598,7 +5786,10 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -5695,7 +5886,10 @@ class TerminalToolCallContent(Terminal):
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 ToolCallContent = TypeAliasType(
@@ -5857,7 +6051,10 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
     The user selected one of the provided options.
     """
 
-    outcome: Literal["selected"]
+    if TYPE_CHECKING:
+        outcome: Literal["selected"] = "selected"
+    else:
+        outcome: Literal["selected"]
 
 
 RequestPermissionOutcome = TypeAliasType(
@@ -5910,7 +6107,10 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -5939,7 +6139,10 @@ class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
     Foreground work is blocked on user action.
     """
 
-    state: Literal["requires_action"]
+    if TYPE_CHECKING:
+        state: Literal["requires_action"] = "requires_action"
+    else:
+        state: Literal["requires_action"]
 
 
 class ResultMessageMcpResponse(AcpModel):
@@ -6074,7 +6277,10 @@ class RunningStateUpdateVariant(RunningStateUpdate):
     Foreground work is in progress.
     """
 
-    state: Literal["running"]
+    if TYPE_CHECKING:
+        state: Literal["running"] = "running"
+    else:
+        state: Literal["running"]
 
 
 class SessionCancelCapabilities(AcpModel):
@@ -6155,7 +6361,10 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -6199,9 +6408,14 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     Session metadata has been updated (title, timestamps, custom metadata)
     """
 
-    session_update: Annotated[
-        Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "session_info_update"
+    else:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class SessionMessage(AcpModel):
@@ -6303,9 +6517,14 @@ class SessionMessageChunkSessionUpdate(SessionMessageChunk):
     One content block appended to a sent or received session message.
     """
 
-    session_update: Annotated[
-        Literal["session_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["session_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "session_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["session_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class SessionMessageSessionUpdate(SessionMessage):
@@ -6318,7 +6537,10 @@ class SessionMessageSessionUpdate(SessionMessage):
     received from another session.
     """
 
-    session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "session_message"
+    else:
+        session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UserMessageChunkSessionUpdate(ContentChunk):
@@ -6326,9 +6548,14 @@ class UserMessageChunkSessionUpdate(ContentChunk):
     A chunk of the user's message being streamed.
     """
 
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "user_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ToolCall(AcpModel):
@@ -6397,7 +6624,10 @@ class ToolCallSessionUpdate(ToolCall):
     Notification that a new tool call has been initiated.
     """
 
-    session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call"
+    else:
+        session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class ToolCallUpdateSessionUpdate(ToolCallUpdate):
@@ -6405,7 +6635,10 @@ class ToolCallUpdateSessionUpdate(ToolCallUpdate):
     Update on the status or results of a tool call.
     """
 
-    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call_update"
+    else:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UsageUpdate(AcpModel):
@@ -6440,7 +6673,10 @@ class UsageUpdateSessionUpdate(UsageUpdate):
     Context window and cost update for the session.
     """
 
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "usage_update"
+    else:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class SubagentSessionCapabilities(AcpModel):
@@ -6501,7 +6737,10 @@ class UnknownStateUpdateVariant(UnknownStateUpdate):
     This replaces previously confirmed activity without ending the work or session.
     """
 
-    state: Literal["unknown"]
+    if TYPE_CHECKING:
+        state: Literal["unknown"] = "unknown"
+    else:
+        state: Literal["unknown"]
 
 
 StateUpdateKnown = TypeAliasType(
@@ -6635,7 +6874,10 @@ class SubagentUpdateSessionUpdate(SubagentUpdate):
     that ownership association's metadata.
     """
 
-    session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "subagent_update"
+    else:
+        session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 SessionUpdate = TypeAliasType(
@@ -6818,7 +7060,10 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
@@ -753,7 +753,10 @@ class TextContentBlock(TextContent):
     extensions.
     """
 
-    type: Literal["text"]
+    if TYPE_CHECKING:
+        type: Literal["text"] = "text"
+    else:
+        type: Literal["text"]
 
 
 MediaType = TypeAliasType("MediaType", str)
@@ -804,7 +807,10 @@ class ImageContentBlock(ImageContent):
     Requires the `image` prompt capability when included in prompts.
     """
 
-    type: Literal["image"]
+    if TYPE_CHECKING:
+        type: Literal["image"] = "image"
+    else:
+        type: Literal["image"]
 
 
 class AudioContent(AcpModel):
@@ -843,7 +849,10 @@ class AudioContentBlock(AudioContent):
     Requires the `audio` prompt capability when included in prompts.
     """
 
-    type: Literal["audio"]
+    if TYPE_CHECKING:
+        type: Literal["audio"] = "audio"
+    else:
+        type: Literal["audio"]
 
 
 IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
@@ -961,7 +970,10 @@ class ResourceLinkContentBlock(ResourceLink):
     All agents MUST support resource links in prompts.
     """
 
-    type: Literal["resource_link"]
+    if TYPE_CHECKING:
+        type: Literal["resource_link"] = "resource_link"
+    else:
+        type: Literal["resource_link"]
 
 
 class TextResourceContents(AcpModel):
@@ -1062,7 +1074,10 @@ class ResourceContentBlock(EmbeddedResource):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
-    type: Literal["resource"]
+    if TYPE_CHECKING:
+        type: Literal["resource"] = "resource"
+    else:
+        type: Literal["resource"]
 
 
 ContentBlockKnown = TypeAliasType(
@@ -1163,7 +1178,10 @@ class AgentMessageSessionUpdate(AgentMessage):
     fields in the new update patch the previous fields for that message.
     """
 
-    session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "agent_message"
+    else:
+        session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class AgentThought(AcpModel):
@@ -1213,7 +1231,10 @@ class AgentThoughtSessionUpdate(AgentThought):
     fields in the new update patch the previous fields for that message.
     """
 
-    session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "agent_thought"
+    else:
+        session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 SessionId = TypeAliasType("SessionId", str)
@@ -1375,7 +1396,10 @@ class AgentAuthMethod(AuthMethodAgent):
     The `type` discriminator value is `agent`.
     """
 
-    type: Literal["agent"]
+    if TYPE_CHECKING:
+        type: Literal["agent"] = "agent"
+    else:
+        type: Literal["agent"]
 
 
 class EnvVariable(AcpModel):
@@ -1576,7 +1600,10 @@ class TextAvailableCommandInput(TextCommandInput):
     All text after the command name and the whitespace following it is provided as input.
     """
 
-    type: Literal["text"]
+    if TYPE_CHECKING:
+        type: Literal["text"] = "text"
+    else:
+        type: Literal["text"]
 
 
 class OtherAvailableCommandInput(AcpModel):
@@ -1647,7 +1674,10 @@ class CommandAvailableCommand(Command):
     A slash command the user can invoke by including it in a prompt.
     """
 
-    type: Literal["command"]
+    if TYPE_CHECKING:
+        type: Literal["command"] = "command"
+    else:
+        type: Literal["command"]
 
 
 class OtherAvailableCommand(AcpModel):
@@ -1717,9 +1747,14 @@ class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
     Available commands are ready or have changed
     """
 
-    session_update: Annotated[
-        Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "available_commands_update"
+    else:
+        session_update: Annotated[
+            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class BackgroundSubagent(AcpModel):
@@ -1833,7 +1868,10 @@ class BooleanElicitationPropertySchema(BooleanPropertySchema):
     Boolean property.
     """
 
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionConfigId = TypeAliasType("SessionConfigId", str)
@@ -1863,7 +1901,10 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
     value: bool
     """
     The boolean value.
@@ -1883,7 +1924,10 @@ class CancelCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    action: Literal["cancel"]
+    if TYPE_CHECKING:
+        action: Literal["cancel"] = "cancel"
+    else:
+        action: Literal["cancel"]
 
 
 RequestId = TypeAliasType("RequestId", int | str)
@@ -2097,7 +2141,10 @@ class TerminalBackgroundWork(BackgroundTerminal):
     Live until its `terminal_update` reports `exitStatus`.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 class ToolCallBackgroundWork(BackgroundToolCall):
@@ -2107,7 +2154,10 @@ class ToolCallBackgroundWork(BackgroundToolCall):
     stay listed.
     """
 
-    type: Literal["tool_call"]
+    if TYPE_CHECKING:
+        type: Literal["tool_call"] = "tool_call"
+    else:
+        type: Literal["tool_call"]
 
 
 class SubagentBackgroundWork(BackgroundSubagent):
@@ -2120,7 +2170,10 @@ class SubagentBackgroundWork(BackgroundSubagent):
     its own `background` list is non-empty or not reported.
     """
 
-    type: Literal["subagent"]
+    if TYPE_CHECKING:
+        type: Literal["subagent"] = "subagent"
+    else:
+        type: Literal["subagent"]
 
 
 BackgroundWorkKnown = TypeAliasType(
@@ -2211,7 +2264,10 @@ class CancelledIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledIdleStateUpdateSessionUpdate(AcpModel):
@@ -2228,8 +2284,14 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
     `error`.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -2260,7 +2322,10 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledIdleStateUpdateVariant(AcpModel):
@@ -2277,7 +2342,10 @@ class CancelledIdleStateUpdateVariant(AcpModel):
     `error`.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -2308,7 +2376,10 @@ class CancelledIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
+    else:
+        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class CancelledPermissionOutcome(AcpModel):
@@ -2340,7 +2411,10 @@ class CancelledRequestPermissionOutcome(CancelledPermissionOutcome):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
     """
 
-    outcome: Literal["cancelled"]
+    if TYPE_CHECKING:
+        outcome: Literal["cancelled"] = "cancelled"
+    else:
+        outcome: Literal["cancelled"]
 
 
 class TerminalAuthCapabilities(AcpModel):
@@ -2579,7 +2653,10 @@ class CommandRequestPermissionSubject(CommandPermissionSubject):
     Permission is requested before running a command.
     """
 
-    type: Literal["command"]
+    if TYPE_CHECKING:
+        type: Literal["command"] = "command"
+    else:
+        type: Literal["command"]
 
 
 CompactionId = TypeAliasType("CompactionId", str)
@@ -2624,9 +2701,14 @@ class CompactionSummaryChunkSessionUpdate(CompactionSummaryChunk):
     A content block appended to a context compaction's retained summary.
     """
 
-    session_update: Annotated[
-        Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_summary_chunk"
+    else:
+        session_update: Annotated[
+            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class CompactionUpdate(AcpModel):
@@ -2674,9 +2756,14 @@ class CompactionUpdateSessionUpdate(CompactionUpdate):
     A context compaction has been created or updated.
     """
 
-    session_update: Annotated[
-        Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "compaction_update"
+    else:
+        session_update: Annotated[
+            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 ElicitationId = TypeAliasType("ElicitationId", str)
@@ -2867,7 +2954,10 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    type: Literal["select"]
+    if TYPE_CHECKING:
+        type: Literal["select"] = "select"
+    else:
+        type: Literal["select"]
 
 
 class SessionConfigBoolean(AcpModel):
@@ -2914,7 +3004,10 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    type: Literal["boolean"]
+    if TYPE_CHECKING:
+        type: Literal["boolean"] = "boolean"
+    else:
+        type: Literal["boolean"]
 
 
 SessionConfigOptionKnown = TypeAliasType(
@@ -3007,9 +3100,14 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     Session configuration options have been updated.
     """
 
-    session_update: Annotated[
-        Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "config_option_update"
+    else:
+        session_update: Annotated[
+            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class Content(AcpModel):
@@ -3063,9 +3161,14 @@ class AgentMessageChunkSessionUpdate(ContentChunk):
     A chunk of the agent's response being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class AgentThoughtChunkSessionUpdate(ContentChunk):
@@ -3073,9 +3176,14 @@ class AgentThoughtChunkSessionUpdate(ContentChunk):
     A chunk of the agent's internal reasoning being streamed.
     """
 
-    session_update: Annotated[
-        Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "agent_thought_chunk"
+    else:
+        session_update: Annotated[
+            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ContentToolCallContent(Content):
@@ -3083,7 +3191,10 @@ class ContentToolCallContent(Content):
     Standard content block (text, images, resources).
     """
 
-    type: Literal["content"]
+    if TYPE_CHECKING:
+        type: Literal["content"] = "content"
+    else:
+        type: Literal["content"]
 
 
 class Cost(AcpModel):
@@ -3123,7 +3234,10 @@ class DeclineCreateElicitationResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    action: Literal["decline"]
+    if TYPE_CHECKING:
+        action: Literal["decline"] = "decline"
+    else:
+        action: Literal["decline"]
 
 
 class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
@@ -3204,7 +3318,10 @@ class AddDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    operation: Literal["add"]
+    if TYPE_CHECKING:
+        operation: Literal["add"] = "add"
+    else:
+        operation: Literal["add"]
 
 
 class DeleteDiffChange(DiffPathChange):
@@ -3232,7 +3349,10 @@ class DeleteDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    operation: Literal["delete"]
+    if TYPE_CHECKING:
+        operation: Literal["delete"] = "delete"
+    else:
+        operation: Literal["delete"]
 
 
 class ModifyDiffChange(DiffPathChange):
@@ -3260,7 +3380,10 @@ class ModifyDiffChange(DiffPathChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    operation: Literal["modify"]
+    if TYPE_CHECKING:
+        operation: Literal["modify"] = "modify"
+    else:
+        operation: Literal["modify"]
 
 
 class DiffPathPairChange(AcpModel):
@@ -3303,7 +3426,10 @@ class MoveDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    operation: Literal["move"]
+    if TYPE_CHECKING:
+        operation: Literal["move"] = "move"
+    else:
+        operation: Literal["move"]
 
 
 class CopyDiffChange(DiffPathPairChange):
@@ -3331,7 +3457,10 @@ class CopyDiffChange(DiffPathPairChange):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    operation: Literal["copy"]
+    if TYPE_CHECKING:
+        operation: Literal["copy"] = "copy"
+    else:
+        operation: Literal["copy"]
 
 
 DiffChangeKnown = TypeAliasType(
@@ -3460,7 +3589,10 @@ class DiffToolCallContent(Diff):
     File modification shown as a diff.
     """
 
-    type: Literal["diff"]
+    if TYPE_CHECKING:
+        type: Literal["diff"] = "diff"
+    else:
+        type: Literal["diff"]
 
 
 ProviderId = TypeAliasType("ProviderId", str)
@@ -3541,7 +3673,10 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    action: Literal["accept"]
+    if TYPE_CHECKING:
+        action: Literal["accept"] = "accept"
+    else:
+        action: Literal["accept"]
 
 
 CreateElicitationResponseKnown = TypeAliasType(
@@ -3687,7 +3822,10 @@ class StringElicitationPropertySchema(StringPropertySchema):
     String property (or single-select enum when `enum`/`oneOf` is set).
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class NumberPropertySchema(AcpModel):
@@ -3740,7 +3878,10 @@ class NumberElicitationPropertySchema(NumberPropertySchema):
     Number (floating-point) property.
     """
 
-    type: Literal["number"]
+    if TYPE_CHECKING:
+        type: Literal["number"] = "number"
+    else:
+        type: Literal["number"]
 
 
 class IntegerPropertySchema(AcpModel):
@@ -3793,7 +3934,10 @@ class IntegerElicitationPropertySchema(IntegerPropertySchema):
     Integer property.
     """
 
-    type: Literal["integer"]
+    if TYPE_CHECKING:
+        type: Literal["integer"] = "integer"
+    else:
+        type: Literal["integer"]
 
 
 class StringMultiSelectItems(AcpModel):
@@ -3820,7 +3964,10 @@ class StringMultiSelectItemsVariant(StringMultiSelectItems):
     Multi-select string items with plain string values.
     """
 
-    type: Literal["string"]
+    if TYPE_CHECKING:
+        type: Literal["string"] = "string"
+    else:
+        type: Literal["string"]
 
 
 class TitledMultiSelectItems(AcpModel):
@@ -3917,7 +4064,10 @@ class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
     Multi-select array property.
     """
 
-    type: Literal["array"]
+    if TYPE_CHECKING:
+        type: Literal["array"] = "array"
+    else:
+        type: Literal["array"]
 
 
 ElicitationPropertySchemaKnown = TypeAliasType(
@@ -4064,7 +4214,10 @@ class EndTurnIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
@@ -4073,8 +4226,14 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -4105,7 +4264,10 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class EndTurnIdleStateUpdateVariant(AcpModel):
@@ -4114,7 +4276,10 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -4145,7 +4310,10 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
+    else:
+        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
@@ -4350,7 +4518,10 @@ class ErrorIdleStateUpdate(ErrorStopReason):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
@@ -4362,8 +4533,14 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -4394,7 +4571,10 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class ErrorIdleStateUpdateVariant(ErrorStopReason):
@@ -4406,7 +4586,10 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -4437,7 +4620,10 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
+    else:
+        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class HttpHeader(AcpModel):
@@ -4498,7 +4684,10 @@ class HttpMcpServer(McpServerHttp):
     Only available when the Agent capabilities include `session.mcp.http`.
     """
 
-    type: Literal["http"]
+    if TYPE_CHECKING:
+        type: Literal["http"] = "http"
+    else:
+        type: Literal["http"]
 
 
 McpServerAcpId = TypeAliasType("McpServerAcpId", str)
@@ -4559,7 +4748,10 @@ class AcpMcpServer(McpServerAcp):
     The MCP server is provided by an ACP component and communicates over the ACP channel.
     """
 
-    type: Literal["acp"]
+    if TYPE_CHECKING:
+        type: Literal["acp"] = "acp"
+    else:
+        type: Literal["acp"]
 
 
 class McpServerStdio(AcpModel):
@@ -4601,7 +4793,10 @@ class StdioMcpServer(McpServerStdio):
     Only available when the Agent capabilities include `session.mcp.stdio`.
     """
 
-    type: Literal["stdio"]
+    if TYPE_CHECKING:
+        type: Literal["stdio"] = "stdio"
+    else:
+        type: Literal["stdio"]
 
 
 McpServerKnown = TypeAliasType(
@@ -4828,7 +5023,10 @@ class IdSetSessionConfigOptionRequest(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    type: Literal["id"]
+    if TYPE_CHECKING:
+        type: Literal["id"] = "id"
+    else:
+        type: Literal["id"]
     value: SessionConfigValueId
     """
     The value ID.
@@ -4928,7 +5126,10 @@ class TerminalAuthMethod(AuthMethodTerminal):
     process, without passing this method to `auth/login`.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 AuthMethodKnown = TypeAliasType(
@@ -5411,7 +5612,10 @@ class MaxTokensIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
@@ -5419,8 +5623,14 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5451,7 +5661,10 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTokensIdleStateUpdateVariant(AcpModel):
@@ -5459,7 +5672,10 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5490,7 +5706,10 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
+    else:
+        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdate(AcpModel):
@@ -5529,7 +5748,10 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
@@ -5538,8 +5760,14 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
     model requests for the foreground work.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5570,7 +5798,10 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
@@ -5579,7 +5810,10 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     model requests for the foreground work.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5610,7 +5844,10 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
+    else:
+        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 McpRequestId = TypeAliasType("McpRequestId", str)
@@ -5829,8 +6066,14 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5869,7 +6112,10 @@ class NoneIdleStateUpdateVariant(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -5952,7 +6198,10 @@ class NoticeSessionUpdate(Notice):
     present notices may ignore them.
     """
 
-    session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "notice"
+    else:
+        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class OtherCreateElicitationResponse(AcpModel):
@@ -6050,8 +6299,14 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
     future ACP variants.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -6101,7 +6356,10 @@ class OtherIdleStateUpdateVariant(AcpModel):
     future ACP variants.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -6353,7 +6611,10 @@ class OtherStateUpdateSessionUpdate(AcpModel):
     state arrives.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Annotated[str, AfterValidator(unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
     """
     Custom or future session state.
@@ -6515,7 +6776,10 @@ class FilePlanUpdateContent(PlanFile):
     A URI pointing to a file containing the plan.
     """
 
-    type: Literal["file"]
+    if TYPE_CHECKING:
+        type: Literal["file"] = "file"
+    else:
+        type: Literal["file"]
 
 
 class PlanItems(AcpModel):
@@ -6549,7 +6813,10 @@ class ItemsPlanUpdateContent(PlanItems):
     Structured plan entries.
     """
 
-    type: Literal["items"]
+    if TYPE_CHECKING:
+        type: Literal["items"] = "items"
+    else:
+        type: Literal["items"]
 
 
 class PlanMarkdown(AcpModel):
@@ -6588,7 +6855,10 @@ class MarkdownPlanUpdateContent(PlanMarkdown):
     Raw markdown content for the plan.
     """
 
-    type: Literal["markdown"]
+    if TYPE_CHECKING:
+        type: Literal["markdown"] = "markdown"
+    else:
+        type: Literal["markdown"]
 
 
 class PlanRemoved(AcpModel):
@@ -6623,7 +6893,10 @@ class PlanRemovedSessionUpdate(PlanRemoved):
     Removal notice for a plan identified by ID.
     """
 
-    session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan_removed"
+    else:
+        session_update: Annotated[Literal["plan_removed"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 PlanUpdateContentKnown = TypeAliasType(
@@ -6666,7 +6939,10 @@ class PlanUpdateSessionUpdate(PlanUpdate):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
     """
 
-    session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan_update"
+    else:
+        session_update: Annotated[Literal["plan_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -6879,7 +7155,10 @@ class RefusalIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateKnown = TypeAliasType(
@@ -6909,8 +7188,14 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -6941,7 +7226,10 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateSessionUpdateKnown = TypeAliasType(
@@ -6964,7 +7252,10 @@ class RefusalIdleStateUpdateVariant(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    state: Literal["idle"]
+    if TYPE_CHECKING:
+        state: Literal["idle"] = "idle"
+    else:
+        state: Literal["idle"]
     usage: Usage | None = None
     """
     **UNSTABLE**
@@ -6995,7 +7286,10 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
+    if TYPE_CHECKING:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
+    else:
+        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
 IdleStateUpdateVariantKnown = TypeAliasType(
@@ -7071,7 +7365,10 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -7161,7 +7458,10 @@ class TerminalToolCallContent(Terminal):
     A display-only reference to an agent-owned terminal.
     """
 
-    type: Literal["terminal"]
+    if TYPE_CHECKING:
+        type: Literal["terminal"] = "terminal"
+    else:
+        type: Literal["terminal"]
 
 
 ToolCallContentKnown = TypeAliasType(
@@ -7375,7 +7675,10 @@ class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
     Permission is requested before executing a tool call.
     """
 
-    type: Literal["tool_call"]
+    if TYPE_CHECKING:
+        type: Literal["tool_call"] = "tool_call"
+    else:
+        type: Literal["tool_call"]
 
 
 RequestPermissionSubjectKnown = TypeAliasType(
@@ -7469,7 +7772,10 @@ class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
     approved.
     """
 
-    outcome: Literal["selected"]
+    if TYPE_CHECKING:
+        outcome: Literal["selected"] = "selected"
+    else:
+        outcome: Literal["selected"]
 
 
 RequestPermissionOutcomeKnown = TypeAliasType(
@@ -7523,7 +7829,10 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -7572,8 +7881,14 @@ class RequiresActionStateUpdateSessionUpdate(RequiresActionStateUpdate):
     Foreground work is blocked on user action.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["requires_action"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["requires_action"] = "requires_action"
+    else:
+        state: Literal["requires_action"]
 
 
 class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
@@ -7581,7 +7896,10 @@ class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
     Foreground work is blocked on user action.
     """
 
-    state: Literal["requires_action"]
+    if TYPE_CHECKING:
+        state: Literal["requires_action"] = "requires_action"
+    else:
+        state: Literal["requires_action"]
 
 
 class ResultMessageMcpResponse(AcpModel):
@@ -7624,7 +7942,10 @@ class StartReplayFrom(ReplayFromStart):
     Replay all retained conversation history from its first replayable entry.
     """
 
-    type: Literal["start"]
+    if TYPE_CHECKING:
+        type: Literal["start"] = "start"
+    else:
+        type: Literal["start"]
 
 
 ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
@@ -7782,8 +8103,14 @@ class RunningStateUpdateSessionUpdate(RunningStateUpdate):
     Foreground work is in progress.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["running"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["running"] = "running"
+    else:
+        state: Literal["running"]
 
 
 class RunningStateUpdateVariant(RunningStateUpdate):
@@ -7791,7 +8118,10 @@ class RunningStateUpdateVariant(RunningStateUpdate):
     Foreground work is in progress.
     """
 
-    state: Literal["running"]
+    if TYPE_CHECKING:
+        state: Literal["running"] = "running"
+    else:
+        state: Literal["running"]
 
 
 class SessionCancelCapabilities(AcpModel):
@@ -7870,7 +8200,10 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    mode: Literal["form"]
+    if TYPE_CHECKING:
+        mode: Literal["form"] = "form"
+    else:
+        mode: Literal["form"]
     requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
     """
     A JSON Schema describing the form fields to present to the user.
@@ -7921,9 +8254,14 @@ class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
     Session metadata has been updated (title, timestamps, custom metadata)
     """
 
-    session_update: Annotated[
-        Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "session_info_update"
+    else:
+        session_update: Annotated[
+            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class SessionMessage(AcpModel):
@@ -8033,9 +8371,14 @@ class SessionMessageChunkSessionUpdate(SessionMessageChunk):
     One content block appended to a sent or received session message.
     """
 
-    session_update: Annotated[
-        Literal["session_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["session_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "session_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["session_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class SessionMessageSessionUpdate(SessionMessage):
@@ -8048,7 +8391,10 @@ class SessionMessageSessionUpdate(SessionMessage):
     received from another session.
     """
 
-    session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "session_message"
+    else:
+        session_update: Annotated[Literal["session_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
@@ -8187,7 +8533,10 @@ class UnknownStateUpdateVariant(UnknownStateUpdate):
     This replaces previously confirmed activity without ending the work or session.
     """
 
-    state: Literal["unknown"]
+    if TYPE_CHECKING:
+        state: Literal["unknown"] = "unknown"
+    else:
+        state: Literal["unknown"]
 
 
 StateUpdateKnown = TypeAliasType(
@@ -8299,7 +8648,10 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    mode: Literal["url"]
+    if TYPE_CHECKING:
+        mode: Literal["url"] = "url"
+    else:
+        mode: Literal["url"]
     elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
     """
     The unique identifier for this elicitation.
@@ -8631,7 +8983,10 @@ class SubagentUpdateSessionUpdate(SubagentUpdate):
     that ownership association's metadata.
     """
 
-    session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "subagent_update"
+    else:
+        session_update: Annotated[Literal["subagent_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class TerminalCancelCapabilities(AcpModel):
@@ -8757,9 +9112,14 @@ class TerminalOutputChunkSessionUpdate(TerminalOutputChunk):
     A chunk of bytes appended to an agent-owned terminal's output.
     """
 
-    session_update: Annotated[
-        Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "terminal_output_chunk"
+    else:
+        session_update: Annotated[
+            Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class TerminalSize(AcpModel):
@@ -8848,7 +9208,10 @@ class TerminalUpdateSessionUpdate(TerminalUpdate):
     An agent-owned terminal has been created or updated.
     """
 
-    session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "terminal_update"
+    else:
+        session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class ToolCallContentChunk(AcpModel):
@@ -8885,9 +9248,14 @@ class ToolCallContentChunkSessionUpdate(ToolCallContentChunk):
     A chunk of tool-call content being streamed.
     """
 
-    session_update: Annotated[
-        Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "tool_call_content_chunk"
+    else:
+        session_update: Annotated[
+            Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class ToolCallUpdateSessionUpdate(ToolCallUpdate):
@@ -8895,7 +9263,10 @@ class ToolCallUpdateSessionUpdate(ToolCallUpdate):
     A tool call has been created or updated.
     """
 
-    session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call_update"
+    else:
+        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UnarchiveSessionRequest(AcpModel, TypedRequest["UnarchiveSessionResponse"]):
@@ -8958,8 +9329,14 @@ class UnknownStateUpdateSessionUpdate(UnknownStateUpdate):
     This replaces previously confirmed activity without ending the work or session.
     """
 
-    session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-    state: Literal["unknown"]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "state_update"
+    else:
+        session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        state: Literal["unknown"] = "unknown"
+    else:
+        state: Literal["unknown"]
 
 
 StateUpdateSessionUpdateKnown = TypeAliasType(
@@ -8982,9 +9359,14 @@ class UserMessageChunkSessionUpdate(ContentChunk):
     A chunk of the user's message being streamed.
     """
 
-    session_update: Annotated[
-        Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-    ]
+    if TYPE_CHECKING:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ] = "user_message_chunk"
+    else:
+        session_update: Annotated[
+            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
+        ]
 
 
 class UserMessage(AcpModel):
@@ -9034,7 +9416,10 @@ class UserMessageSessionUpdate(UserMessage):
     fields in the new update patch the previous fields for that message.
     """
 
-    session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "user_message"
+    else:
+        session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 class UsageUpdate(AcpModel):
@@ -9071,7 +9456,10 @@ class UsageUpdateSessionUpdate(UsageUpdate):
     Context window and cost update for the session.
     """
 
-    session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
+    if TYPE_CHECKING:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "usage_update"
+    else:
+        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
 
 
 SessionUpdateKnown = TypeAliasType(
