@@ -59,6 +59,7 @@ class HandlerClass:
     """One generated handler class: the methods one side handles."""
 
     name: str
+    side: str
     doc: str
     methods: list[Binding]
 
@@ -146,6 +147,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
     handler_classes = [
         HandlerClass(
             f"{side.capitalize()}Handler",
+            side,
             SIDE_DOCS.get(side, f"Methods the {side} side handles."),
             [b for b, m in zip(bindings, methods, strict=True) if m.handled_by(side)],
         )

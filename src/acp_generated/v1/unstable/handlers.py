@@ -5,7 +5,8 @@
 
 Subclass one, override the methods you support (typed, with the schema's docs), and
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
-so the runtime answers the others with -32601 (method not found). When overridden,
+so the runtime answers the others with -32601 (method not found). ``attach`` refuses a
+public async method that names no method of that side (a typo would never be called). When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
 has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
 observes ``$/cancel_request``: the runtime has already set the request's
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from acp_runtime import RequestError
+from acp_runtime.handler_class import refuse_unknown_methods
 from acp_runtime.methods import JsonValue
 
 from . import methods as m
@@ -416,6 +418,7 @@ class AgentHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
+        refuse_unknown_methods(cls, AgentHandler, 'agent')
         if cls.mcp_message_notification is not AgentHandler.mcp_message_notification:
             builder.on_notification(m.MCP_MESSAGE_NOTIFICATION, self.mcp_message_notification)
         if cls.session_cancel is not AgentHandler.session_cancel:
@@ -603,6 +606,7 @@ class ClientHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
+        refuse_unknown_methods(cls, ClientHandler, 'client')
         if cls.auth_status_update is not ClientHandler.auth_status_update:
             builder.on_notification(m.AUTH_STATUS_UPDATE, self.auth_status_update)
         if cls.elicitation_complete is not ClientHandler.elicitation_complete:
@@ -721,6 +725,7 @@ class ProxyHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
+        refuse_unknown_methods(cls, ProxyHandler, 'proxy')
         if cls.cancel_request is not ProxyHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.proxy_successor_notification is not ProxyHandler.proxy_successor_notification:
