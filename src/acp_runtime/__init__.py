@@ -7,6 +7,7 @@ through :mod:`acp_runtime.methods`.
 from .builder import ConnectionBuilder as ConnectionBuilder
 from .cancellation import CancellationMarker as CancellationMarker
 from .connection import Connection as Connection
+from .errors import DeadlockError as DeadlockError
 from .errors import ErrorCode as ErrorCode
 from .errors import RequestError as RequestError
 from .framing import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES

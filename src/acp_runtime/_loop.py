@@ -94,3 +94,21 @@ def current_waiter_factory() -> Callable[[], Waiter]:
     if asyncio.current_task() is None:
         return _EventWaiter
     return lambda: _FutureWaiter(loop=loop)
+
+
+def current_task_getter() -> Callable[[], object]:
+    """A cheap function returning the running task (compared by identity): asyncio's or
+    trio's own, without building anyio's ``TaskInfo`` each time."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _trio_current_task()
+    if asyncio.current_task() is None:  # trio hosted on an asyncio loop
+        return _trio_current_task()
+    return asyncio.current_task
+
+
+def _trio_current_task() -> Callable[[], object]:
+    import trio
+
+    return trio.lowlevel.current_task

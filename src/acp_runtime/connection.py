@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 from anyio.abc import TaskGroup
 
-from ._loop import Waiter, current_soon_caller, current_waiter_factory
+from ._loop import Waiter, current_soon_caller, current_task_getter, current_waiter_factory
 from .cancellation import IncomingRequests
 from .errors import RequestError
 from .jsonrpc import (
@@ -163,6 +163,8 @@ class Connection:
         self._incoming = IncomingRequests()
         self._call_soon = current_soon_caller()
         self._new_waiter = current_waiter_factory()
+        self._current_task = current_task_getter()
+        self._dispatch_task: object = None
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_scope = anyio.CancelScope(shield=True)
@@ -197,6 +199,9 @@ class Connection:
 
     def new_waiter(self) -> Waiter:
         return self._new_waiter()
+
+    def in_dispatch_loop(self) -> bool:
+        return self._current_task() is self._dispatch_task
 
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         try:
@@ -395,6 +400,7 @@ class Connection:
         ``await`` cancelled with the block is abandoned (OUT-5) rather than handed a
         connection-closed error inside a cancelled scope.
         """
+        self._dispatch_task = self._current_task()
         task_status.started()
         with self._reader_scope:
             await self._read_loop()

@@ -44,6 +44,15 @@ _STANDARD_MESSAGES = {
 }
 
 
+class DeadlockError(RuntimeError):
+    """Awaiting a response inside the dispatch loop, which is what would deliver it.
+
+    A request or notification handler (and a result callback) runs in the task that reads
+    the connection, so awaiting a request to the peer there could never end. Spawn the
+    work that awaits (``cx.spawn(...)``, or ``responder.spawn``-style helpers) and return.
+    """
+
+
 class RequestError(Exception):
     """A JSON-RPC error: ``code``, ``message`` and optional ``data``.
 

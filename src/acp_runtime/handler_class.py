@@ -13,29 +13,39 @@ import inspect
 _CHECKED: set[type] = set()
 
 
-def refuse_unknown_methods(cls: type, base: type, side: str) -> None:
-    """Raise ``TypeError`` if ``cls`` has a public async method that ``base`` does not declare.
+def refuse_unknown_methods(cls: type, base: type, side: str, *others: type) -> None:
+    """Raise ``TypeError`` if ``cls`` has a public async method that looks meant as a
+    handler of ``base`` but names none.
 
-    ``side`` ("agent" or "client") words the message. Helpers meant for the handler's own
-    use are fine with a leading underscore.
+    Looks meant: it is close to one of ``base``'s names, it is a method of another side
+    (``others``), or it starts like a method family (``session_``, ``fs_``, ...). Other
+    public async methods (``wait_idle``) are the class's own API and are left alone.
+    ``side`` ("agent" or "client") words the message.
     """
     if cls in _CHECKED:
         return
-    known = sorted(name for name in dir(base) if not name.startswith("_"))
-    unknown = [
-        f"{owner.__name__}.{name}"
-        + (
-            f" (did you mean {close[0]!r}?)"
-            if (close := difflib.get_close_matches(name, known, n=1))
-            else ""
-        )
-        for owner in cls.__mro__[: cls.__mro__.index(base)]
-        for name, value in vars(owner).items()
-        if not name.startswith("_") and name not in known and inspect.iscoroutinefunction(value)
-    ]
+    known = _public(base)
+    foreign = set().union(*map(_public, others)) - known
+    families = tuple(f"{name.split('_')[0]}_" for name in known | foreign if "_" in name)
+    unknown: list[str] = []
+    for owner in cls.__mro__[: cls.__mro__.index(base)]:
+        for name, value in vars(owner).items():
+            if name.startswith("_") or name in known or not inspect.iscoroutinefunction(value):
+                continue
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.85)
+            if name in foreign:
+                unknown.append(f"{owner.__name__}.{name} (a method the other side handles)")
+            elif close:
+                unknown.append(f"{owner.__name__}.{name} (did you mean {close[0]!r}?)")
+            elif name.startswith(families):
+                unknown.append(f"{owner.__name__}.{name}")
     if unknown:
         raise TypeError(
-            f"{', '.join(unknown)}: no ACP method the {side} handles has this name, so it would "
-            f"never be called; rename it, or start a helper's name with '_'"
+            f"{', '.join(unknown)}: no ACP method the {side} handles has this name, so it "
+            f"would never be called; rename it, or start a helper's name with '_'"
         )
     _CHECKED.add(cls)
+
+
+def _public(cls: type) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_")}

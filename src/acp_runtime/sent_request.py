@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import RequestError
+from .errors import DeadlockError, RequestError
 from .jsonrpc import RequestId
 from .methods import JsonValue
 from .settlement import Consumer, PendingRequest, Wire
@@ -177,6 +177,12 @@ class SentRequest(Generic[R]):
         return self._wait().__await__()
 
     async def _wait(self) -> R:
+        if self._record.wire is not Wire.SETTLED and self._record.link.in_dispatch_loop():
+            raise DeadlockError(
+                f"awaiting the answer to {self._record.method} inside a handler would hang: "
+                "handlers run in the loop that delivers answers. Spawn the work that awaits "
+                "(cx.spawn) and return; sending without awaiting is fine"
+            )
         record = self._take(Consumer.AWAIT)
         waiter = record.waiter()
         if waiter is not None:

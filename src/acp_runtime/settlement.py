@@ -72,6 +72,11 @@ class RequestLink(Protocol):
         """A wake-up for the task that awaits a request's outcome."""
         ...
 
+    def in_dispatch_loop(self) -> bool:
+        """True when called from the task that reads and dispatches incoming messages:
+        awaiting an answer there would wait for itself."""
+        ...
+
 
 class Wire(enum.Enum):
     PREPARED = "prepared"

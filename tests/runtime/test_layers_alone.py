@@ -52,6 +52,9 @@ class RecordingLink:
     def new_waiter(self) -> Waiter:
         raise AssertionError("nobody awaits in these tests")
 
+    def in_dispatch_loop(self) -> bool:
+        return False
+
     def run_scheduled(self) -> None:
         scheduled, self.scheduled = self.scheduled, []
         for callback in scheduled:

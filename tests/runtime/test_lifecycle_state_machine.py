@@ -72,6 +72,9 @@ class RecordingLink:
     def new_waiter(self) -> Waiter:
         return current_waiter_factory()()
 
+    def in_dispatch_loop(self) -> bool:
+        return False
+
 
 @dataclass
 class Tracked:

@@ -7,7 +7,14 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_runtime import Connection, ConnectionBuilder, JsonValue, RequestError, Responder
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    DeadlockError,
+    JsonValue,
+    RequestError,
+    Responder,
+)
 from acp_runtime.testing import wire_connection
 
 from .helpers import cancel, error, notification, request, result
@@ -102,18 +109,21 @@ async def test_result_callback_runs_in_order_with_incoming_messages() -> None:
     assert events == ["note before", "callback start", "callback end r", "note after"]
 
 
-async def test_awaiting_a_request_inside_a_handler_would_hold_the_loop() -> None:
-    """IN-5 corollary: a handler that awaits its own outgoing request inline cannot get the
-    response (the loop is busy running the handler); spawned, it can."""
+async def test_awaiting_a_request_inside_a_handler_raises_deadlock_error_at_once() -> None:
+    """IN-5 corollary (issue #15 trap 1): a handler that awaits its own outgoing request
+    inline could never get the response (the loop is busy running the handler), so the
+    await raises :class:`DeadlockError` at once instead of hanging; spawned, it works."""
     outcomes: list[Any] = []
 
     async def handler(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
         sent = responder.connection.send_raw_request("sub")
         if method == "inline":
-            with anyio.move_on_after(DEADLOCK_PROBE_SECONDS) as scope:
-                await sent
-            outcomes.append("stuck" if scope.cancelled_caught else "answered")
-            return None if not scope.cancelled_caught else "gave up"
+            with anyio.fail_after(DEADLOCK_PROBE_SECONDS):
+                try:
+                    await sent
+                except DeadlockError as error:
+                    outcomes.append(str(error))
+            return "refused"
 
         async def work() -> None:
             responder.respond(await sent)
@@ -124,10 +134,14 @@ async def test_awaiting_a_request_inside_a_handler_would_hold_the_loop() -> None
     async with wire_connection(ConnectionBuilder().on_raw_request(handler)) as (_cx, peer):
         await peer.send(request(1, "inline"))
         sub = await peer.receive()
-        await peer.send(result(sub["id"], "sub-result"))
-        messages = [await peer.receive(), await peer.receive()]
-        assert messages == [cancel(sub["id"]), result(1, "gave up")]  # abandoned await cancels
-        assert outcomes == ["stuck"]
+        assert sub["method"] == "sub"
+        # The refused await leaves the request unconsumed: dropped with the handler's
+        # frame, it is cancelled (OUT-5), before or after the answer as the backend runs it.
+        later = [await peer.receive(), await peer.receive()]
+        assert sorted(map(repr, later)) == sorted(
+            map(repr, [cancel(sub["id"]), result(1, "refused")])
+        )
+        assert len(outcomes) == 1 and "spawn" in outcomes[0]
 
         await peer.send(request(2, "spawned"))
         sub = await peer.receive()

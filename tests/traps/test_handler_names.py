@@ -39,6 +39,9 @@ class Fine(v1.AgentHandler):
         """Public plain methods are never mistaken for handlers (only async ones are)."""
         return "end_turn"
 
+    async def wait_idle(self) -> None:
+        """A public async method unlike any ACP name is the class's own API."""
+
 
 def test_typo_is_refused_with_the_closest_name() -> None:
     with pytest.raises(TypeError, match=r"Typo\.session_promt \(did you mean 'session_prompt'\?\)"):
@@ -46,8 +49,18 @@ def test_typo_is_refused_with_the_closest_name() -> None:
 
 
 def test_a_method_of_the_other_side_is_refused() -> None:
-    with pytest.raises(TypeError, match=r"OtherSide\.session_update.*no ACP method the agent"):
+    with pytest.raises(
+        TypeError, match=r"OtherSide\.session_update \(a method the other side handles\).*the agent"
+    ):
         OtherSide().attach(ConnectionBuilder(role="agent"))
+
+
+def test_a_name_in_a_method_family_is_refused() -> None:
+    class Family(v1.AgentHandler):
+        async def session_state(self) -> None: ...
+
+    with pytest.raises(TypeError, match=r"Family\.session_state: no ACP method"):
+        Family().attach(ConnectionBuilder(role="agent"))
 
 
 def test_an_inherited_typo_is_refused_and_v2_and_clients_too() -> None:

@@ -6,7 +6,8 @@
 Subclass one, override the methods you support (typed, with the schema's docs), and
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
 so the runtime answers the others with -32601 (method not found). ``attach`` refuses a
-public async method that names no method of that side (a typo would never be called). When overridden,
+public async method that looks meant as a handler but names no method of that side (a
+typo, or the other side's method): it would never be called. When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
 has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
 observes ``$/cancel_request``: the runtime has already set the request's
@@ -230,7 +231,7 @@ class AgentHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
-        refuse_unknown_methods(cls, AgentHandler, 'agent')
+        refuse_unknown_methods(cls, AgentHandler, 'agent', ClientHandler)
         if cls.session_cancel is not AgentHandler.session_cancel:
             builder.on_notification(m.SESSION_CANCEL, self.session_cancel)
         if cls.authenticate is not AgentHandler.authenticate:
@@ -373,7 +374,7 @@ class ClientHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
-        refuse_unknown_methods(cls, ClientHandler, 'client')
+        refuse_unknown_methods(cls, ClientHandler, 'client', AgentHandler)
         if cls.elicitation_complete is not ClientHandler.elicitation_complete:
             builder.on_notification(m.ELICITATION_COMPLETE, self.elicitation_complete)
         if cls.session_update is not ClientHandler.session_update:

@@ -6,7 +6,8 @@
 Subclass one, override the methods you support (typed, with the schema's docs), and
 call :meth:`attach` on a ``ConnectionBuilder``: only overridden methods are registered,
 so the runtime answers the others with -32601 (method not found). ``attach`` refuses a
-public async method that names no method of that side (a typo would never be called). When overridden,
+public async method that looks meant as a handler but names no method of that side (a
+typo, or the other side's method): it would never be called. When overridden,
 :meth:`ext_method` / :meth:`ext_notification` receive every request / notification that
 has no typed handler (extension methods are ``_``-prefixed). ``cancel_request`` only
 observes ``$/cancel_request``: the runtime has already set the request's
@@ -418,7 +419,7 @@ class AgentHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
-        refuse_unknown_methods(cls, AgentHandler, 'agent')
+        refuse_unknown_methods(cls, AgentHandler, 'agent', ClientHandler, ProxyHandler)
         if cls.mcp_message_notification is not AgentHandler.mcp_message_notification:
             builder.on_notification(m.MCP_MESSAGE_NOTIFICATION, self.mcp_message_notification)
         if cls.session_cancel is not AgentHandler.session_cancel:
@@ -606,7 +607,7 @@ class ClientHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
-        refuse_unknown_methods(cls, ClientHandler, 'client')
+        refuse_unknown_methods(cls, ClientHandler, 'client', AgentHandler, ProxyHandler)
         if cls.auth_status_update is not ClientHandler.auth_status_update:
             builder.on_notification(m.AUTH_STATUS_UPDATE, self.auth_status_update)
         if cls.elicitation_complete is not ClientHandler.elicitation_complete:
@@ -725,7 +726,7 @@ class ProxyHandler:
     def attach(self, builder: ConnectionBuilder) -> None:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
-        refuse_unknown_methods(cls, ProxyHandler, 'proxy')
+        refuse_unknown_methods(cls, ProxyHandler, 'proxy', AgentHandler, ClientHandler)
         if cls.cancel_request is not ProxyHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.proxy_successor_notification is not ProxyHandler.proxy_successor_notification:
