@@ -25,7 +25,7 @@ def refuse_unknown_methods(cls: type, base: type, side: str, *others: type) -> N
     if cls in _CHECKED:
         return
     known = _public(base)
-    foreign = set().union(*map(_public, others)) - known
+    foreign = {name for other in others for name in _public(other)} - known
     families = tuple(f"{name.split('_')[0]}_" for name in known | foreign if "_" in name)
     unknown: list[str] = []
     for owner in cls.__mro__[: cls.__mro__.index(base)]:
