@@ -60,7 +60,7 @@ from .methods import (
 )
 from .outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
 from .peer import COUNTERPART, Peer, on_wire
-from .response_slot import ResponseSlot
+from .response_slot import ResponseSlot, answer_spawned_failure
 from .roles import Role, check_peer_handles
 from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
@@ -165,6 +165,8 @@ class Connection:
         self._new_waiter = current_waiter_factory()
         self._current_task = current_task_getter()
         self._dispatch_task: object = None
+        self._dispatching: ResponseSlot | None = None
+        """The request whose handler the dispatch loop is running (what ``spawn`` serves)."""
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_scope = anyio.CancelScope(shield=True)
@@ -361,10 +363,24 @@ class Connection:
     ) -> None:
         """Run ``func(*args)`` concurrently with the dispatch loop, as connection work.
 
-        It is cancelled when the connection closes. If it raises, the connection fails
-        with that exception (answer requests inside it; see :meth:`Responder.respond_with`).
+        It is cancelled when the connection closes. If it raises, the failure is logged and
+        the connection goes on; spawned from a request's handler, the work also answers that
+        request if it is still unanswered: a :class:`RequestError` as itself (so a
+        cancelled turn's -32800 reaches the peer), anything else as a bare -32603.
         """
-        self._tg.start_soon(func, *args)
+        slot = self._dispatching if self._current_task() is self._dispatch_task else None
+        self._tg.start_soon(self._run_spawned, slot, func, args)
+
+    async def _run_spawned(
+        self,
+        slot: ResponseSlot | None,
+        func: Callable[..., Coroutine[Any, Any, Any]],
+        args: tuple[Any, ...],
+    ) -> None:
+        try:
+            await func(*args)
+        except Exception as error:  # cancellation is a BaseException and passes
+            answer_spawned_failure(error, slot, func)
 
     @property
     def is_incoming_closed(self) -> bool:
@@ -528,7 +544,11 @@ class Connection:
         if route is None:
             slot.answer_error(RequestError.method_not_found(request.method))
             return
-        await route(request.method, request.params, slot, self)
+        self._dispatching = slot
+        try:
+            await route(request.method, request.params, slot, self)
+        finally:
+            self._dispatching = None
 
     async def _on_notification(self, notification: Notification) -> None:
         # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.

@@ -161,3 +161,45 @@ async def answer_failures(work: Awaitable[T], slot: ResponseSlot, doing: str) ->
         )
         slot.answer_error(RequestError.internal_error())
     return None
+
+
+def answer_spawned_failure(error: Exception, slot: ResponseSlot | None, work: object) -> None:
+    """Log a failure that escaped spawned work and answer the request it served, if any.
+
+    The connection goes on either way: one turn's failure must not end every session.
+    """
+    name = getattr(work, "__qualname__", repr(work))
+    if slot is None:
+        log.error("spawned work %s failed", name, exc_info=error)
+        return
+    fields = log_fields(slot.method, slot.id)
+    if slot.answered:
+        log.error(
+            "spawned work %s for %s id=%r failed after the answer",
+            name,
+            slot.method,
+            slot.id,
+            exc_info=error,
+            extra=fields,
+        )
+        return
+    if isinstance(error, RequestError):
+        log.warning(
+            "spawned work %s for %s id=%r raised %s; answering with it",
+            name,
+            slot.method,
+            slot.id,
+            error,
+            extra=fields,
+        )
+        slot.answer_error(error)
+    else:
+        log.error(
+            "spawned work %s for %s id=%r failed; answering -32603",
+            name,
+            slot.method,
+            slot.id,
+            exc_info=error,
+            extra=fields,
+        )
+        slot.answer_error(RequestError.internal_error())

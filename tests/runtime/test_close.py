@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import sys
 import threading
 from typing import Any
@@ -119,15 +120,24 @@ async def test_serve_returns_after_peer_eof_and_flushes_queued_answers() -> None
     assert [await peer.receive(), await peer.receive()] == [result(1, "one"), result(2, "two")]
 
 
-async def test_failing_spawned_work_fails_the_connection() -> None:
+async def test_failing_spawned_work_is_logged_and_the_connection_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One spawned task's failure does not end the connection (issue #15 trap 5)."""
+
     async def boom() -> None:
         raise ValueError("spawned failure")
 
-    with pytest.raises(BaseExceptionGroup) as caught:
-        async with wire_connection(ConnectionBuilder()) as (cx, _peer):
+    async def answer(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
+        return method
+
+    with caplog.at_level(logging.ERROR, logger="acp_runtime"):
+        async with wire_connection(ConnectionBuilder().on_raw_request(answer)) as (cx, peer):
             cx.spawn(boom)
-            await anyio.sleep_forever()
-    assert caught.group_contains(ValueError, match="spawned failure")
+            await peer.send(request(1, "still here"))
+            with anyio.fail_after(5):
+                assert await peer.receive() == result(1, "still here")
+    assert any(r.exc_info and "spawned failure" in str(r.exc_info[1]) for r in caplog.records)
 
 
 async def test_send_notification_after_close_raises_connection_closed() -> None:
