@@ -282,6 +282,10 @@ if TYPE_CHECKING:
         AgentHandler as AgentHandler,
         ClientHandler as ClientHandler,
     )
+    from .remote import (
+        RemoteAgent as RemoteAgent,
+        RemoteClient as RemoteClient,
+    )
 
 _EXPORTS: dict[str, str] = {
     'AcceptCreateElicitationResponse': 'models',
@@ -547,6 +551,8 @@ _EXPORTS: dict[str, str] = {
     'TERMINAL_WAIT_FOR_EXIT': 'methods',
     'AgentHandler': 'handlers',
     'ClientHandler': 'handlers',
+    'RemoteAgent': 'remote',
+    'RemoteClient': 'remote',
 }
 
 __all__ = [
@@ -813,6 +819,8 @@ __all__ = [
     'TERMINAL_WAIT_FOR_EXIT',
     'AgentHandler',
     'ClientHandler',
+    'RemoteAgent',
+    'RemoteClient',
 ]
 
 

@@ -375,6 +375,10 @@ if TYPE_CHECKING:
         AgentHandler as AgentHandler,
         ClientHandler as ClientHandler,
     )
+    from .remote import (
+        RemoteAgent as RemoteAgent,
+        RemoteClient as RemoteClient,
+    )
 
 _EXPORTS: dict[str, str] = {
     'AbsolutePath': 'models',
@@ -733,6 +737,8 @@ _EXPORTS: dict[str, str] = {
     'TOOL_CALL_CANCEL': 'methods',
     'AgentHandler': 'handlers',
     'ClientHandler': 'handlers',
+    'RemoteAgent': 'remote',
+    'RemoteClient': 'remote',
 }
 
 __all__ = [
@@ -1092,6 +1098,8 @@ __all__ = [
     'TOOL_CALL_CANCEL',
     'AgentHandler',
     'ClientHandler',
+    'RemoteAgent',
+    'RemoteClient',
 ]
 
 

@@ -404,6 +404,11 @@ if TYPE_CHECKING:
         ClientHandler as ClientHandler,
         ProxyHandler as ProxyHandler,
     )
+    from .remote import (
+        RemoteAgent as RemoteAgent,
+        RemoteClient as RemoteClient,
+        RemoteProxy as RemoteProxy,
+    )
 
 _EXPORTS: dict[str, str] = {
     'AcceptCreateElicitationResponse': 'models',
@@ -791,6 +796,9 @@ _EXPORTS: dict[str, str] = {
     'AgentHandler': 'handlers',
     'ClientHandler': 'handlers',
     'ProxyHandler': 'handlers',
+    'RemoteAgent': 'remote',
+    'RemoteClient': 'remote',
+    'RemoteProxy': 'remote',
 }
 
 __all__ = [
@@ -1179,6 +1187,9 @@ __all__ = [
     'AgentHandler',
     'ClientHandler',
     'ProxyHandler',
+    'RemoteAgent',
+    'RemoteClient',
+    'RemoteProxy',
 ]
 
 

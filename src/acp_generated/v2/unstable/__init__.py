@@ -466,6 +466,11 @@ if TYPE_CHECKING:
         ClientHandler as ClientHandler,
         ProxyHandler as ProxyHandler,
     )
+    from .remote import (
+        RemoteAgent as RemoteAgent,
+        RemoteClient as RemoteClient,
+        RemoteProxy as RemoteProxy,
+    )
 
 _EXPORTS: dict[str, str] = {
     'AbsolutePath': 'models',
@@ -915,6 +920,9 @@ _EXPORTS: dict[str, str] = {
     'AgentHandler': 'handlers',
     'ClientHandler': 'handlers',
     'ProxyHandler': 'handlers',
+    'RemoteAgent': 'remote',
+    'RemoteClient': 'remote',
+    'RemoteProxy': 'remote',
 }
 
 __all__ = [
@@ -1365,6 +1373,9 @@ __all__ = [
     'AgentHandler',
     'ClientHandler',
     'ProxyHandler',
+    'RemoteAgent',
+    'RemoteClient',
+    'RemoteProxy',
 ]
 
 
