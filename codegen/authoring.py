@@ -207,7 +207,7 @@ class ModelIndex:
         """(class, discriminators on the way) of every tagged variant of ``union``.
 
         Nested unions are followed (an open union's known part, a variant that is itself a
-        union); an open union's catch-all class is not a variant an author builds.
+        union); an open union's catch-all for unknown tags is not a variant an author builds.
         """
         found = self.union_members(union)
         if found is None:
@@ -218,7 +218,7 @@ class ModelIndex:
             name = _name_of(member)
             if name in self.aliases and self.union_members(name) is not None:
                 yield from self.variants(name, here)
-            elif name in self.classes and discriminator is not None:
+            elif name in self.classes and (discriminator or not self.is_catch_all(name)):
                 yield name, here
 
     def construction(self, model: str, tag_fields: tuple[str, ...] = ()) -> Construction:

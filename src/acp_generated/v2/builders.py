@@ -55,6 +55,7 @@ from .models import (
     MaxTurnRequestsIdleStateUpdateSessionUpdate,
     MediaType,
     MessageId,
+    NoneIdleStateUpdateSessionUpdate,
     NoticeSessionUpdate,
     NoticeSeverity,
     PlanEntry,
@@ -110,6 +111,7 @@ __all__ = [
     'state_update_idle_refusal',
     'state_update_idle_cancelled',
     'state_update_idle_error',
+    'state_update_idle',
     'state_update_requires_action',
     'tool_call_content_chunk',
     'tool_call_update',
@@ -467,6 +469,24 @@ def state_update_idle_error(
             error=error,
             background=listed(background),
             meta=meta,
+        ),
+    )
+
+
+def state_update_idle(
+    *,
+    background: Sequence[BackgroundWork] | None = None,
+    meta: dict[str, Any] | None = None,
+    stop_reason: None = None,
+) -> NoneIdleStateUpdateSessionUpdate:
+    """No stop reason: `stopReason` is omitted or `null`."""
+    return NoneIdleStateUpdateSessionUpdate(
+        session_update='state_update',
+        state='idle',
+        **given(
+            background=listed(background),
+            meta=meta,
+            stop_reason=stop_reason,
         ),
     )
 

@@ -54,6 +54,7 @@ from .models import (
     MaxTurnRequestsIdleStateUpdateSessionUpdate,
     MediaType,
     MessageId,
+    NoneIdleStateUpdateSessionUpdate,
     NoticeSessionUpdate,
     NoticeSeverity,
     PlanId,
@@ -117,6 +118,7 @@ __all__ = [
     'state_update_idle_refusal',
     'state_update_idle_cancelled',
     'state_update_idle_error',
+    'state_update_idle',
     'state_update_requires_action',
     'state_update_unknown',
     'tool_call_content_chunk',
@@ -490,6 +492,26 @@ def state_update_idle_error(
             usage=usage,
             background=listed(background),
             meta=meta,
+        ),
+    )
+
+
+def state_update_idle(
+    *,
+    usage: Usage | None = None,
+    background: Sequence[BackgroundWork] | None = None,
+    meta: dict[str, Any] | None = None,
+    stop_reason: None = None,
+) -> NoneIdleStateUpdateSessionUpdate:
+    """No stop reason: `stopReason` is omitted or `null`."""
+    return NoneIdleStateUpdateSessionUpdate(
+        session_update='state_update',
+        state='idle',
+        **given(
+            usage=usage,
+            background=listed(background),
+            meta=meta,
+            stop_reason=stop_reason,
         ),
     )
 
