@@ -221,13 +221,14 @@ class ModelIndex:
             elif name in self.classes and (discriminator or not self.is_catch_all(name)):
                 yield name, here
 
-    def construction(self, model: str, tag_fields: tuple[str, ...] = ()) -> Construction:
+    def construction(self, model: str) -> Construction:
+        """A field typed as one string constant is a tag (with a default or not): filled in."""
         tags: list[tuple[str, str]] = []
         params: list[Param] = []
         for f in self.fields(model):
             annotation = _unannotated(f.annotation)
             constant = _literal_constant(annotation)
-            if constant is not None and (f.name in tag_fields or f.default is None):
+            if constant is not None:
                 tags.append((f.name, constant))
                 continue
             params.append(_param(f.name, annotation, f.default))
@@ -318,7 +319,7 @@ def builders(index: ModelIndex) -> list[Builder]:
         if index.union_members(union) is None:
             continue  # a schema without this union: nothing to build
         for model, discriminators in index.variants(union):
-            construction = index.construction(model, discriminators)
+            construction = index.construction(model)
             by_field = dict(construction.tags)
             values = [by_field[d] for d in discriminators if d in by_field]
             if len(values) != len(discriminators):

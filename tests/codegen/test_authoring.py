@@ -113,3 +113,11 @@ def test_remote_facades_skip_protocol_methods_and_take_union_params_as_they_are(
         ("prompt", False),
         ("blocks_put", True),
     ]
+
+
+def test_a_tag_with_a_default_is_still_filled_in_not_a_parameter() -> None:
+    """Generated models may default their tag to its constant; the builder still sets it."""
+    defaulted = SOURCE.replace('type: Literal["text"]', 'type: Literal["text"] = "text"')
+    [text] = [b for b in builders(index(defaulted)) if b.name == "text"]
+    assert text.construction.tags == (("type", "text"),)
+    assert "type" not in [p.name for p in text.construction.params]
