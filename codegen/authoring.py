@@ -361,6 +361,10 @@ def _held_models(index: ModelIndex, param: Param) -> Iterator[str]:
                     yield from (m for m in members if not index.is_catch_all(m))
 
 
+_FACADE_ATTRIBUTES = frozenset({"connection", "peer"})
+"""A facade's own attributes: a method may not take their names."""
+
+
 def remote_name(method: Method) -> str:
     """The facade method for ``method``: its params model without the ``Request`` /
     ``Notification`` suffix (``PromptRequest`` -> ``prompt``, ``ReadTextFileRequest`` ->
@@ -382,7 +386,7 @@ def remotes(index: ModelIndex, methods: list[Method], sides: list[str]) -> list[
         names = [remote_name(m) for m in own]
         built: list[RemoteMethod] = []
         for m, name in zip(own, names, strict=True):
-            if names.count(name) > 1:
+            if names.count(name) > 1 or name in _FACADE_ATTRIBUTES:
                 name = m.py_name
             construction = index.construction(m.params) if m.params in index.classes else None
             built.append(
