@@ -84,9 +84,7 @@ class SessionState:
     messages: tuple[Message, ...] = ()
     plan: tuple[Any, ...] = ()
     """The entries of the latest plan (each plan replaces the whole list)."""
-    tool_calls: Mapping[str, ToolCallState] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    tool_calls: Mapping[str, ToolCallState] = field(default_factory=lambda: MappingProxyType({}))
     """By id, in the order they started."""
     current_mode_id: str | None = None
 
