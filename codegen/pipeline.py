@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .authoring import ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
@@ -168,6 +169,30 @@ def generate_variant(v: Variant) -> dict[str, str]:
     handlers_py = render(
         "handlers.py.j2", **ctx, classes=handler_classes, model_imports=handler_imports
     )
+    index = ModelIndex(models)
+    built = builders(index)
+    builders_py = render(
+        "builders.py.j2",
+        **ctx,
+        builders=built,
+        model_imports=index.defined(set().union(*(b.construction.names() for b in built))),
+        any_sequence=any(b.construction.uses_sequence for b in built),
+        any_listed=any(b.construction.uses_listed for b in built),
+    )
+    facades = remotes(index, methods, sides)
+    constructions = [h.construction for r in facades for h in r.methods if h.construction]
+    remote_py = render(
+        "remote.py.j2",
+        **ctx,
+        remotes=facades,
+        model_imports=index.defined(
+            {h.params_type for r in facades for h in r.methods}
+            | {h.result_type for r in facades for h in r.methods}
+            | set().union(*(c.names() for c in constructions))
+        ),
+        any_sequence=any(c.uses_sequence for c in constructions),
+        any_listed=any(c.uses_listed for c in constructions),
+    )
     # ``AcpModel`` comes from the runtime; re-exported so ``isinstance(x, v1.AcpModel)`` reads well.
     public_models = sorted({n for n in defined if not n.startswith("_")} | {"AcpModel"})
     exports = [
@@ -182,6 +207,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
             ],
         ),
         ("handlers", [c.name for c in handler_classes]),
+        ("remote", [r.name for r in facades]),
     ]
     has_unstable = not v.key.endswith("unstable")
     init_py = render("init.py.j2", **ctx, exports=exports, has_unstable=has_unstable)
@@ -190,6 +216,8 @@ def generate_variant(v: Variant) -> dict[str, str]:
         f"{d}/models.py": models,
         f"{d}/methods.py": methods_py,
         f"{d}/handlers.py": handlers_py,
+        f"{d}/builders.py": builders_py,
+        f"{d}/remote.py": remote_py,
         f"{d}/__init__.py": init_py,
         f"{d}/py.typed": "",
     }

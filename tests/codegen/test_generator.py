@@ -474,6 +474,8 @@ checked = 0
 for key in ("v1", "v1/unstable", "v2", "v2/unstable"):
     models = importlib.import_module("acp_generated." + key.replace("/", ".") + ".models")
     assert models.__file__.startswith({str(tmp_path)!r}), models.__file__
+    for helper in ("builders", "remote"):  # derived from the models: they follow the release
+        importlib.import_module("acp_generated." + key.replace("/", ".") + "." + helper)
     schema = json.loads(releases[{older!r}].files[key].cache_path.read_text())
     synth = Synth(schema)
     for name in schema["$defs"]:

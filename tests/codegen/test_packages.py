@@ -30,9 +30,9 @@ def test_acp_generated_is_a_namespace_package() -> None:
     assert not (SRC / "acp_generated" / "__init__.py").exists()
     for package in PACKAGES:
         directory = SRC / package.replace(".", "/")
-        assert {"__init__.py", "models.py", "methods.py", "handlers.py", "py.typed"} <= {
-            p.name for p in directory.iterdir()
-        }
+        expected = {"__init__.py", "models.py", "methods.py", "handlers.py", "py.typed"}
+        expected |= {"builders.py", "remote.py"}
+        assert expected <= {p.name for p in directory.iterdir()}
 
 
 def test_importing_a_package_builds_no_models_until_a_name_is_used() -> None:

@@ -1,0 +1,33 @@
+"""Stateful helpers for agent and client authors, on top of the generated facades.
+
+* :class:`SessionAccumulator` (client): the current state of each session, folded from its
+  ``session/update`` stream, with subscribers;
+* :class:`ToolCallTracker` (agent): tool calls with fresh ids, their updates, completion
+  and failure, sent through the ``RemoteClient`` facade;
+* :class:`PermissionBroker` (agent): asks the client with ``session/request_permission``
+  and returns the option chosen, or that the turn was cancelled.
+
+They know no schema version: they take the generated facade and builders of the version
+in use (``acp_generated.v1.RemoteClient``, ``acp_generated.v1.builders``) and read updates
+by their wire tags.
+"""
+
+from .permissions import PermissionBroker as PermissionBroker
+from .permissions import PermissionDecision as PermissionDecision
+from .session_state import Message as Message
+from .session_state import SessionAccumulator as SessionAccumulator
+from .session_state import SessionState as SessionState
+from .session_state import ToolCallState as ToolCallState
+from .tool_calls import ToolCallTracker as ToolCallTracker
+from .tool_calls import TrackedToolCall as TrackedToolCall
+
+__all__ = [
+    "Message",
+    "PermissionBroker",
+    "PermissionDecision",
+    "SessionAccumulator",
+    "SessionState",
+    "ToolCallState",
+    "ToolCallTracker",
+    "TrackedToolCall",
+]
