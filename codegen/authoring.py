@@ -165,7 +165,7 @@ class ModelIndex:
             if isinstance(base, ast.Name) and base.id in self.classes:
                 for f in self.fields(base.id):
                     found[f.name] = f
-        for node in cls.body:
+        for node in _checker_view(cls.body):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 found[node.target.id] = _Field(node.target.id, node.annotation, node.value)
         return list(found.values())
@@ -233,6 +233,16 @@ class ModelIndex:
                 continue
             params.append(_param(f.name, annotation, f.default))
         return Construction(model, tuple(tags), tuple(params))
+
+
+def _checker_view(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A class body as type checkers read it: ``if TYPE_CHECKING:`` blocks taken, their
+    ``else`` skipped (constant tags carry their default only there; see postprocess)."""
+    for node in body:
+        if isinstance(node, ast.If) and _name_of(node.test) == "TYPE_CHECKING":
+            yield from node.body
+        else:
+            yield node
 
 
 def _name_of(node: ast.expr) -> str:
