@@ -5,7 +5,9 @@
 * :class:`ToolCallTracker` (agent): tool calls with fresh ids, their updates, completion
   and failure, sent through the ``RemoteClient`` facade;
 * :class:`PermissionBroker` (agent): asks the client with ``session/request_permission``
-  and returns the option chosen, or that the turn was cancelled.
+  and returns the option chosen, or that the turn was cancelled;
+* :class:`PromptTurns` (agent): runs each prompt turn as spawned work under one
+  cancellation that ``session/cancel`` and ``$/cancel_request`` both set.
 
 They know no schema version: they take the generated facade and builders of the version
 in use (``acp_generated.v1.RemoteClient``, ``acp_generated.v1.builders``) and read updates
@@ -20,14 +22,18 @@ from .session_state import SessionState as SessionState
 from .session_state import ToolCallState as ToolCallState
 from .tool_calls import ToolCallTracker as ToolCallTracker
 from .tool_calls import TrackedToolCall as TrackedToolCall
+from .turns import PromptTurns as PromptTurns
+from .turns import Turn as Turn
 
 __all__ = [
     "Message",
     "PermissionBroker",
     "PermissionDecision",
+    "PromptTurns",
     "SessionAccumulator",
     "SessionState",
     "ToolCallState",
     "ToolCallTracker",
     "TrackedToolCall",
+    "Turn",
 ]
