@@ -44,7 +44,6 @@ import argparse
 import logging
 import os
 import re
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -83,18 +82,15 @@ from acp_generated.v1 import (
 )
 from acp_runtime import (
     Connection,
-    ConnectionBuilder,
     ErrorCode,
     JsonValue,
     RequestError,
     Responder,
     SentRequest,
-    log_nothing,
-    log_to_stderr,
 )
 from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES
-from acp_runtime.stdio import stdio_transport
+from acp_runtime.run import run_agent
 
 log = logging.getLogger("echo_agent")
 
@@ -445,40 +441,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def serve(max_message_bytes: int, high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES) -> None:
-    agent = EchoAgent()
-    builder = ConnectionBuilder(role="agent", high_water_bytes=high_water_bytes)
-    agent.attach(builder)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_stop_on_interrupt, tg.cancel_scope)
-        async with builder.connect(stdio_transport(max_message_bytes=max_message_bytes)) as cx:
-            await cx.wait_incoming_closed()
-            await agent.wait_idle()  # answer the prompts still in flight before closing
-        log.info("stdin closed; exiting")
-        tg.cancel_scope.cancel()
-
-
-async def _stop_on_interrupt(scope: anyio.CancelScope) -> None:
-    """SIGINT closes the connection (pending requests settle, queued answers are
-    flushed) and ends the agent quietly, instead of a KeyboardInterrupt traceback."""
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        async for _ in signals:
-            log.info("interrupted; exiting")
-            scope.cancel()
-            return
-
-
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    if args.quiet:
-        log_nothing()
-    else:
-        log_to_stderr(logging.INFO, fmt="[echo-agent] %(message)s")
-    try:
-        anyio.run(serve, args.max_message_bytes, args.high_water_bytes, backend=args.backend)
-    except KeyboardInterrupt:  # SIGINT while starting up, before the handler is in place
-        pass
-    return 0
+    return run_agent(
+        EchoAgent(),
+        backend=args.backend,
+        log_level=None if args.quiet else logging.INFO,
+        log_format="[echo-agent] %(message)s",
+        max_message_bytes=args.max_message_bytes,
+        high_water_bytes=args.high_water_bytes,
+    )
 
 
 if __name__ == "__main__":

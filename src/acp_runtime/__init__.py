@@ -35,6 +35,9 @@ from .proxy import ConductedProxy as ConductedProxy
 from .proxy import Proxy as Proxy
 from .responder import Responder as Responder
 from .roles import Role as Role
+from .run import connect_to_agent as connect_to_agent
+from .run import run_agent as run_agent
+from .run import serve_agent as serve_agent
 from .sent_request import RequestCancellationHandle as RequestCancellationHandle
 from .sent_request import SentRequest as SentRequest
 from .stderr_log import StderrLogHandler as StderrLogHandler
@@ -62,6 +65,7 @@ __all__ = [
     "ConductedProxy",
     "Connection",
     "ConnectionBuilder",
+    "DeadlockError",
     "ErrorCode",
     "JsonValue",
     "LineTransport",
@@ -94,11 +98,14 @@ __all__ = [
     "TypedNotification",
     "TypedRequest",
     "VersionRouter",
+    "connect_to_agent",
     "jsonl_sink",
     "log_nothing",
     "log_to_stderr",
     "logging_sink",
     "memory_pair",
+    "run_agent",
+    "serve_agent",
     "spawn_agent",
     "stdio_transport",
 ]

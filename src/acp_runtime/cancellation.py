@@ -105,10 +105,11 @@ class IncomingRequests:
     one leaves it alone.
     """
 
-    __slots__ = ("_markers",)
+    __slots__ = ("_idle", "_markers")
 
     def __init__(self) -> None:
         self._markers: dict[IdKey, CancellationMarker] = {}
+        self._idle: anyio.Event | None = None
 
     def register(self, request_id: RequestId) -> CancellationMarker:
         marker = CancellationMarker()
@@ -120,6 +121,16 @@ class IncomingRequests:
         key = id_key(request_id)
         if self._markers.get(key) is marker:
             del self._markers[key]
+            if self._idle is not None and not self._markers:
+                self._idle.set()
+                self._idle = None
+
+    async def wait_empty(self) -> None:
+        """Wait until no request is in flight (each one answered)."""
+        if self._markers:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
 
     def cancel(self, request_id: RequestId) -> bool:
         """Set the marker of an in-flight request; False for an unknown id."""

@@ -406,6 +406,11 @@ class Connection:
         """Incoming requests not answered yet."""
         return len(self._incoming)
 
+    async def wait_incoming_answered(self) -> None:
+        """Wait until every incoming request so far has been answered (an agent that
+        saw EOF answers the turns still in flight before it exits)."""
+        await self._incoming.wait_empty()
+
     # -- the loops --------------------------------------------------------------------------
 
     async def _run_reader(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:

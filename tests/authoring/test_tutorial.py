@@ -1,0 +1,173 @@
+"""The tutorial's agent and client (examples/tutorial_*.py) against each other, over pipes.
+
+Also the one-call runners they use: ``run_agent`` answers the turns in flight when stdin
+closes and exits quietly with status 0 on SIGINT/SIGTERM; ``connect_to_agent`` spawns.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_generated import v1
+from acp_generated.v1 import builders as b
+from acp_runtime import Connection, RequestError, Responder, connect_to_agent
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AGENT = [sys.executable, str(EXAMPLES / "tutorial_agent.py")]
+sys.path.insert(0, str(EXAMPLES))
+
+from tutorial_client import prompt_once  # noqa: E402
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.txt"
+    path.write_text("one\ntwo\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("allow", [True, False], ids=["allow", "reject"])
+async def test_tutorial_client_against_tutorial_agent(
+    notes: Path, allow: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with anyio.fail_after(30):
+        stop_reason = await prompt_once(str(notes), AGENT, allow)
+    out = capsys.readouterr().out
+    if allow:
+        assert stop_reason == "end_turn"
+        assert f"{notes} has 2 lines." in out
+        assert out.index(": pending]") < out.index(": in_progress]") < out.index(": completed]")
+    else:
+        assert stop_reason == "refusal"
+        assert "failed]" in out and "lines" not in out
+
+
+class HoldingClient(v1.ClientHandler):
+    """Parks the permission request until the agent cancels it."""
+
+    def __init__(self) -> None:
+        self.asked = anyio.Event()
+        self.withdrawn = anyio.Event()
+
+    async def session_update(self, params: v1.SessionNotification, cx: Connection) -> None:
+        pass
+
+    async def session_request_permission(
+        self,
+        params: v1.RequestPermissionRequest,
+        responder: Responder[v1.RequestPermissionResponse],
+    ) -> None:
+        self.asked.set()
+        responder.connection.spawn(self._hold, responder)
+
+    async def _hold(self, responder: Responder[v1.RequestPermissionResponse]) -> None:
+        await responder.cancellation.cancelled()
+        self.withdrawn.set()
+        cancelled = v1.DeniedRequestPermissionOutcome(outcome="cancelled")
+        responder.respond(v1.RequestPermissionResponse(outcome=cancelled))
+
+
+async def started_turn(cx: Connection, notes: Path) -> tuple[v1.RemoteAgent, str]:
+    agent = v1.RemoteAgent(cx)
+    await agent.initialize(protocol_version=1)
+    session = await agent.new_session(cwd=str(notes.parent), mcp_servers=[])
+    return agent, session.session_id
+
+
+@pytest.mark.anyio
+async def test_session_cancel_ends_the_turn_cancelled_and_withdraws_the_permission(
+    notes: Path,
+) -> None:
+    client = HoldingClient()
+    async with connect_to_agent(AGENT, client) as cx:
+        agent, sid = await started_turn(cx, notes)
+        with anyio.fail_after(30):
+            turn = agent.prompt(session_id=sid, prompt=[b.text(text=str(notes))])
+            async with anyio.create_task_group() as tg:
+
+                async def cancel_when_asked() -> None:
+                    await client.asked.wait()
+                    await agent.cancel(session_id=sid)
+
+                tg.start_soon(cancel_when_asked)
+                response = await turn
+            await client.withdrawn.wait()
+    assert response.stop_reason == "cancelled"
+
+
+@pytest.mark.anyio
+async def test_cancel_request_answers_32800(notes: Path) -> None:
+    client = HoldingClient()
+    async with connect_to_agent(AGENT, client) as cx:
+        agent, sid = await started_turn(cx, notes)
+        with anyio.fail_after(30):
+            turn = agent.prompt(session_id=sid, prompt=[b.text(text=str(notes))])
+            async with anyio.create_task_group() as tg:
+
+                async def abort_when_asked() -> None:
+                    await client.asked.wait()
+                    turn.cancel()
+
+                tg.start_soon(abort_when_asked)
+                with pytest.raises(RequestError) as caught:
+                    await turn
+            await client.withdrawn.wait()
+    assert caught.value.code == -32800
+
+
+# -- run_agent as a process ------------------------------------------------------------
+
+
+def line(message: dict[str, object]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+INITIALIZE = line(
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_run_agent_exits_quietly_with_status_0_on_a_stop_signal(signum: int) -> None:
+    with subprocess.Popen(
+        AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as agent:
+        assert agent.stdin is not None and agent.stdout is not None and agent.stderr is not None
+        agent.stdin.write(INITIALIZE)
+        agent.stdin.flush()
+        assert json.loads(agent.stdout.readline())["id"] == 1  # up and serving
+        agent.send_signal(signum)
+        assert agent.wait(timeout=10) == 0
+        stderr = agent.stderr.read().decode()
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+
+
+def test_run_agent_answers_the_turn_in_flight_when_stdin_closes(tmp_path: Path) -> None:
+    """EOF mid-turn: the prompt still gets its answer before the agent exits 0 (here an
+    error, since the client it would ask can no longer answer)."""
+    prompt = {"sessionId": "session-1", "prompt": [{"type": "text", "text": "/x"}]}
+    messages = [
+        INITIALIZE,
+        line(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/new",
+                "params": {"cwd": "/", "mcpServers": []},
+            }
+        ),
+        line({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}),
+    ]
+    done = subprocess.run(AGENT, input=b"".join(messages), capture_output=True, timeout=30)
+    answers = [json.loads(text) for text in done.stdout.splitlines()]
+    assert done.returncode == 0
+    [answer] = [a for a in answers if a.get("id") == 3 and "method" not in a]
+    assert "result" in answer or "error" in answer
