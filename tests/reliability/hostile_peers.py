@@ -98,13 +98,24 @@ class Process:
         self._in = popen.stdin.fileno()
         self._out = popen.stdout.fileno()
         self._buffer = bytearray()
+        self._writing = threading.Lock()
+        self._stopped = False
         self.written = 0
         """Lines fully written so far (see :meth:`write_lines`)."""
 
     def write(self, data: bytes) -> None:
+        """Write all of ``data``; :class:`BrokenPipeError` once the process is stopped.
+
+        Each ``write(2)`` holds a lock that :meth:`stop` takes before closing the pipe:
+        a writer thread still running after its process was killed must never write to
+        the descriptor's number once the next process has been given it."""
         view = memoryview(data)
         while view:
-            view = view[os.write(self._in, view) :]
+            with self._writing:
+                if self._stopped:
+                    raise BrokenPipeError("the process was stopped")
+                written = os.write(self._in, view)
+            view = view[written:]
 
     def send(self, message: dict[str, Any]) -> None:
         self.write(json.dumps(message).encode() + b"\n")
@@ -161,6 +172,8 @@ class Process:
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGKILL)
         self.popen.wait()
+        with self._writing:  # a blocked write(2) has failed or returned: the reader is gone
+            self._stopped = True
         for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if pipe is not None:
                 pipe.close()

@@ -1,8 +1,36 @@
-"""The side-by-side table of the hostile-peer figures (:mod:`.hostile_table`)."""
+"""The hostile-peer rig itself: a stopped process takes no more writes
+(:mod:`.hostile_peers`), and the side-by-side table (:mod:`.hostile_table`)."""
 
 from __future__ import annotations
 
+import os
+import sys
+
+import pytest
+
+from .hostile_peers import Target
 from .hostile_table import span, table
+
+
+def test_a_stopped_process_takes_no_write_even_when_its_descriptor_is_reused() -> None:
+    """A writer thread can outlive its process; the next process may get the same
+    descriptor number, and the old writer's lines must not land there."""
+    process = Target("sink", (sys.executable, "-c", "import time; time.sleep(60)")).start()
+    stdin = process.popen.stdin
+    assert stdin is not None
+    number = stdin.fileno()
+    process.stop()
+    read_end, write_end = os.pipe()
+    try:
+        os.dup2(write_end, number)  # what the next Popen may well do
+        with pytest.raises(BrokenPipeError):
+            process.write(b"stale line\n")
+        os.set_blocking(read_end, False)
+        with pytest.raises(BlockingIOError):
+            os.read(read_end, 100)  # nothing arrived
+    finally:
+        for fd in {read_end, write_end, number}:
+            os.close(fd)
 
 
 def flood(target: str, peak: float, taken: int, stopped: bool) -> dict[str, object]:
