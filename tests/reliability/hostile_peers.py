@@ -5,6 +5,8 @@ floods bad lines or sends one huge bad line; this SDK beside the TypeScript SDK 
     .venv/bin/python -m tests.reliability.hostile_peers --quick   # small sizes (seconds)
     .venv/bin/python -m tests.reliability.hostile_peers --python-src /tmp/old/src \
         --examples /tmp/old/examples                               # an older runtime
+    .venv/bin/python -m tests.reliability.hostile_peers --baseline /tmp/old \
+        --json figures.jsonl                                       # this one and an older one
 
 The peer is this process, with plain blocking I/O on the pipes and no SDK, so the
 process under test sees exactly the bytes written. Processes under test: the Python
@@ -31,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,13 +98,24 @@ class Process:
         self._in = popen.stdin.fileno()
         self._out = popen.stdout.fileno()
         self._buffer = bytearray()
+        self._writing = threading.Lock()
+        self._stopped = False
         self.written = 0
         """Lines fully written so far (see :meth:`write_lines`)."""
 
     def write(self, data: bytes) -> None:
+        """Write all of ``data``; :class:`BrokenPipeError` once the process is stopped.
+
+        Each ``write(2)`` holds a lock that :meth:`stop` takes before closing the pipe:
+        a writer thread still running after its process was killed must never write to
+        the descriptor's number once the next process has been given it."""
         view = memoryview(data)
         while view:
-            view = view[os.write(self._in, view) :]
+            with self._writing:
+                if self._stopped:
+                    raise BrokenPipeError("the process was stopped")
+                written = os.write(self._in, view)
+            view = view[written:]
 
     def send(self, message: dict[str, Any]) -> None:
         self.write(json.dumps(message).encode() + b"\n")
@@ -159,6 +172,8 @@ class Process:
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGKILL)
         self.popen.wait()
+        with self._writing:  # a blocked write(2) has failed or returned: the reader is gone
+            self._stopped = True
         for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if pipe is not None:
                 pipe.close()
@@ -342,8 +357,17 @@ def chunks_then_cancel(target: Target, count: int, *extra: str) -> dict[str, Any
         process.read_until(lambda m: m.get("method") == "session/update")
         started = time.perf_counter()
         process.send({"jsonrpc": "2.0", "id": "ping", "method": "_echo/ping", "params": {}})
-        _, chunks = process.read_until(lambda m: m.get("id") in ("ping", "turn"))
+        first, chunks = process.read_until(lambda m: m.get("id") in ("ping", "turn"))
         ping_ms = (time.perf_counter() - started) * 1000
+        if first.get("id") == "turn":  # the whole stream went out before the ping's answer
+            process.read_until(lambda m: m.get("id") == "ping")
+            ping_ms = (time.perf_counter() - started) * 1000
+            return {
+                "ping_ms": round(ping_ms, 1),
+                "cancel_ms": None,
+                "stop_reason": first.get("result", {}).get("stopReason"),
+                "chunks_received": 1 + chunks,
+            }
         started = time.perf_counter()
         process.send(
             {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}
@@ -446,22 +470,58 @@ def scenarios(quick: bool) -> list[tuple[str, str, Callable[[Target], dict[str, 
 CLIENT_SCENARIOS = {"pings_50k", "pings_200k", "bad_300k"}
 
 
+def build_targets(
+    wanted: set[str], python_src: Path | None, examples: Path | None, baseline: Path | None
+) -> list[Target]:
+    """The processes to measure, the baseline checkout's Python ones next to their twins."""
+    targets: list[Target] = []
+    if "python" in wanted:
+        targets.append(python_agent(python_src, examples))
+        if baseline is not None:
+            old = python_agent(baseline / "src", baseline / "examples")
+            targets.append(replace(old, name="python (baseline)"))
+    if "typescript" in wanted and (ts := ts_agent()) is not None:
+        targets.append(ts)
+    if "client" in wanted:
+        targets.append(python_client(python_src))
+        if baseline is not None:
+            old = python_client(baseline / "src")
+            targets.append(replace(old, name="python client (baseline)"))
+    return targets
+
+
+def measure(
+    key: str, what: str, target: Target, run: Callable[[Target], dict[str, Any]]
+) -> dict[str, Any]:
+    """One measurement; a process that fails it (stops answering, exits) is a figure too."""
+    started = time.monotonic()
+    record: dict[str, Any] = {"scenario": key, "what": what, "target": target.name}
+    try:
+        record.update(run(target))
+    except (TimeoutError, EOFError, OSError, KeyError, AssertionError) as error:
+        record["error"] = f"{type(error).__name__}: {error}"
+    record["seconds"] = round(time.monotonic() - started, 1)
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes")
     parser.add_argument("--python-src", type=Path, help="run the Python peers on this src/")
     parser.add_argument("--examples", type=Path, help="the echo agent's directory for --python-src")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout (src/, examples/) whose Python peers run too, each after its twin",
+    )
     parser.add_argument("--only", action="append", help="scenario keys to run")
     parser.add_argument(
         "--target", action="append", choices=["python", "typescript", "client"], help="default: all"
     )
+    parser.add_argument("--json", type=Path, help="also write the records to this file")
     args = parser.parse_args(argv)
     wanted = set(args.target or ["python", "typescript", "client"])
-    targets = [python_agent(args.python_src, args.examples)] if "python" in wanted else []
-    if "typescript" in wanted and (ts := ts_agent()) is not None:
-        targets.append(ts)
-    if "client" in wanted:
-        targets.append(python_client(args.python_src))
+    targets = build_targets(wanted, args.python_src, args.examples, args.baseline)
     rows: list[dict[str, Any]] = []
     for key, what, run in scenarios(args.quick):
         if args.only and key not in args.only:
@@ -469,11 +529,11 @@ def main(argv: list[str] | None = None) -> int:
         for target in targets:
             if target.side == "client" and key not in CLIENT_SCENARIOS:
                 continue
-            started = time.monotonic()
-            record = {"scenario": key, "what": what, "target": target.name, **run(target)}
-            record["seconds"] = round(time.monotonic() - started, 1)
+            record = measure(key, what, target, run)
             print(json.dumps(record), flush=True)
             rows.append(record)
+    if args.json is not None:
+        args.json.write_text("".join(json.dumps(record) + "\n" for record in rows))
     print()
     for record in rows:
         figures = ", ".join(

@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -178,15 +179,32 @@ def test_case3_an_agent_whose_stderr_nobody_reads_keeps_answering(
 # -- 4: backpressure ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("lines", ["pings", "bad lines"])
-def test_case4_an_agent_whose_client_never_reads_stops_reading_in_bounded_memory(
-    backend: str, lines: str
-) -> None:
-    count = 5_000 if lines == "pings" else 200_000  # more than the agent's read buffer (1 MiB)
+FLOOD_LINES = {"pings": 5_000, "bad lines": 200_000}  # more than the agent's read buffer (1 MiB)
+
+
+def quick_flood(backend: str, lines: str) -> dict[str, Any]:
+    count = FLOOD_LINES[lines]
     source = (lambda: pings(count)) if lines == "pings" else (lambda: bad_lines(count))
-    figures = flood_unread(AGENT, source, "--backend", backend, *QUICK_MARK)
-    assert figures["stopped_reading"] and figures["taken"] < count
+    return flood_unread(AGENT, source, "--backend", backend, *QUICK_MARK)
+
+
+@pytest.fixture(scope="module")
+def quick_floods() -> dict[tuple[str, str], dict[str, Any]]:
+    """All four floods at once, each on its own agent process: each spends two seconds
+    watching its agent take nothing, and in a row they would cost the quick mode eight."""
+    keys = [(backend, lines) for backend in BACKENDS for lines in FLOOD_LINES]
+    with ThreadPoolExecutor(len(keys)) as pool:
+        running = {key: pool.submit(quick_flood, *key) for key in keys}
+        return {key: future.result() for key, future in running.items()}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lines", list(FLOOD_LINES))
+def test_case4_an_agent_whose_client_never_reads_stops_reading_in_bounded_memory(
+    backend: str, lines: str, quick_floods: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    figures = quick_floods[backend, lines]
+    assert figures["stopped_reading"] and figures["taken"] < FLOOD_LINES[lines]
     assert figures["peak_rss_mib"] < figures["base_rss_mib"] + 16
 
 
@@ -307,8 +325,12 @@ def test_case4_full_size_unread_bad_lines_stay_under_64_mib_of_queued_output() -
 
 @pytest.mark.slow
 def test_case4_full_size_cancel_behind_50k_unread_pings() -> None:
+    """The cancel comes after all 50,000 pings, and the agent reads it only once it has
+    read them all; by then the pongs of the first 30,000 or so are out, so the -32800
+    can jump only what is still queued (under the 16 MiB mark: at most about 16,000;
+    11,000 to 13,000 measured). Before backpressure it came after all 50,000."""
     figures = cancel_under_load(AGENT, 50_000)
     print(f"\n[hostile] cancel behind 50,000 unread pings: {json.dumps(figures)}")
     assert figures["answer_code"] == -32800
-    assert figures["messages_before_answer"] < 25_000
+    assert figures["messages_before_answer"] < 50_000 - 1_000
     assert figures["cancel_to_answer_ms"] < 5000
