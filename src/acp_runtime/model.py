@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 
@@ -36,13 +35,21 @@ class AcpModel(BaseModel):
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
 
         def __init__(self, /, **data):
-            plan = _PLANS.get(type(self)) or _plan(type(self))
-            if not plan.keywords.issuperset(data):
-                raise _unknown_keywords(type(self), plan, data)
-            for name, names, constant in plan.constants:
+            tags = _TAGS.get(type(self))
+            if tags is None:
+                tags = _constant_tags(type(self))
+            for name, names, constant in tags:
                 if names.isdisjoint(data):
                     data[name] = constant
-            self.__pydantic_validator__.validate_python(data, self_instance=self)
+            try:
+                self.__pydantic_validator__.validate_python(data, self_instance=self)
+            except ValidationError:  # a typo first: it may be why a field is missing
+                unknown = set(data) - _keywords(type(self))
+                if unknown:
+                    raise _unknown_keywords(type(self), unknown) from None
+                raise
+            if self.__pydantic_extra__:  # extra="allow" kept what names no field
+                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
 
         # pydantic validates nested models without calling ``__init__`` unless a class has a
         # custom one; this marks ours as the base's, so wire parsing keeps its fast path.
@@ -84,30 +91,21 @@ class AcpModel(BaseModel):
             return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
-@dataclass(frozen=True, slots=True)
-class _ConstructionPlan:
-    """What a model's constructor accepts, worked out once per class."""
+_Tags = tuple[tuple[str, frozenset[str], object], ...]
+"""A model's constant tags: field name, the keywords that set it (name, alias), its value."""
 
-    keywords: frozenset[str]
-    """Field names and their wire aliases."""
-    constants: tuple[tuple[str, frozenset[str], object], ...]
-    """Constant tags: field name, the keywords that set it, its one value."""
+_TAGS: dict[type[AcpModel], _Tags] = {}
+"""Per class (not inherited: a variant adds its tag), worked out on first construction."""
 
 
-_PLANS: dict[type[AcpModel], _ConstructionPlan] = {}
-
-
-def _plan(cls: type[AcpModel]) -> _ConstructionPlan:
-    keywords: set[str] = set()
-    constants: list[tuple[str, frozenset[str], object]] = []
+def _constant_tags(cls: type[AcpModel]) -> _Tags:
+    tags: list[tuple[str, frozenset[str], object]] = []
     for name, field in cls.model_fields.items():
-        names = frozenset({name, *_aliases(field)})
-        keywords |= names
         constant = _constant(field)
         if constant:
-            constants.append((name, names, constant[0]))
-    plan = _PLANS[cls] = _ConstructionPlan(frozenset(keywords), tuple(constants))
-    return plan
+            tags.append((name, frozenset({name, *_aliases(field)}), constant[0]))
+    found = _TAGS[cls] = tuple(tags)
+    return found
 
 
 def _aliases(field: FieldInfo) -> list[str]:
@@ -126,15 +124,18 @@ def _constant(field: FieldInfo) -> tuple[object] | tuple[()]:
     return (values[0],) if len(values) == 1 else ()
 
 
-def _unknown_keywords(
-    cls: type[AcpModel], plan: _ConstructionPlan, data: dict[str, Any]
-) -> TypeError:
-    unknown = sorted(set(data) - plan.keywords)
+def _keywords(cls: type[AcpModel]) -> set[str]:
+    """What the constructor accepts: field names and their wire aliases."""
+    return {*cls.model_fields, *(a for f in cls.model_fields.values() for a in _aliases(f))}
+
+
+def _unknown_keywords(cls: type[AcpModel], unknown: set[str]) -> TypeError:
+    keywords = sorted(_keywords(cls))
     fields = list(cls.model_fields)
     hints: list[str] = []
-    for word in unknown:
+    for word in sorted(unknown):
         close = difflib.get_close_matches(word, fields, n=1) or difflib.get_close_matches(
-            word, sorted(plan.keywords), n=1
+            word, keywords, n=1
         )
         hints.append(f"{word!r} (did you mean {close[0]!r}?)" if close else repr(word))
     return TypeError(

@@ -137,3 +137,18 @@ async def test_built_notification_crosses_a_connection() -> None:
     assert isinstance(parsed.update, AgentMessageChunkSessionUpdate)
     assert isinstance(parsed.update.content, TextContentBlock)
     assert parsed.update.content.text == "hi"
+
+
+def test_a_variant_fills_its_tag_even_after_its_untagged_base_was_built() -> None:
+    """The tags are worked out per class: the base's (none) are not inherited."""
+    from acp_generated.v1 import ContentChunk
+
+    ContentChunk(content=TextContentBlock(text="base first"))
+    chunk = AgentMessageChunkSessionUpdate(content=TextContentBlock(text="then the variant"))
+    assert wire(chunk)["sessionUpdate"] == "agent_message_chunk"  # type: ignore[index]
+
+
+def test_a_typo_is_reported_before_the_missing_field_it_caused() -> None:
+    """``stop_reasn`` leaves ``stop_reason`` missing: the TypeError names the typo."""
+    with pytest.raises(TypeError, match="stop_reasn"):
+        PromptResponse(stop_reasn="end_turn")  # type: ignore[call-arg]
