@@ -30,6 +30,9 @@ class AcpModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        # Cold start: a model's validator is built on its first use, so an agent that
+        # answers ``initialize`` builds a few of ~180 models, not all (tests/bench).
+        defer_build=True,
     )
 
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
