@@ -137,30 +137,34 @@ class ResponseSlot:
 
 
 async def answer_failures(work: Awaitable[T], slot: ResponseSlot, doing: str) -> tuple[T] | None:
-    """Await ``work``; if it raises, answer the request with the failure instead.
-
-    A :class:`RequestError` is the answer as it is; any other exception is logged with
-    its traceback and answered with a bare -32603, so nothing leaks onto the wire.
-    Returns ``(result,)`` when ``work`` returned, ``None`` when its failure was answered.
-    """
+    """Await ``work``; if it raises, answer the request with the failure instead (see
+    :func:`answer_failure`). Returns ``(result,)`` when ``work`` returned, ``None`` when
+    its failure was answered."""
     try:
         return (await work,)
-    except RequestError as error:
-        slot.answer_error(error)
-    except Exception:
-        fields = log_fields(slot.method, slot.id)
-        peer_log.log(
-            log,
-            logging.ERROR,
-            "%s %s id=%r failed",
-            doing,
-            slot.method,
-            slot.id,
-            exc_info=True,
-            extra=fields,
-        )
-        slot.answer_error(RequestError.internal_error())
+    except Exception as error:
+        answer_failure(error, slot, doing)
     return None
+
+
+def answer_failure(error: Exception, slot: ResponseSlot, doing: str) -> None:
+    """Answer the request with a failure: a :class:`RequestError` as it is; anything else
+    is logged with its traceback and answered with a bare -32603, so nothing leaks onto
+    the wire. ``doing`` starts the log line (``"handler for"``)."""
+    if isinstance(error, RequestError):
+        slot.answer_error(error)
+        return
+    peer_log.log(
+        log,
+        logging.ERROR,
+        "%s %s id=%r failed; answering -32603",
+        doing,
+        slot.method,
+        slot.id,
+        exc_info=error,
+        extra=log_fields(slot.method, slot.id),
+    )
+    slot.answer_error(RequestError.internal_error())
 
 
 def answer_spawned_failure(error: Exception, slot: ResponseSlot | None, work: object) -> None:
@@ -171,35 +175,14 @@ def answer_spawned_failure(error: Exception, slot: ResponseSlot | None, work: ob
     name = getattr(work, "__qualname__", repr(work))
     if slot is None:
         log.error("spawned work %s failed", name, exc_info=error)
-        return
-    fields = log_fields(slot.method, slot.id)
-    if slot.answered:
+    elif slot.answered:
         log.error(
             "spawned work %s for %s id=%r failed after the answer",
             name,
             slot.method,
             slot.id,
             exc_info=error,
-            extra=fields,
+            extra=log_fields(slot.method, slot.id),
         )
-        return
-    if isinstance(error, RequestError):
-        log.warning(
-            "spawned work %s for %s id=%r raised %s; answering with it",
-            name,
-            slot.method,
-            slot.id,
-            error,
-            extra=fields,
-        )
-        slot.answer_error(error)
     else:
-        log.error(
-            "spawned work %s for %s id=%r failed; answering -32603",
-            name,
-            slot.method,
-            slot.id,
-            exc_info=error,
-            extra=fields,
-        )
-        slot.answer_error(RequestError.internal_error())
+        answer_failure(error, slot, f"spawned work {name} for")

@@ -388,10 +388,10 @@ MUTATIONS: list[Mutation] = [
         "hygiene",
         "handler crashes leak the exception text on the wire",
         "response_slot.py",
-        "        slot.answer_error(RequestError.internal_error())\n    return None\n",
-        "        import traceback\n\n"
-        "        slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n"
-        "    return None\n",
+        "    slot.answer_error(RequestError.internal_error())\n\n\ndef answer_spawned_failure",
+        "    import traceback\n\n"
+        "    slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n\n\n"
+        "def answer_spawned_failure",
     ),
     Mutation(
         "M39",
@@ -433,9 +433,9 @@ MUTATIONS: list[Mutation] = [
         "IN-6",
         "a handler exception after its answer sends a second (error) answer",
         "response_slot.py",
-        "    except RequestError as error:\n        slot.answer_error(error)\n    except Exception:\n",
-        "    except RequestError as error:\n        slot.answered = False\n        slot.answer_error(error)\n"
-        "    except Exception:\n",
+        "    if isinstance(error, RequestError):\n        slot.answer_error(error)\n",
+        "    if isinstance(error, RequestError):\n        slot.answered = False\n"
+        "        slot.answer_error(error)\n",
     ),
     Mutation(
         "M44",
