@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -20,7 +21,7 @@ class LogoutCapabilities(AcpModel):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -35,14 +36,14 @@ class AgentAuthCapabilities(AcpModel):
     Authentication-related capabilities supported by the agent.
     """
 
-    logout: LogoutCapabilities | None = None
+    logout: Annotated[LogoutCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -68,22 +69,22 @@ class PromptCapabilities(AcpModel):
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
     """
 
-    image: bool = False
+    image: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `image` content blocks.
     """
-    audio: bool = False
+    audio: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `audio` content blocks.
     """
-    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
+    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = False
     """
     Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -98,15 +99,15 @@ class McpCapabilities(AcpModel):
     MCP capabilities supported by the agent
     """
 
-    http: bool = False
+    http: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `http` MCP servers.
     """
-    sse: bool = False
+    sse: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `sse` MCP servers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -123,7 +124,7 @@ class SessionListCapabilities(AcpModel):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -140,7 +141,7 @@ class SessionDeleteCapabilities(AcpModel):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -160,7 +161,7 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -177,7 +178,7 @@ class SessionResumeCapabilities(AcpModel):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -194,7 +195,7 @@ class SessionCloseCapabilities(AcpModel):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -217,24 +218,21 @@ class SessionCapabilities(AcpModel):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None = None
+    list: Annotated[SessionListCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
-    delete: SessionDeleteCapabilities | None = None
+    delete: Annotated[SessionDeleteCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
+    additional_directories: Annotated[SessionAdditionalDirectoriesCapabilities | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError] = None
     """
     Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -246,21 +244,21 @@ class SessionCapabilities(AcpModel):
     `SessionInfo.additionalDirectories` to report the complete ordered
     additional-root list associated with a listed session.
     """
-    resume: SessionResumeCapabilities | None = None
+    resume: Annotated[SessionResumeCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
-    close: SessionCloseCapabilities | None = None
+    close: Annotated[SessionCloseCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -280,11 +278,11 @@ class AgentCapabilities(AcpModel):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
     """
 
-    load_session: Annotated[bool, Field(validation_alias="loadSession", serialization_alias="loadSession")] = False
+    load_session: Annotated[bool, Field(validation_alias="loadSession", serialization_alias="loadSession"), DefaultOnError] = False
     """
     Whether the agent supports `session/load`.
     """
-    prompt_capabilities: Annotated[PromptCapabilities, Field(validation_alias="promptCapabilities", serialization_alias="promptCapabilities")] = Field(default_factory=lambda: PromptCapabilities.model_validate({
+    prompt_capabilities: Annotated[PromptCapabilities, Field(validation_alias="promptCapabilities", serialization_alias="promptCapabilities"), DefaultOnError] = Field(default_factory=lambda: PromptCapabilities.model_validate({
         "image": False,
         "audio": False,
         "embeddedContext": False,
@@ -292,24 +290,22 @@ class AgentCapabilities(AcpModel):
     """
     Prompt capabilities supported by the agent.
     """
-    mcp_capabilities: Annotated[McpCapabilities, Field(validation_alias="mcpCapabilities", serialization_alias="mcpCapabilities")] = Field(default_factory=lambda: McpCapabilities.model_validate({
+    mcp_capabilities: Annotated[McpCapabilities, Field(validation_alias="mcpCapabilities", serialization_alias="mcpCapabilities"), DefaultOnError] = Field(default_factory=lambda: McpCapabilities.model_validate({
         "http": False,
         "sse": False,
     }))
     """
     MCP capabilities supported by the agent.
     """
-    session_capabilities: Annotated[
-        SessionCapabilities, Field(validation_alias="sessionCapabilities", serialization_alias="sessionCapabilities")
-    ] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
+    session_capabilities: Annotated[SessionCapabilities, Field(validation_alias="sessionCapabilities", serialization_alias="sessionCapabilities"), DefaultOnError] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
     """
     Session lifecycle and prompt capabilities advertised by the agent.
     """
-    auth: Annotated[AgentAuthCapabilities, Field()] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
+    auth: Annotated[AgentAuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
     """
     Authentication-related capabilities supported by the agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -330,19 +326,19 @@ class Annotations(AcpModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Intended recipients for this content, such as the user or assistant.
     """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
     """
     Timestamp indicating when the underlying resource was last modified.
     """
-    priority: int | float | None = None
+    priority: Annotated[int | float | None, DefaultOnError] = None
     """
     Relative importance of this content when clients choose what to surface.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -357,7 +353,7 @@ class AudioContent(AcpModel):
     Audio provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -369,7 +365,7 @@ class AudioContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -398,7 +394,7 @@ class AuthCapabilities(AcpModel):
     additional client-side support.
     """
 
-    terminal: bool = False
+    terminal: Annotated[bool, DefaultOnError] = False
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -406,7 +402,7 @@ class AuthCapabilities(AcpModel):
     configured agent invocation in an interactive terminal. When `true`, the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -437,11 +433,11 @@ class AuthMethodAgent(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -470,20 +466,20 @@ class AuthMethodTerminal(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: dict[str, str] | None = None
+    env: Annotated[dict[str, str] | None, DefaultOnNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -505,7 +501,7 @@ class AuthenticateRequest(AcpModel, TypedRequest["AuthenticateResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -520,7 +516,7 @@ class AuthenticateResponse(AcpModel):
     Response to the `authenticate` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -539,7 +535,7 @@ class UnstructuredCommandInput(AcpModel):
     """
     A hint to display when the input hasn't been provided yet
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -568,11 +564,11 @@ class AvailableCommand(AcpModel):
     """
     Human-readable description of what the command does.
     """
-    input: AvailableCommandInput | None = None
+    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
     """
     Input for the command if required
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -587,13 +583,11 @@ class AvailableCommandsUpdate(AcpModel):
     Available commands are ready or have changed
     """
 
-    available_commands: Annotated[
-        list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ]
+    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems]
     """
     Commands the agent can execute
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -622,7 +616,7 @@ class BlobResourceContents(AcpModel):
     """
     Base64-encoded bytes for a binary resource payload.
     """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -630,7 +624,7 @@ class BlobResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -647,7 +641,7 @@ class BooleanConfigOptionCapabilities(AcpModel):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -662,25 +656,25 @@ class BooleanPropertySchema(AcpModel):
     Schema for boolean properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None = None
+    default: Annotated[bool | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -730,7 +724,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -750,7 +744,7 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -774,7 +768,7 @@ class CancelNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -809,7 +803,7 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     """
     The ID of the request to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -840,15 +834,15 @@ class FileSystemCapabilities(AcpModel):
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
     """
 
-    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
+    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile"), DefaultOnError] = False
     """
     Whether the Client supports `fs/read_text_file` requests.
     """
-    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
+    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile"), DefaultOnError] = False
     """
     Whether the Client supports `fs/write_text_file` requests.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -869,7 +863,7 @@ class SessionConfigOptionsCapabilities(AcpModel):
     Session configuration option capabilities supported by the client.
     """
 
-    boolean: BooleanConfigOptionCapabilities | None = None
+    boolean: Annotated[BooleanConfigOptionCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports boolean session configuration options.
 
@@ -878,7 +872,7 @@ class SessionConfigOptionsCapabilities(AcpModel):
     `configOptions`, and the client may send `session/set_config_option`
     requests with `type: "boolean"` and a boolean `value`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -899,28 +893,26 @@ class ClientSessionCapabilities(AcpModel):
     Session-related capabilities supported by the client.
     """
 
-    compaction: CompactionCapabilities | None = None
+    compaction: Annotated[CompactionCapabilities | None, DefaultOnError] = None
     """
     Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
-    config_options: Annotated[
-        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError] = None
     """
     Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
-    notices: NoticeCapabilities | None = None
+    notices: Annotated[NoticeCapabilities | None, DefaultOnError] = None
     """
     Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -937,7 +929,7 @@ class ElicitationFormCapabilities(AcpModel):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -956,7 +948,7 @@ class ElicitationUrlCapabilities(AcpModel):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -973,21 +965,21 @@ class ElicitationCapabilities(AcpModel):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None = None
+    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None = None
+    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1009,7 +1001,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
-    fs: Annotated[FileSystemCapabilities, Field()] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
+    fs: Annotated[FileSystemCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
         "readTextFile": False,
         "writeTextFile": False,
     }))
@@ -1017,18 +1009,18 @@ class ClientCapabilities(AcpModel):
     File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
-    terminal: bool = False
+    terminal: Annotated[bool, DefaultOnError] = False
     """
     Whether the Client support all `terminal/*` methods.
     """
-    session: ClientSessionCapabilities | None = None
+    session: Annotated[ClientSessionCapabilities | None, DefaultOnError] = None
     """
     Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
-    auth: Annotated[AuthCapabilities, Field()] = Field(default_factory=lambda: AuthCapabilities.model_validate({
+    auth: Annotated[AuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AuthCapabilities.model_validate({
         "terminal": False
     }))
     """
@@ -1036,7 +1028,7 @@ class ClientCapabilities(AcpModel):
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
     """
-    elicitation: ElicitationCapabilities | None = None
+    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
     """
     Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
@@ -1044,7 +1036,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1069,7 +1061,7 @@ class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     The ID of the session to close.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1084,7 +1076,7 @@ class CloseSessionResponse(AcpModel):
     Response from closing a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1111,7 +1103,7 @@ class TextContent(AcpModel):
     Text provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1119,7 +1111,7 @@ class TextContent(AcpModel):
     """
     Text payload carried by this content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1145,7 +1137,7 @@ class ImageContent(AcpModel):
     An image provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1157,11 +1149,11 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: str | None = None
+    uri: Annotated[str | None, DefaultOnError] = None
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1186,15 +1178,15 @@ class ResourceLink(AcpModel):
     A resource that the server is capable of reading, included in a prompt or tool call result.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
     """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1202,11 +1194,11 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    size: int | None = None
+    size: Annotated[int | None, DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional display title for end-user UI.
     """
@@ -1214,7 +1206,7 @@ class ResourceLink(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1239,7 +1231,7 @@ class TextResourceContents(AcpModel):
     Text-based resource contents.
     """
 
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1251,7 +1243,7 @@ class TextResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1272,7 +1264,7 @@ class EmbeddedResource(AcpModel):
     The contents of a resource, embedded into a prompt or tool call result.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1280,7 +1272,7 @@ class EmbeddedResource(AcpModel):
     """
     Embedded resource payload, either text or binary data.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1340,7 +1332,7 @@ class CompactionSummaryChunk(AcpModel):
     """
     One content block to append.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata scoped to this chunk. Omission and `null` both mean absent.
     """
@@ -1379,15 +1371,15 @@ class CompactionUpdate(AcpModel):
     """
     Current lifecycle status.
     """
-    summary: list[ContentBlock] | None = None
+    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement user-displayable summary content for the compaction.
     """
-    error: str | None = None
+    error: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Extensible metadata patch for this compaction.
     """
@@ -1421,7 +1413,7 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     The ID of the elicitation that completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1452,11 +1444,11 @@ class SessionConfigSelectOption(AcpModel):
     """
     Human-readable label for this option value.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for this option value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1497,11 +1489,11 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: list[SessionConfigSelectOption]
+    options: Annotated[list[SessionConfigSelectOption], DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1570,15 +1562,15 @@ class SelectSessionConfigOption(SessionConfigSelect):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1613,15 +1605,15 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1649,11 +1641,11 @@ class ConfigOptionUpdate(AcpModel):
     Session configuration options have been updated.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1682,7 +1674,7 @@ class Content(AcpModel):
     """
     The actual content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1707,14 +1699,14 @@ class ContentChunk(AcpModel):
     """
     A single item of content
     """
-    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId")] = None
+    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId"), DefaultOnError] = None
     """
     A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1766,7 +1758,7 @@ class Cost(AcpModel):
     Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1789,7 +1781,7 @@ class EnvVariable(AcpModel):
     """
     The value to set for the environment variable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1812,11 +1804,11 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     The command to execute.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull] = None
     """
     Array of command arguments.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull] = None
     """
     Environment variables for the command.
     """
@@ -1837,7 +1829,7 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     string output, even if this means the retained output is slightly less than the
     specified limit.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1862,7 +1854,7 @@ class CreateTerminalResponse(AcpModel):
     """
     The unique identifier for the created terminal.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1889,7 +1881,7 @@ class CurrentModeUpdate(AcpModel):
     """
     The ID of the current mode
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1916,7 +1908,7 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1940,7 +1932,7 @@ class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
     """
     The ID of the session to delete.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1955,7 +1947,7 @@ class DeleteSessionResponse(AcpModel):
     Response from deleting a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1978,7 +1970,7 @@ class Diff(AcpModel):
     """
     The absolute file path being modified.
     """
-    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText")] = None
+    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText"), DefaultOnError] = None
     """
     The original content (omitted or `null` for new files).
     """
@@ -1986,7 +1978,7 @@ class Diff(AcpModel):
     """
     The new content after modification.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2020,7 +2012,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2079,13 +2071,13 @@ class EnumOption(AcpModel):
     """
     Human-readable title for this option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2105,13 +2097,13 @@ class StringPropertySchema(AcpModel):
     with `"type": "string"`.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2141,7 +2133,7 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None = None
+    default: Annotated[str | None, DefaultOnError] = None
     """
     Default value.
 
@@ -2159,7 +2151,7 @@ class StringPropertySchema(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2184,13 +2176,13 @@ class NumberPropertySchema(AcpModel):
     Schema for number (floating-point) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2208,13 +2200,13 @@ class NumberPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | float | None = None
+    default: Annotated[int | float | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2239,13 +2231,13 @@ class IntegerPropertySchema(AcpModel):
     Schema for integer properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2263,13 +2255,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None = None
+    default: Annotated[int | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2298,7 +2290,7 @@ class StringMultiSelectItems(AcpModel):
     """
     Allowed enum values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2327,7 +2319,7 @@ class TitledMultiSelectItems(AcpModel):
     """
     Titled enum options.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2365,13 +2357,13 @@ class MultiSelectPropertySchema(AcpModel):
     Schema for multi-select (array) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2393,13 +2385,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    default: list[str] | None = None
+    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2469,11 +2461,11 @@ class ElicitationSchema(AcpModel):
     as required by the elicitation specification.
     """
 
-    type: ElicitationSchemaType = "object"
+    type: Annotated[ElicitationSchemaType, DefaultOnError] = "object"
     """
     Type discriminator. Always `"object"`.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the schema.
 
@@ -2491,13 +2483,13 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2528,7 +2520,7 @@ class ElicitationSessionScope(AcpModel):
     """
     The session this elicitation is tied to.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     Optional tool call within the session.
 
@@ -2567,7 +2559,7 @@ class Error(AcpModel):
     A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: Any | None = None
+    data: Annotated[Any | None, DefaultOnError] = None
     """
     Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
@@ -2587,7 +2579,7 @@ class HttpHeader(AcpModel):
     """
     The value to set for the HTTP header.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2609,7 +2601,7 @@ class Implementation(AcpModel):
     Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
@@ -2621,7 +2613,7 @@ class Implementation(AcpModel):
     Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2655,7 +2647,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     The latest protocol version supported by the client.
     """
-    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities")] = Field(default_factory=lambda: ClientCapabilities.model_validate({
+    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
         "auth": {"terminal": False},
@@ -2663,13 +2655,13 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Capabilities supported by the client.
     """
-    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo")] = None
+    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo"), DefaultOnError] = None
     """
     Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2713,7 +2705,7 @@ class InitializeResponse(AcpModel):
 
     The client should disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities")] = Field(default_factory=lambda: AgentCapabilities.model_validate({
+    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({
         "loadSession": False,
         "promptCapabilities": {
             "image": False,
@@ -2727,19 +2719,17 @@ class InitializeResponse(AcpModel):
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[
-        list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods")
-    ] = Field(default_factory=lambda: list[AuthMethod]())
+    auth_methods: Annotated[list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems] = Field(default_factory=lambda: list[AuthMethod]())
     """
     Authentication methods supported by the agent.
     """
-    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo")] = None
+    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo"), DefaultOnError] = None
     """
     Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2762,7 +2752,7 @@ class KillTerminalRequest(AcpModel, TypedRequest["KillTerminalResponse"]):
     """
     The ID of the terminal to kill.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2777,7 +2767,7 @@ class KillTerminalResponse(AcpModel):
     Response to `terminal/kill` method
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2802,7 +2792,7 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     """
     Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2825,9 +2815,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError, SkipInvalidItems] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -2835,15 +2823,15 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     ISO 8601 timestamp of last activity
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2858,16 +2846,16 @@ class ListSessionsResponse(AcpModel):
     Response from listing sessions.
     """
 
-    sessions: list[SessionInfo]
+    sessions: Annotated[list[SessionInfo], DefaultOnError, SkipInvalidItems]
     """
     Array of session information objects
     """
-    next_cursor: Annotated[str | None, Field(validation_alias="nextCursor", serialization_alias="nextCursor")] = None
+    next_cursor: Annotated[str | None, Field(validation_alias="nextCursor", serialization_alias="nextCursor"), DefaultOnError] = None
     """
     Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2890,11 +2878,11 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader]
+    headers: Annotated[list[HttpHeader], DefaultOnNull]
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2927,11 +2915,11 @@ class McpServerSse(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader]
+    headers: Annotated[list[HttpHeader], DefaultOnNull]
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2972,15 +2960,15 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: list[str]
+    args: Annotated[list[str], DefaultOnNull]
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: list[EnvVariable]
+    env: Annotated[list[EnvVariable], DefaultOnNull]
     """
     Environment variables to set when launching the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3010,7 +2998,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
 
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull]
     """
     List of MCP servers to connect to for this session.
     """
@@ -3018,9 +3006,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -3033,7 +3019,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The ID of the session to load.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3058,11 +3044,11 @@ class SessionMode(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3081,11 +3067,11 @@ class SessionModeState(AcpModel):
     """
     The current mode the Agent is in.
     """
-    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
+    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes"), DefaultOnError, SkipInvalidItems]
     """
     The set of modes that the Agent can operate in
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3100,19 +3086,17 @@ class LoadSessionResponse(AcpModel):
     Response from loading an existing session.
     """
 
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3129,7 +3113,7 @@ class LogoutRequest(AcpModel, TypedRequest["LogoutResponse"]):
     Terminates the current authenticated session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3144,7 +3128,7 @@ class LogoutResponse(AcpModel):
     Response to the `logout` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3165,9 +3149,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -3175,11 +3157,11 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull]
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3202,19 +3184,17 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3251,13 +3231,13 @@ class Notice(AcpModel):
     """
     Required non-empty plain-text title that can stand alone.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata scoped to this notice.
 
@@ -3289,7 +3269,7 @@ class OtherCreateElicitationResponse(AcpModel):
     responses. They MUST NOT treat it as a known elicitation action.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3346,7 +3326,7 @@ class PermissionOption(AcpModel):
     """
     Hint about the nature of this permission option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3397,7 +3377,7 @@ class PlanEntry(AcpModel):
     """
     Current execution status of this task.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3418,14 +3398,14 @@ class Plan(AcpModel):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
 
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], DefaultOnError, SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3473,7 +3453,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3502,7 +3482,7 @@ class PromptResponse(AcpModel):
     """
     Indicates why the agent stopped processing the turn.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3535,7 +3515,7 @@ class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
     """
     Maximum number of lines to read.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3554,7 +3534,7 @@ class ReadTextFileResponse(AcpModel):
     """
     Content payload returned by this response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3577,7 +3557,7 @@ class ReleaseTerminalRequest(AcpModel, TypedRequest["ReleaseTerminalResponse"]):
     """
     The ID of the terminal to release.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3592,7 +3572,7 @@ class ReleaseTerminalResponse(AcpModel):
     Response to terminal/release method
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3637,7 +3617,7 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3671,7 +3651,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3725,7 +3705,7 @@ class Terminal(AcpModel):
     """
     Identifier of the terminal instance to embed in the content stream.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3778,11 +3758,11 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[int | None, Field(ge=0), DefaultOnError] = None
     """
     Optional 1-based line number within the file.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3806,42 +3786,42 @@ class ToolCallUpdate(AcpModel):
     """
     The ID of the tool call being updated.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     Update the tool kind.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Update the execution status.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Update the human-readable title.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Replace the content collection.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Replace the locations collection.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Update the raw input.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Update the raw output.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3872,7 +3852,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     """
     Available permission options for the user to choose from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3891,7 +3871,7 @@ class SelectedPermissionOutcome(AcpModel):
     """
     The ID of the option the user selected.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3930,7 +3910,7 @@ class RequestPermissionResponse(AcpModel):
     """
     The user's decision on the permission request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3949,7 +3929,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3988,9 +3968,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -3999,11 +3977,11 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
     """
     List of MCP servers to connect to for this session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4018,19 +3996,17 @@ class ResumeSessionResponse(AcpModel):
     Response from resuming an existing session.
     """
 
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4087,7 +4063,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4118,15 +4094,15 @@ class SessionInfoUpdate(AcpModel):
     Clients can use it to keep session titles and state current.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session. Set to null to clear.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     ISO 8601 timestamp of last activity. Set to null to clear.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4174,40 +4150,40 @@ class ToolCall(AcpModel):
     """
     Human-readable title describing what the tool is doing.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Current execution status of the tool call.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Content produced by the tool call.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Raw input parameters sent to the tool.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Raw output returned by the tool.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4246,11 +4222,11 @@ class UsageUpdate(AcpModel):
     """
     Total context window size in tokens.
     """
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, DefaultOnError] = None
     """
     Cumulative session cost (optional).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4301,7 +4277,7 @@ class SessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4328,7 +4304,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4371,7 +4347,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4397,11 +4373,11 @@ class SetSessionConfigOptionResponse(AcpModel):
     Response to `session/set_config_option` method.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4424,7 +4400,7 @@ class SetSessionModeRequest(AcpModel, TypedRequest["SetSessionModeResponse"]):
     """
     The ID of the mode to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4439,7 +4415,7 @@ class SetSessionModeResponse(AcpModel):
     Response to `session/set_mode` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4469,15 +4445,15 @@ class TerminalExitStatus(AcpModel):
     Exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0)] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4500,7 +4476,7 @@ class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
     """
     The ID of the terminal to get output from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4523,11 +4499,11 @@ class TerminalOutputResponse(AcpModel):
     """
     Whether the output was truncated due to byte limits.
     """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus")] = None
+    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
     """
     Exit status if the command has completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4579,7 +4555,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4612,7 +4588,7 @@ class WaitForTerminalExitRequest(AcpModel, TypedRequest["WaitForTerminalExitResp
     """
     The ID of the terminal to wait for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4627,15 +4603,15 @@ class WaitForTerminalExitResponse(AcpModel):
     Response containing the exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0)] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4664,7 +4640,7 @@ class WriteTextFileRequest(AcpModel, TypedRequest["WriteTextFileResponse"]):
     """
     The text content to write to the file.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4679,7 +4655,7 @@ class WriteTextFileResponse(AcpModel):
     Response to `fs/write_text_file`
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -31,7 +32,7 @@ class AgentAuthCapabilities(AcpModel):
     `initialize` response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -48,7 +49,7 @@ class PromptImageCapabilities(AcpModel):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -65,7 +66,7 @@ class PromptAudioCapabilities(AcpModel):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -82,7 +83,7 @@ class PromptEmbeddedContextCapabilities(AcpModel):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -108,23 +109,21 @@ class PromptCapabilities(AcpModel):
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None = None
+    image: Annotated[PromptImageCapabilities | None, DefaultOnError] = None
     """
     Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
-    audio: PromptAudioCapabilities | None = None
+    audio: Annotated[PromptAudioCapabilities | None, DefaultOnError] = None
     """
     Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
-    embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")
-    ] = None
+    embedded_context: Annotated[PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = None
     """
     Agent supports embedded context in `session/prompt` requests.
 
@@ -134,7 +133,7 @@ class PromptCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports embedded context in prompts.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -151,7 +150,7 @@ class McpStdioCapabilities(AcpModel):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -168,7 +167,7 @@ class McpHttpCapabilities(AcpModel):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -183,21 +182,21 @@ class McpCapabilities(AcpModel):
     MCP capabilities supported by the agent for session lifecycle requests.
     """
 
-    stdio: McpStdioCapabilities | None = None
+    stdio: Annotated[McpStdioCapabilities | None, DefaultOnError] = None
     """
     Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
-    http: McpHttpCapabilities | None = None
+    http: Annotated[McpHttpCapabilities | None, DefaultOnError] = None
     """
     Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -214,7 +213,7 @@ class SessionDeleteCapabilities(AcpModel):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -234,7 +233,7 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -259,7 +258,7 @@ class SessionCapabilities(AcpModel):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None = None
+    prompt: Annotated[PromptCapabilities | None, DefaultOnError] = None
     """
     Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -267,24 +266,21 @@ class SessionCapabilities(AcpModel):
     prompt extensions beyond the baseline text and resource-link content
     required by `session/prompt`.
     """
-    mcp: McpCapabilities | None = None
+    mcp: Annotated[McpCapabilities | None, DefaultOnError] = None
     """
     MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions.
     """
-    delete: SessionDeleteCapabilities | None = None
+    delete: Annotated[SessionDeleteCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
+    additional_directories: Annotated[SessionAdditionalDirectoriesCapabilities | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError] = None
     """
     Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -295,7 +291,7 @@ class SessionCapabilities(AcpModel):
     Agents may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -315,7 +311,7 @@ class AgentCapabilities(AcpModel):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None = None
+    session: Annotated[SessionCapabilities | None, DefaultOnError] = None
     """
     Session capabilities supported by the agent.
 
@@ -325,7 +321,7 @@ class AgentCapabilities(AcpModel):
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
     and `session/update`.
     """
-    auth: AgentAuthCapabilities | None = None
+    auth: Annotated[AgentAuthCapabilities | None, DefaultOnError] = None
     """
     Authentication-related extension capabilities supported by the agent.
 
@@ -334,7 +330,7 @@ class AgentCapabilities(AcpModel):
     for `auth/login` or `auth/logout`. Those methods are advertised by a
     non-empty `authMethods` list in the `initialize` response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -365,13 +361,13 @@ class Annotations(AcpModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
     """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
     """
     Timestamp indicating when the underlying resource was last modified.
 
@@ -379,14 +375,14 @@ class Annotations(AcpModel):
 
     Omitted and `null` are equivalent and mean the modification time is not reported.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0), DefaultOnError] = None
     """
     Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -405,13 +401,13 @@ class TextContent(AcpModel):
     """
     Text payload carried by this content block.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -452,19 +448,19 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: str | None = None
+    uri: Annotated[str | None, DefaultOnError] = None
     """
     URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -497,13 +493,13 @@ class AudioContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -540,13 +536,13 @@ class Icon(AcpModel):
     Clients reject other schemes, fetch without credentials, and do not follow
     scheme- or origin-changing redirects.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used.
     """
-    sizes: list[str] | None = None
+    sizes: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
@@ -556,13 +552,13 @@ class Icon(AcpModel):
 
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
-    theme: IconTheme | None = None
+    theme: Annotated[IconTheme | None, DefaultOnError] = None
     """
     Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -585,43 +581,43 @@ class ResourceLink(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: Annotated[int | None, Field(ge=0)] = None
+    size: Annotated[int | None, Field(ge=0), DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -654,13 +650,13 @@ class TextResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -683,13 +679,13 @@ class BlobResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -714,13 +710,13 @@ class EmbeddedResource(AcpModel):
     """
     Embedded resource payload, either text or binary data.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -814,11 +810,11 @@ class AgentMessage(AcpModel):
     """
     A unique identifier for the message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -864,11 +860,11 @@ class AgentThought(AcpModel):
     """
     A unique identifier for the thought message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this thought message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -914,13 +910,13 @@ class AuthMethodAgent(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -953,7 +949,7 @@ class EnvVariable(AcpModel):
     """
     The value to set for the environment variable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -982,23 +978,23 @@ class AuthMethodTerminal(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1017,7 +1013,7 @@ class TextCommandInput(AcpModel):
     """
     A hint to display when the input hasn't been provided yet
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1082,13 +1078,13 @@ class Command(AcpModel):
     """
     Human-readable description of what the command does.
     """
-    input: AvailableCommandInput | None = None
+    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
     """
     Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1152,13 +1148,11 @@ class AvailableCommandsUpdate(AcpModel):
     Available commands are ready or have changed
     """
 
-    available_commands: Annotated[
-        list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ]
+    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), SkipInvalidItems]
     """
     Commands the agent can execute.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1193,7 +1187,7 @@ class BackgroundTerminal(AcpModel):
     """
     The ID of the listed terminal.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1218,7 +1212,7 @@ class BackgroundToolCall(AcpModel):
     """
     The ID of the listed tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1233,25 +1227,25 @@ class BooleanPropertySchema(AcpModel):
     Schema for boolean properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None = None
+    default: Annotated[bool | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1299,7 +1293,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1319,7 +1313,7 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1352,7 +1346,7 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1373,7 +1367,7 @@ class CancelSessionNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1408,7 +1402,7 @@ class CancelTerminalRequest(AcpModel, TypedRequest["CancelTerminalResponse"]):
     """
     The ID of the terminal to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1423,7 +1417,7 @@ class CancelTerminalResponse(AcpModel):
     Response from cancelling a terminal.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1457,7 +1451,7 @@ class CancelToolCallRequest(AcpModel, TypedRequest["CancelToolCallResponse"]):
     """
     The ID of the tool call to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1472,7 +1466,7 @@ class CancelToolCallResponse(AcpModel):
     Response from cancelling a tool call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1558,7 +1552,7 @@ class CancelledIdleStateUpdate(AcpModel):
     `error`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -1569,7 +1563,7 @@ class CancelledIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1596,7 +1590,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -1607,7 +1601,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1633,7 +1627,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -1644,7 +1638,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1660,7 +1654,7 @@ class CancelledPermissionOutcome(AcpModel):
     The request was not approved and no option was selected.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1696,7 +1690,7 @@ class TerminalAuthCapabilities(AcpModel):
     methods.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1715,7 +1709,7 @@ class ClientAuthCapabilities(AcpModel):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None = None
+    terminal: Annotated[TerminalAuthCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -1724,7 +1718,7 @@ class ClientAuthCapabilities(AcpModel):
     agent invocation in an interactive terminal. Supplying `{}` means the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1741,7 +1735,7 @@ class ElicitationFormCapabilities(AcpModel):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1758,7 +1752,7 @@ class ElicitationUrlCapabilities(AcpModel):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1773,21 +1767,21 @@ class ElicitationCapabilities(AcpModel):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None = None
+    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None = None
+    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1807,7 +1801,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
     """
 
-    auth: ClientAuthCapabilities | None = None
+    auth: Annotated[ClientAuthCapabilities | None, DefaultOnError] = None
     """
     Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
@@ -1816,7 +1810,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
     authentication-method extensions.
     """
-    elicitation: ElicitationCapabilities | None = None
+    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
     """
     Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
@@ -1824,7 +1818,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1862,7 +1856,7 @@ class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     The ID of the session to close.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1877,7 +1871,7 @@ class CloseSessionResponse(AcpModel):
     Response from closing a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1900,15 +1894,15 @@ class CommandPermissionSubject(AcpModel):
     """
     The absolute working directory for the command.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     The associated tool call, when known. Omitted and `null` are equivalent.
     """
-    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId")] = None
+    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId"), DefaultOnError] = None
     """
     The associated terminal, when already known. Omitted and `null` are equivalent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1952,7 +1946,7 @@ class CompactionSummaryChunk(AcpModel):
     """
     One content block to append.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1992,15 +1986,15 @@ class CompactionUpdate(AcpModel):
     """
     Current lifecycle status.
     """
-    summary: list[ContentBlock] | None = None
+    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement user-displayable summary content for the compaction.
     """
-    error: str | None = None
+    error: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -2040,7 +2034,7 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     The ID of the elicitation that completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2069,13 +2063,13 @@ class SessionConfigSelectOption(AcpModel):
     """
     Human-readable label for this option value.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2116,11 +2110,11 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1), DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group. MUST contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2191,19 +2185,19 @@ class SelectSessionConfigOption(SessionConfigSelect):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2238,19 +2232,19 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2291,19 +2285,19 @@ class OtherSessionConfigOption(AcpModel):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2332,11 +2326,11 @@ class ConfigOptionUpdate(AcpModel):
     Session configuration options have been updated.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2365,7 +2359,7 @@ class Content(AcpModel):
     """
     The actual content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2391,7 +2385,7 @@ class ContentChunk(AcpModel):
     """
     A single item of content
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2444,7 +2438,7 @@ class Cost(AcpModel):
     Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2459,7 +2453,7 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2481,7 +2475,7 @@ class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
     """
     The ID of the session to delete.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2496,7 +2490,7 @@ class DeleteSessionResponse(AcpModel):
     Response from deleting a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2528,19 +2522,19 @@ class AddDiffChange(DiffPathChange):
     A file was added.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2556,19 +2550,19 @@ class DeleteDiffChange(DiffPathChange):
     A file was deleted.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2584,19 +2578,19 @@ class ModifyDiffChange(DiffPathChange):
     A file was modified in place.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2627,19 +2621,19 @@ class MoveDiffChange(DiffPathPairChange):
     A file was moved or renamed.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2655,19 +2649,19 @@ class CopyDiffChange(DiffPathPairChange):
     A file was copied.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2696,19 +2690,19 @@ class OtherDiffChange(AcpModel):
     future ACP variants.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2754,7 +2748,7 @@ class DiffPatch(AcpModel):
     """
     Patch text in the format named by `format`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2776,20 +2770,20 @@ class Diff(AcpModel):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
     """
 
-    changes: list[DiffChange]
+    changes: Annotated[list[DiffChange], SkipInvalidItems]
     """
     Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths.
     """
-    patch: DiffPatch | None = None
+    patch: Annotated[DiffPatch | None, DefaultOnError] = None
     """
     Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2825,7 +2819,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2882,13 +2876,13 @@ class EnumOption(AcpModel):
     """
     Human-readable title for this option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2906,13 +2900,13 @@ class StringPropertySchema(AcpModel):
     with `"type": "string"`.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2942,7 +2936,7 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None = None
+    default: Annotated[str | None, DefaultOnError] = None
     """
     Default value.
 
@@ -2964,7 +2958,7 @@ class StringPropertySchema(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2987,13 +2981,13 @@ class NumberPropertySchema(AcpModel):
     Schema for number (floating-point) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3011,13 +3005,13 @@ class NumberPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | float | None = None
+    default: Annotated[int | float | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3040,13 +3034,13 @@ class IntegerPropertySchema(AcpModel):
     Schema for integer properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3064,13 +3058,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None = None
+    default: Annotated[int | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3097,7 +3091,7 @@ class StringMultiSelectItems(AcpModel):
     """
     Allowed enum values. Must contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3124,7 +3118,7 @@ class TitledMultiSelectItems(AcpModel):
     """
     Titled enum options. Must contain at least one option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3160,13 +3154,13 @@ class MultiSelectPropertySchema(AcpModel):
     Schema for multi-select (array) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3188,13 +3182,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    default: list[str] | None = None
+    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3266,7 +3260,7 @@ class ElicitationSchema(AcpModel):
     """
     Type discriminator. Always `"object"`. Any other value is rejected.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the schema.
 
@@ -3282,13 +3276,13 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3311,7 +3305,7 @@ class ElicitationSessionScope(AcpModel):
     """
     The session this elicitation is tied to.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     Optional tool call within the session.
 
@@ -3326,7 +3320,7 @@ class EndTurnIdleStateUpdate(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3337,7 +3331,7 @@ class EndTurnIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3356,7 +3350,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3367,7 +3361,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3385,7 +3379,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3396,7 +3390,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3443,7 +3437,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
     The protocol versions the Agent supports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3465,7 +3459,7 @@ class SessionNotFoundErrorData(AcpModel):
     """
     The session ID from the request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3501,7 +3495,7 @@ class Error(AcpModel):
     A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: ErrorData | None = None
+    data: Annotated[ErrorData | None, DefaultOnError] = None
     """
     Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
@@ -3517,7 +3511,7 @@ class ErrorStopReason(AcpModel):
     Details of a failure that ended active work.
     """
 
-    error: Error | None = None
+    error: Annotated[Error | None, DefaultOnError] = None
     """
     The failure, as a JSON-RPC error object.
 
@@ -3535,7 +3529,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3546,7 +3540,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3568,7 +3562,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3579,7 +3573,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3600,7 +3594,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3611,7 +3605,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3635,7 +3629,7 @@ class HttpHeader(AcpModel):
     """
     The value to set for the HTTP header.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3658,7 +3652,7 @@ class IdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3685,7 +3679,7 @@ class Implementation(AcpModel):
     Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
@@ -3699,7 +3693,7 @@ class Implementation(AcpModel):
     Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3726,11 +3720,11 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Information about the implementation sending this initialize request.
     """
-    capabilities: Annotated[ClientCapabilities, Field()] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
+    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
     """
     Capabilities supported by the client.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3818,11 +3812,11 @@ class InitializeResponse(AcpModel):
     """
     Information about the implementation sending this initialize response.
     """
-    capabilities: Annotated[AgentCapabilities, Field()] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
+    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods")] = None
+    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems] = None
     """
     Authentication methods supported by the agent.
 
@@ -3830,7 +3824,7 @@ class InitializeResponse(AcpModel):
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
     the agent MUST support both `auth/login` and `auth/logout`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3866,7 +3860,7 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
 
     Omitted and `null` are equivalent and mean the first page is requested.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3889,9 +3883,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -3899,19 +3891,19 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3926,7 +3918,7 @@ class ListSessionsResponse(AcpModel):
     Response from listing sessions.
     """
 
-    sessions: list[SessionInfo]
+    sessions: Annotated[list[SessionInfo], DefaultOnError, SkipInvalidItems]
     """
     Array of session information objects.
     """
@@ -3936,7 +3928,7 @@ class ListSessionsResponse(AcpModel):
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3962,7 +3954,7 @@ class LoginAuthRequest(AcpModel, TypedRequest["LoginAuthResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3977,7 +3969,7 @@ class LoginAuthResponse(AcpModel):
     Response to the `auth/login` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3998,7 +3990,7 @@ class LogoutAuthRequest(AcpModel, TypedRequest["LogoutAuthResponse"]):
     when `authMethods` was omitted or empty.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4013,7 +4005,7 @@ class LogoutAuthResponse(AcpModel):
     Response to the `auth/logout` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4028,7 +4020,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4039,7 +4031,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4057,7 +4049,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4068,7 +4060,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4085,7 +4077,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4096,7 +4088,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4113,7 +4105,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     model requests for the foreground work.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4124,7 +4116,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4143,7 +4135,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4154,7 +4146,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4172,7 +4164,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4183,7 +4175,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4207,12 +4199,12 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader] | None = None
+    headers: Annotated[list[HttpHeader] | None, DefaultOnNull] = None
     """
     HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4245,16 +4237,16 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull] = None
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull] = None
     """
     Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4328,9 +4320,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -4338,11 +4328,11 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4369,9 +4359,7 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options.
 
@@ -4379,9 +4367,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -4389,7 +4375,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4404,7 +4390,7 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4415,7 +4401,7 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4433,7 +4419,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4444,7 +4430,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4461,7 +4447,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4472,7 +4458,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4508,13 +4494,13 @@ class Notice(AcpModel):
     """
     Required non-empty plain-text title that can stand alone.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4548,7 +4534,7 @@ class OtherCreateElicitationResponse(AcpModel):
     responses, and otherwise MUST handle it as `cancel`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4581,7 +4567,7 @@ class OtherIdleStateUpdate(AcpModel):
     future ACP variants.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4592,7 +4578,7 @@ class OtherIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4621,7 +4607,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4632,7 +4618,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4660,7 +4646,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4671,7 +4657,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4838,7 +4824,7 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4965,7 +4951,7 @@ class PermissionOption(AcpModel):
     """
     Hint about the nature of this permission option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5016,7 +5002,7 @@ class PlanEntry(AcpModel):
     """
     Current execution status of this task.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5035,14 +5021,14 @@ class PlanItems(AcpModel):
     """
     The plan ID to update.
     """
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5075,7 +5061,7 @@ class PlanUpdate(AcpModel):
     """
     The updated plan content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5126,7 +5112,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
     inserting it.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5160,7 +5146,7 @@ class PromptResponse(AcpModel):
     before or after this response. Agents must echo the message during the live session, but are
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5175,7 +5161,7 @@ class RefusalIdleStateUpdate(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5186,7 +5172,7 @@ class RefusalIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5226,7 +5212,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
     session_update: Annotated[Literal["state_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5237,7 +5223,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5269,7 +5255,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
     """
 
     state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5280,7 +5266,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5311,7 +5297,7 @@ class ReplayFromStart(AcpModel):
     Inclusive replay cursor requesting replay from the start of retained conversation history.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5356,7 +5342,7 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5388,7 +5374,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5439,7 +5425,7 @@ class Terminal(AcpModel):
     """
     The ID of the terminal to display.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5491,12 +5477,12 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=1)] = None
+    line: Annotated[int | None, Field(ge=1), DefaultOnError] = None
     """
     Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5513,7 +5499,7 @@ class ToolCallCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5533,14 +5519,14 @@ class ToolCallCapabilities(AcpModel):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
     """
 
-    cancel: ToolCallCancelCapabilities | None = None
+    cancel: Annotated[ToolCallCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5572,7 +5558,7 @@ class ToolCallUpdate(AcpModel):
     """
     Unique identifier for this tool call within the session.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Programmatic name of the tool being invoked.
 
@@ -5581,14 +5567,14 @@ class ToolCallUpdate(AcpModel):
     call ID the client has not seen before, omission or `null` means that no
     tool name is available.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
@@ -5596,38 +5582,38 @@ class ToolCallUpdate(AcpModel):
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Content produced by the tool call.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Raw input parameters sent to the tool.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Raw output returned by the tool.
     """
-    capabilities: ToolCallCapabilities | None = None
+    capabilities: Annotated[ToolCallCapabilities | None, DefaultOnError] = None
     """
     Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -5653,7 +5639,7 @@ class ToolCallPermissionSubject(AcpModel):
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5706,7 +5692,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     This title is specific to the permission prompt and does not update any
     subject's displayed title.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable explanation of why permission is needed.
 
@@ -5725,7 +5711,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     Available permission options for the user to choose from.
     Must contain at least one option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5744,7 +5730,7 @@ class SelectedPermissionOutcome(AcpModel):
     """
     The ID of the option the user selected.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5789,7 +5775,7 @@ class RequestPermissionResponse(AcpModel):
     """
     The user's decision on the permission request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5808,7 +5794,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5839,7 +5825,7 @@ class RequiresActionStateUpdate(AcpModel):
     Responding to one request does not itself imply `running`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5850,7 +5836,7 @@ class RequiresActionStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5912,9 +5898,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     Clients MUST send the session's working directory. Agents MAY reject a different directory
     with `-32602`, and MAY normalize paths when comparing.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -5923,7 +5907,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
     """
     List of MCP servers to connect to for this session.
 
@@ -5944,7 +5928,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     with `-32602` (Invalid params), rather than substituting another cursor
     or resuming without replay.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5965,9 +5949,7 @@ class ResumeSessionResponse(AcpModel):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
     """
 
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options.
 
@@ -5975,9 +5957,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -5985,7 +5965,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6000,7 +5980,7 @@ class RunningStateUpdate(AcpModel):
     Foreground work is in progress.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6011,7 +5991,7 @@ class RunningStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6085,7 +6065,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6118,15 +6098,15 @@ class SessionInfoUpdate(AcpModel):
     top-level key.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session. Set to null to clear.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     RFC 3339 timestamp of last activity. Set to null to clear.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -6166,7 +6146,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6207,7 +6187,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6252,11 +6232,11 @@ class SetSessionConfigOptionResponse(AcpModel):
     Response to `session/set_config_option` method.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6357,7 +6337,7 @@ class TerminalCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6377,14 +6357,14 @@ class TerminalCapabilities(AcpModel):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
     """
 
-    cancel: TerminalCancelCapabilities | None = None
+    cancel: Annotated[TerminalCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6402,12 +6382,12 @@ class TerminalExitStatus(AcpModel):
     an exit code nor a signal is known.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode")] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
     """
     Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     Signal that terminated the process, when known.
 
@@ -6415,7 +6395,7 @@ class TerminalExitStatus(AcpModel):
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
     platform-specific name. Omitted and `null` are equivalent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6434,7 +6414,7 @@ class TerminalOutput(AcpModel):
     """
     Base64-encoded replacement terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6457,7 +6437,7 @@ class TerminalOutputChunk(AcpModel):
     """
     Independently base64-encoded terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6491,7 +6471,7 @@ class TerminalSize(AcpModel):
     """
     Number of rows.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6516,37 +6496,37 @@ class TerminalUpdate(AcpModel):
     """
     Unique identifier for this terminal within the session.
     """
-    command: str | None = None
+    command: Annotated[str | None, DefaultOnError] = None
     """
     The command being run.
     """
-    cwd: AbsolutePath | None = None
+    cwd: Annotated[AbsolutePath | None, DefaultOnError] = None
     """
     The absolute working directory of the command.
     """
-    output: TerminalOutput | None = None
+    output: Annotated[TerminalOutput | None, DefaultOnError] = None
     """
     An authoritative replacement snapshot of terminal output bytes.
     """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus")] = None
+    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
     """
     Exit information. A concrete object marks the terminal as exited.
     """
-    size: TerminalSize | None = None
+    size: Annotated[TerminalSize | None, DefaultOnError] = None
     """
     The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
-    capabilities: TerminalCapabilities | None = None
+    capabilities: Annotated[TerminalCapabilities | None, DefaultOnError] = None
     """
     Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -6585,7 +6565,7 @@ class ToolCallContentChunk(AcpModel):
     """
     A single item of content produced by the tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6645,11 +6625,11 @@ class UserMessage(AcpModel):
     """
     A unique identifier for the message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -6687,13 +6667,13 @@ class UsageUpdate(AcpModel):
     """
     Total context window size in tokens.
     """
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, DefaultOnError] = None
     """
     Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6747,7 +6727,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
