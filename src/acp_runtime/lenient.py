@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple, cast
 
+from pydantic_core import PydanticCustomError, core_schema
+
 Rule = Literal["default-on-error", "skip-invalid-items", "default-on-null"]
 
 
@@ -32,11 +34,26 @@ class Lenient:
     def __repr__(self) -> str:
         return f"Lenient({self.rule!r})"
 
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        schema: Any = handler(source)
+        if self.rule != "default-on-null" or schema.get("type") != "nullable":
+            return schema  # a marker only: the salvage reads it after a failure
+        # An optional field is typed ``X | None`` in Python although the schema allows no
+        # null there: refuse the null, as the schema does, so that the salvage (which
+        # reports it) takes the empty value. Only these few fields pay for the call.
+        return core_schema.no_info_before_validator_function(_refuse_null, schema)
+
     def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
         # ``model_json_schema()`` carries the annotation as the ACP schema does
         out: Any = handler(schema)
         _mark(out, f"x-deserialize-{self.rule}")
         return out
+
+
+def _refuse_null(value: object) -> object:
+    if value is None:
+        raise PydanticCustomError("null_type", "null is not allowed (default-on-null)")
+    return value
 
 
 def _mark(json_schema: Any, key: str) -> None:
