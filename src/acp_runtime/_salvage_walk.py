@@ -242,7 +242,20 @@ def _name(node: Any, defs: dict[str, Any]) -> str | None:
     if kind == "tagged-union":
         names = [_name(c, defs) for c in node["choices"].values()]
         return f"tagged-union[{','.join(n or '?' for n in names)}]"
+    if kind == "union":
+        choices: list[Any] = node["choices"]
+        names = [_label(c, defs) for c in choices]
+        return f"union[{','.join(n or '?' for n in names)}]"
+    if kind == "nullable":
+        return f"nullable[{_name(node['schema'], defs) or '?'}]"
     return None
+
+
+def _label(choice: Any, defs: dict[str, Any]) -> str | None:
+    """A union choice's label: its own, if it is a ``(schema, label)`` pair, else its name."""
+    if isinstance(choice, tuple):
+        return str(cast("tuple[Any, str]", choice)[1])
+    return _name(choice, defs)
 
 
 def _choice(node: Any, label: str | int, defs: dict[str, Any]) -> tuple[int, Any] | None:
