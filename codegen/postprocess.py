@@ -186,6 +186,7 @@ LENIENT_MARKERS = {
     "x-deserialize-default-on-error": "DefaultOnError",
     "x-deserialize-skip-invalid-items": "SkipInvalidItems",
     "x-deserialize-default-on-null": "DefaultOnNull",
+    "x-acp-not-null": "NotNull",  # preprocess.NOT_NULL
 }
 """Schema annotation -> the runtime marker (``acp_runtime.lenient``) the field carries.
 dcg hands them over as ``Field(json_schema_extra=...)`` (``--field-extra-keys``)."""

@@ -292,8 +292,38 @@ def preprocess(raw: dict[str, Any]) -> Prepared:
     # titles: keep only the ones we assigned to tagged variants
     for name in list(defs):
         defs[name] = _retitle(defs[name])
+    _mark_not_null(defs)
     out.schema = {"$schema": schema.get("$schema"), "$defs": defs}
     return out
+
+
+NOT_NULL = "x-acp-not-null"
+"""Marks an optional array or map the schema does not let be ``null``; dcg types it
+``X | None`` all the same. The field then refuses ``null`` (the runtime's ``NotNull``), as
+the schema and the TypeScript SDK do, and a default-on-error fallback is the empty value,
+as in the Rust and TypeScript SDKs."""
+
+
+def _mark_not_null(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _mark_not_null(item)
+        return
+    if not isinstance(node, dict):
+        return
+    props = node.get("properties")
+    if isinstance(props, dict):
+        required = set(node.get("required", ()))
+        for key, prop in props.items():
+            if (
+                isinstance(prop, dict)
+                and key not in required
+                and prop.get("type") in ("array", "object")
+            ):
+                prop[NOT_NULL] = True
+    for key, value in node.items():
+        if key not in _DATA_KEYS:
+            _mark_not_null(value)
 
 
 def _retitle(node: Any) -> Any:

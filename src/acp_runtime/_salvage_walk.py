@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
-from .lenient import Lenient, Salvage
+from .lenient import Lenient, NotNull, Salvage
 
 _MISSING: Any = object()
 Loc = tuple[str | int, ...]
@@ -146,7 +146,7 @@ def _apply(
                 c.pop(point.key, None)
             records.append(Salvage(point.path, walk.error_type, "null"))
         else:
-            if point.required and point.empty is not None:
+            if (point.required or "not-null" in point.rules) and point.empty is not None:
                 c[point.key] = point.empty()
             else:
                 c.pop(point.key, None)
@@ -223,7 +223,9 @@ def _field_rules(cls: Any) -> dict[str, tuple[str, frozenset[str]]]:
         return cached
     out: dict[str, tuple[str, frozenset[str]]] = {}
     for name, info in getattr(cls, "model_fields", {}).items():
-        rules = frozenset(m.rule for m in info.metadata if isinstance(m, Lenient))
+        rules: frozenset[str] = frozenset(m.rule for m in info.metadata if isinstance(m, Lenient))
+        if rules and NotNull in info.metadata:
+            rules |= {"not-null"}  # the fallback is the empty value, not absence
         out[name] = (name, rules)
         alias = info.validation_alias
         if isinstance(alias, str):

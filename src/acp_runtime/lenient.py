@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple, cast
 
-from pydantic_core import PydanticCustomError, core_schema
-
 Rule = Literal["default-on-error", "skip-invalid-items", "default-on-null"]
 
 
@@ -34,26 +32,11 @@ class Lenient:
     def __repr__(self) -> str:
         return f"Lenient({self.rule!r})"
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        schema: Any = handler(source)
-        if self.rule != "default-on-null" or schema.get("type") != "nullable":
-            return schema  # a marker only: the salvage reads it after a failure
-        # An optional field is typed ``X | None`` in Python although the schema allows no
-        # null there: refuse the null, as the schema does, so that the salvage (which
-        # reports it) takes the empty value. Only these few fields pay for the call.
-        return core_schema.no_info_before_validator_function(_refuse_null, schema)
-
     def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
         # ``model_json_schema()`` carries the annotation as the ACP schema does
         out: Any = handler(schema)
         _mark(out, f"x-deserialize-{self.rule}")
         return out
-
-
-def _refuse_null(value: object) -> object:
-    if value is None:
-        raise PydanticCustomError("null_type", "null is not allowed (default-on-null)")
-    return value
 
 
 def _mark(json_schema: Any, key: str) -> None:
@@ -69,6 +52,26 @@ SkipInvalidItems = Lenient("skip-invalid-items")
 
 DefaultOnNull = Lenient("default-on-null")
 """``x-deserialize-default-on-null``: ``null`` takes the empty value (``[]`` or ``{}``)."""
+
+
+class _NotNull:
+    """The schema allows no ``null`` here, though the optional field is ``X | None`` in
+    Python (its default when absent): validation refuses ``null``, natively, so that the
+    salvage can take the empty value (``[]`` or ``{}``), as Rust's ``#[serde(default)]``
+    and the TypeScript SDK do, and report it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NotNull"
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        schema: Any = handler(source)
+        return schema["schema"] if schema.get("type") == "nullable" else schema
+
+
+NotNull = _NotNull()
+"""Generated on optional lenient arrays and maps whose schema type is not nullable."""
 
 
 class Salvage(NamedTuple):

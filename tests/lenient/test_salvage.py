@@ -244,8 +244,21 @@ def test_every_annotated_property_of_a_generated_class_carries_its_markers(
 def test_null_where_python_allows_none_but_the_schema_does_not_is_refused_then_salvaged() -> None:
     """v2 ``mcpServers`` is optional, so ``list | None`` in Python; the schema allows no null.
     Strict parsing refuses it like the schema; lenient parsing reports taking ``[]``."""
-    with pytest.raises(ValidationError, match="null is not allowed"):
+    with pytest.raises(ValidationError, match="valid list"):
         v2.NewSessionRequest.model_validate({"cwd": "/", "mcpServers": None})
     parsed = v2.NewSessionRequest.model_validate_lenient({"cwd": "/", "mcpServers": None})
-    assert parsed.salvaged == (Salvage(("mcpServers",), "null_type", "null"),)
+    assert parsed.salvaged == (Salvage(("mcpServers",), "list_type", "null"),)
     assert v2.NewSessionRequest.model_validate({"cwd": "/"}).mcp_servers is None
+
+
+def test_an_optional_array_the_schema_keeps_from_null_falls_back_to_empty() -> None:
+    """``ToolCall.content`` is ``type: array`` (no null) and optional: as in the Rust and
+    TypeScript SDKs, an invalid value becomes ``[]``, and ``null`` is refused strictly."""
+    call = {"toolCallId": "c", "title": "t"}
+    with pytest.raises(ValidationError, match="content"):
+        v1.ToolCall.model_validate({**call, "content": None})
+    for bad in (None, "not a list"):
+        parsed = v1.ToolCall.model_validate_lenient({**call, "content": bad})
+        assert _wire(parsed) == {**call, "content": []}
+        assert [s.action for s in parsed.salvaged] == ["default"]
+    assert v1.ToolCall.model_validate(call).content is None  # absent stays absent

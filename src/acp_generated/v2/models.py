@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
-from acp_runtime.lenient import DefaultOnError, DefaultOnNull, SkipInvalidItems
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -984,11 +984,11 @@ class AuthMethodTerminal(AcpModel):
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    args: Annotated[list[str] | None, DefaultOnNull] = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: Annotated[list[EnvVariable] | None, DefaultOnNull] = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
@@ -3816,7 +3816,7 @@ class InitializeResponse(AcpModel):
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems] = None
+    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Authentication methods supported by the agent.
 
@@ -3883,7 +3883,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -4199,7 +4199,7 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: Annotated[list[HttpHeader] | None, DefaultOnNull] = None
+    headers: Annotated[list[HttpHeader] | None, DefaultOnNull, NotNull] = None
     """
     HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
@@ -4237,11 +4237,11 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: Annotated[list[str] | None, DefaultOnNull] = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: Annotated[list[EnvVariable] | None, DefaultOnNull] = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
@@ -4320,7 +4320,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -4328,7 +4328,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
@@ -4359,7 +4359,7 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -4367,7 +4367,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -5898,7 +5898,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     Clients MUST send the session's working directory. Agents MAY reject a different directory
     with `-32602`, and MAY normalize paths when comparing.
     """
-    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -5907,7 +5907,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
 
@@ -5949,7 +5949,7 @@ class ResumeSessionResponse(AcpModel):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
     """
 
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -5957,7 +5957,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 

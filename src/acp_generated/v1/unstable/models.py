@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
-from acp_runtime.lenient import DefaultOnError, DefaultOnNull, SkipInvalidItems
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -883,11 +883,11 @@ class AuthMethodTerminal(AcpModel):
     """
     Optional human-readable description of this authentication method.
     """
-    args: Annotated[list[str] | None, DefaultOnNull] = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: Annotated[dict[str, str] | None, DefaultOnNull] = None
+    env: Annotated[dict[str, str] | None, DefaultOnNull, NotNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
@@ -952,7 +952,7 @@ class AuthStatusResponse(AcpModel):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`.
     """
-    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems] = None
+    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     The accounts the agent has configured, for display.
 
@@ -990,7 +990,7 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`.
     """
-    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems] = None
+    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     The accounts the agent has configured, for display.
 
@@ -2461,11 +2461,11 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     The command to execute.
     """
-    args: Annotated[list[str] | None, DefaultOnNull] = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Array of command arguments.
     """
-    env: Annotated[list[EnvVariable] | None, DefaultOnNull] = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Environment variables for the command.
     """
@@ -3180,9 +3180,7 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    properties: Annotated[
-        dict[str, ElicitationPropertySchema], Field()
-    ] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
+    properties: Annotated[dict[str, ElicitationPropertySchema], Field(), NotNull] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
     """
     Property definitions (must be primitive types).
     """
@@ -3702,7 +3700,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -3710,7 +3708,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     this is the complete resulting additional-root list for the forked
     session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
     """
@@ -3973,7 +3971,7 @@ class InitializeResponse(AcpModel):
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems] = Field(default_factory=lambda: list[AuthMethod]())
+    auth_methods: Annotated[list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems, NotNull] = Field(default_factory=lambda: list[AuthMethod]())
     """
     Authentication methods supported by the agent.
     """
@@ -4229,7 +4227,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError, SkipInvalidItems] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -4307,7 +4305,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -4586,7 +4584,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -5960,7 +5958,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -5969,7 +5967,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
     """
@@ -6323,11 +6321,11 @@ class ToolCall(AcpModel):
     """
     Current execution status of the tool call.
     """
-    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Content produced by the tool call.
     """
-    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
@@ -6810,7 +6808,7 @@ class SetProviderRequest(AcpModel, TypedRequest["SetProviderResponse"]):
     """
     Base URL for requests sent through this provider.
     """
-    headers: dict[str, str] | None = None
+    headers: Annotated[dict[str, str] | None, NotNull] = None
     """
     Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.

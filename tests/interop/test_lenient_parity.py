@@ -1,0 +1,126 @@
+"""Lenient parsing, differentially: the TypeScript SDK 2.4.0's zod schemas (in Node) and our
+models must agree on accept/reject for every case, and where both accept, on every value
+the TypeScript SDK keeps.
+
+Cases: for every def that has a generated model of its name, its synthesized instances
+(``tests/corpus/synth.py``, valid by ``jsonschema``), then mutations of each top-level
+property: a value of the wrong type, ``null``, and for arrays an invalid item at the front.
+Properties the schema marks ``x-deserialize-*`` are salvaged; the others must be refused
+by both.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from acp_runtime.model import AcpModel
+from tests.codegen.schemas import IDS, PACKAGES, Package
+from tests.codegen.test_corpus_roundtrip import _typed_defs, _validator
+from tests.corpus.synth import Synth
+
+from .node_peers import PEERS_DIR, ensure_node_modules, node_executable
+
+ZOD_PARSE = PEERS_DIR / "zod_parse.mjs"
+
+Case = tuple[str, str, Any]  # (def, label, value)
+
+KNOWN_DIFFERENCES = {
+    ("SessionConfigSelectGroup", "options"): (
+        "required, default-on-error and minItems 1: the TypeScript SDK (and serde) fall back "
+        "to [] although it breaks minItems; a pydantic model stays within its constraints, "
+        "so we refuse the message"
+    ),
+}
+"""(def, property) -> why the two SDKs differ there on purpose; mutations of it are skipped."""
+
+
+def _wrong(value: Any) -> Any:
+    return 12345 if isinstance(value, str) else "not-this-type"
+
+
+def _mutations(instance: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for key, value in instance.items():
+        yield f"{key}=wrong", {**instance, key: _wrong(value)}
+        yield f"{key}=null", {**instance, key: None}
+        if isinstance(value, list) and value:
+            yield f"{key}[0]=wrong", {**instance, key: [_wrong(value[0]), *value]}
+
+
+def _cases(pkg: Package) -> list[Case]:
+    synth = Synth(pkg.raw_schema)
+    cases: list[Case] = []
+    for name in _typed_defs(pkg):
+        if not (
+            isinstance(cls := getattr(pkg.models, name, None), type) and issubclass(cls, AcpModel)
+        ):
+            continue
+        validator = _validator(pkg.raw_schema, name)
+        for label, instance in synth.instances(name):
+            if not isinstance(instance, dict) or not validator.is_valid(instance):
+                continue
+            cases.append((name, label, instance))
+            cases += [(name, f"{label}:{m}", value) for m, value in _mutations(instance)]
+    return cases
+
+
+def _zod(pkg: Package, cases: list[Case]) -> list[dict[str, Any]]:
+    lines = "".join(
+        json.dumps({"schema": pkg.key, "def": name, "value": value}) + "\n"
+        for name, _label, value in cases
+    )
+    node = node_executable()
+    assert node is not None
+    done = subprocess.run(
+        [node, str(ZOD_PARSE)], input=lines, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _kept(ts: Any, ours: Any) -> bool:
+    """Every value the TypeScript SDK kept is in ours, equal (ours may keep more)."""
+    if isinstance(ts, dict):
+        return isinstance(ours, dict) and all(
+            k in ours and _kept(v, ours[k]) for k, v in ts.items()
+        )
+    if isinstance(ts, list):
+        return isinstance(ours, list) and len(ts) == len(ours) and all(map(_kept, ts, ours))
+    return bool(ts == ours)
+
+
+@pytest.mark.parametrize("pkg", PACKAGES, ids=IDS)
+def test_lenient_parsing_agrees_with_the_typescript_sdk(pkg: Package) -> None:
+    if node_executable() is None:
+        pytest.skip("node is not installed")
+    ensure_node_modules()
+    cases = _cases(pkg)
+    answers = _zod(pkg, cases)
+    assert len(answers) == len(cases)
+    compared, disagreements = 0, []
+    for (name, label, value), ts in zip(cases, answers, strict=True):
+        mutated = label.partition(":")[2].partition("=")[0].partition("[")[0]
+        if ts.get("missing") or (name, mutated) in KNOWN_DIFFERENCES:
+            continue
+        compared += 1
+        try:
+            parsed = getattr(pkg.models, name).model_validate_lenient(value)
+        except ValueError:
+            ours = None
+        else:
+            ours = parsed.model_dump(mode="json", by_alias=True)
+        if (ours is not None) != ts["ok"]:
+            verdict = "we accept" if ours is not None else "we refuse"
+            disagreements.append(f"{name} {label}: {verdict}, the TS SDK does not")
+        elif ours is not None and not _kept(ts["value"], ours):
+            disagreements.append(
+                f"{name} {label}: {json.dumps(ts['value'])[:200]} vs {json.dumps(ours)[:200]}"
+            )
+    assert compared > 1000
+    assert disagreements == [], f"{len(disagreements)} of {compared}:\n" + "\n".join(
+        disagreements[:40]
+    )
