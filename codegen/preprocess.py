@@ -112,6 +112,14 @@ def _unique(name: str, taken: set[str]) -> str:
     return name
 
 
+def _null_only(schema: dict[str, Any]) -> bool:
+    """``{type: null}`` (or ``[null]``): a variant for an omitted or ``null`` value."""
+    kind = schema.get("type")
+    return kind == "null" or kind == ["null"] or (
+        "const" not in schema and "anyOf" not in schema and schema.get("enum") == [None]
+    )
+
+
 def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None:
     """Move an object's shared properties into each variant of its union.
 
@@ -132,7 +140,13 @@ def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None
             v = {"allOf": [ref]}
         v = dict(v)
         v["type"] = "object"
-        v["properties"] = {**shared, **v.get("properties", {})}  # the variant's const tag wins
+        own = v.get("properties", {})
+        v["properties"] = {**shared, **own}  # the variant's const tag wins
+        for prop, schema in own.items():  # ...but a variant that only says "null" keeps
+            base = shared.get(prop)  # the shared field's leniency (v2 stopReason)
+            if isinstance(base, dict) and isinstance(schema, dict) and _null_only(schema):
+                lenient = {k: x for k, x in base.items() if k.startswith("x-deserialize-")}
+                v["properties"][prop] = {**schema, **lenient}
         v["required"] = [
             *v.get("required", []),
             *(r for r in required if r not in v.get("required", [])),

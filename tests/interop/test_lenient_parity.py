@@ -4,9 +4,10 @@ the TypeScript SDK keeps.
 
 Cases: for every def that has a generated model of its name, its synthesized instances
 (``tests/corpus/synth.py``, valid by ``jsonschema``), then mutations of each top-level
-property: a value of the wrong type, ``null``, and for arrays an invalid item at the front.
-Properties the schema marks ``x-deserialize-*`` are salvaged; the others must be refused
-by both.
+property: a value of the wrong type, ``null``, and for arrays an invalid item at the front;
+and the params and results of the TypeScript SDK transcripts (``tests/corpus/transcripts``)
+with the same mutations at every depth. Properties the schema marks ``x-deserialize-*``
+are salvaged; the others must be refused by both.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ import pytest
 from acp_runtime.model import AcpModel
 from tests.codegen.schemas import IDS, PACKAGES, Package
 from tests.codegen.test_corpus_roundtrip import _typed_defs, _validator
+from tests.corpus.messages import CORPUS, read_lines, route
 from tests.corpus.synth import Synth
 
 from .node_peers import PEERS_DIR, ensure_node_modules, node_executable
 
 ZOD_PARSE = PEERS_DIR / "zod_parse.mjs"
+TRANSCRIPTS = CORPUS / "transcripts"
 
 Case = tuple[str, str, Any]  # (def, label, value)
 
@@ -51,6 +54,41 @@ def _mutations(instance: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]
             yield f"{key}[0]=wrong", {**instance, key: [_wrong(value[0]), *value]}
 
 
+def _deep_mutations(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """:func:`_mutations` of every object inside ``value``, each rebuilt into the whole."""
+    if isinstance(value, dict):
+        for label, mutated in _mutations(value):
+            yield f"{path}.{label}", mutated
+        for key, child in value.items():
+            for label, mutated in _deep_mutations(child, f"{path}.{key}"):
+                yield label, {**value, key: mutated}
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            for label, mutated in _deep_mutations(child, f"{path}[{i}]"):
+                yield label, [*value[:i], mutated, *value[i + 1 :]]
+
+
+def _transcript_cases(pkg: Package) -> list[Case]:
+    if pkg.key.endswith("unstable"):
+        return []  # the transcripts are stable traffic; the stable packages parse them
+    cases: list[Case] = []
+    prefix = pkg.key.split("/")[0] + "_"
+    for path in sorted(TRANSCRIPTS.glob(f"{prefix}*.jsonl")):
+        for routed in route(read_lines(path), pkg.methods, path.name):
+            model = getattr(routed.codec, "_type", None)
+            if routed.kind not in ("params", "result") or not isinstance(routed.payload, dict):
+                continue
+            if not (isinstance(model, type) and issubclass(model, AcpModel)):
+                continue
+            name = model.__name__
+            cases.append((name, f"{routed.where}", routed.payload))
+            cases += [
+                (name, f"{routed.where}:{label}", value)
+                for label, value in _deep_mutations(routed.payload)
+            ]
+    return cases
+
+
 def _cases(pkg: Package) -> list[Case]:
     synth = Synth(pkg.raw_schema)
     cases: list[Case] = []
@@ -65,7 +103,7 @@ def _cases(pkg: Package) -> list[Case]:
                 continue
             cases.append((name, label, instance))
             cases += [(name, f"{label}:{m}", value) for m, value in _mutations(instance)]
-    return cases
+    return cases + _transcript_cases(pkg)
 
 
 def _zod(pkg: Package, cases: list[Case]) -> list[dict[str, Any]]:
@@ -103,7 +141,7 @@ def test_lenient_parsing_agrees_with_the_typescript_sdk(pkg: Package) -> None:
     assert len(answers) == len(cases)
     compared, disagreements = 0, []
     for (name, label, value), ts in zip(cases, answers, strict=True):
-        mutated = label.partition(":")[2].partition("=")[0].partition("[")[0]
+        mutated = label.rpartition(":")[2].rpartition(".")[2].partition("=")[0].partition("[")[0]
         if ts.get("missing") or (name, mutated) in KNOWN_DIFFERENCES:
             continue
         compared += 1

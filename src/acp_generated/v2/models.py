@@ -4409,7 +4409,7 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateSessionUpdate(AcpModel):
@@ -4438,7 +4438,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateVariant(AcpModel):
@@ -4466,7 +4466,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)

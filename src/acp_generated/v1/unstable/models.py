@@ -4668,7 +4668,7 @@ class NoneIdleStateUpdate(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateVariant(AcpModel):
@@ -4689,7 +4689,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
