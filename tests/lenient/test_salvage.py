@@ -262,3 +262,13 @@ def test_an_optional_array_the_schema_keeps_from_null_falls_back_to_empty() -> N
         assert _wire(parsed) == {**call, "content": []}
         assert [s.action for s in parsed.salvaged] == ["default"]
     assert v1.ToolCall.model_validate(call).content is None  # absent stays absent
+
+
+def test_params_typed_as_a_union_salvage_through_their_codec() -> None:
+    """``session/set_config_option`` params are a union (no model of their own): the codec
+    salvages through its type adapter's schema and names the method."""
+    (binding,) = [m for m in v1.REQUESTS if m.name == "session/set_config_option"]
+    params = {"sessionId": SESSION, "configId": "c", "value": "v", "_meta": "not an object"}
+    parsed = binding.params.load(params)
+    assert binding.params.dump(parsed) == {"sessionId": SESSION, "configId": "c", "value": "v"}
+    assert salvaged(parsed) == (Salvage(("_meta",), "dict_type", "default"),)
