@@ -11,7 +11,8 @@ nothing. Only when strict validation fails does ``salvage.validate_salvaging`` l
 the marked points that catch every error (``_salvage_walk``), repair a copy of the input
 there and validate again. Every salvage is logged (logger ``acp_runtime.salvage``: the
 method, the JSON path and the error type, never the value) and kept on the parsed model:
-:func:`salvaged`.
+:func:`salvaged`. :data:`NotNull` is the one marker that changes validation: an optional
+array or map the schema keeps from ``null`` refuses it (natively), as the schema says.
 """
 
 from __future__ import annotations
