@@ -83,11 +83,11 @@ class _Codec(Generic[R]):
         raises :class:`pydantic.ValidationError` for the rest."""
         model = self._model
         if model is not None:
-            validate: Callable[[Any], R] = model.__pydantic_validator__.validate_python
             try:
-                return validate(raw)
+                return model.model_validate(raw)  # type: ignore[return-value]
             except ValidationError as error:
                 schema: Any = model.__pydantic_core_schema__
+                validate: Callable[[Any], R] = model.model_validate  # type: ignore[assignment]
                 return validate_salvaging(validate, schema, raw, error, method=self._method)
         adapter = self._get()
         try:
