@@ -250,7 +250,13 @@ def _name(node: Any, defs: dict[str, Any]) -> str | None:
         return f"union[{','.join(n or '?' for n in names)}]"
     if kind == "nullable":
         return f"nullable[{_name(node['schema'], defs) or '?'}]"
-    return None
+    if kind == "list":
+        return f"list[{_name(node.get('items_schema', {'type': 'any'}), defs) or '?'}]"
+    return _SCALARS.get(str(kind))
+
+
+_SCALARS = {k: k for k in ("str", "int", "float", "bool", "any", "none")}
+"""pydantic-core's names of the leaf validators ACP unions use."""
 
 
 def _label(choice: Any, defs: dict[str, Any]) -> str | None:
