@@ -37,6 +37,9 @@ DCG_OPTIONS: tuple[str, ...] = (
     "--disable-timestamp",
     "--formatters", "builtin",
     "--keep-model-order",
+    "--field-extra-keys",
+    "x-deserialize-default-on-error", "x-deserialize-skip-invalid-items",
+    "x-deserialize-default-on-null", "x-acp-not-null",
 )  # fmt: skip
 
 

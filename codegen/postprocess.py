@@ -14,6 +14,9 @@
 * a variant's constant tag (``type: Literal["text"]``) gets its value as a default for type
   checkers only (``if TYPE_CHECKING``): parsing still requires the tag, and ``AcpModel``'s
   constructor fills it in, so ``TextContentBlock(text="hi")`` type-checks and works;
+* the schema's ``x-deserialize-*`` annotations (dcg's ``json_schema_extra``) become the
+  runtime's markers ``DefaultOnError`` / ``SkipInvalidItems`` / ``DefaultOnNull``
+  (``acp_runtime.lenient``); union tags refuse them;
 * definitions are reordered after their dependencies (``ordering.py``).
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ordering import dependency_order
@@ -84,7 +88,9 @@ def _core_type(annotation: ast.expr) -> ast.expr:
     return annotation
 
 
-def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[str]) -> str:
+def _structural_edits(
+    source: str, open_unions: list[OpenUnion], ordered: set[str]
+) -> tuple[str, set[str]]:
     tree = ast.parse(source)
     data = source.encode()
     starts = _offsets(data)
@@ -97,7 +103,18 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
     model_unions = _model_unions(tree, classes)
     guards = {cls: u for u in open_unions for cls in u.classes}
     unguarded = set(guards)
-    edits: list[_Edit] = [_Edit(*_span(n, starts), "int | float") for n in _lone_floats(tree)]
+    markers_used: set[str] = set()
+    floats = [_Edit(*_span(n, starts), "int | float") for n in _lone_floats(tree)]
+    edits: list[_Edit] = []
+
+    def fixed_seg(node: ast.AST) -> str:
+        """``seg`` with the ``float`` edits inside it applied (they are then done)."""
+        start, end = _span(node, starts)
+        inside = [e for e in floats if start <= e.start and e.end <= end]
+        for e in inside:
+            floats.remove(e)
+        shifted = [_Edit(e.start - start, e.end - start, e.text) for e in inside]
+        return _apply(data[start:end], shifted)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             guard = guards.get(node.name)
@@ -126,10 +143,20 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                     s, e = _span(stmt.value, starts)
                     edits.append(_Edit(s, e, f"Field(default_factory={factory})"))
                 constant = _constant_tag(stmt)
+                is_tag = guard is not None and _wire_name(stmt, seg) == guard.tag
+                lenient = _lenient_edit(stmt.annotation, fixed_seg)
+                if lenient is not None:
+                    if is_tag or constant is not None:
+                        raise PostprocessError(
+                            f"{node.name}.{stmt.target.id}: a union tag stays strict, "
+                            "but the schema marks it lenient"
+                        )
+                    markers_used.update(lenient[1])
+                    edits.append(_Edit(*_span(stmt.annotation, starts), lenient[0]))
                 if constant is not None:
                     field = _checker_default(seg(stmt), seg(constant))
                     edits.append(_Edit(*_span(stmt, starts), field))
-                if guard is not None and _wire_name(stmt, seg) == guard.tag:
+                if guard is not None and is_tag:
                     known = ", ".join(f'"{k}"' for k in guard.known)
                     core_node = _core_type(stmt.annotation)  # keep the Field(alias) around it
                     s, e = _span(core_node, starts)
@@ -160,7 +187,63 @@ def _structural_edits(source: str, open_unions: list[OpenUnion], ordered: set[st
                 edits.append(_Edit(*_span(value, starts), text))
     if unguarded:
         raise PostprocessError(f"catch-all tag field not found in {sorted(unguarded)}")
-    return _apply(data, edits)
+    return _apply(data, edits + floats), markers_used
+
+
+LENIENT_MARKERS = {
+    "x-deserialize-default-on-error": "DefaultOnError",
+    "x-deserialize-skip-invalid-items": "SkipInvalidItems",
+    "x-deserialize-default-on-null": "DefaultOnNull",
+    "x-acp-not-null": "NotNull",  # preprocess.NOT_NULL
+}
+"""Schema annotation -> the runtime marker (``acp_runtime.lenient``) the field carries.
+dcg hands them over as ``Field(json_schema_extra=...)`` (``--field-extra-keys``)."""
+
+
+def _one_line(text: str) -> str:
+    """dcg's wrapped layout of an expression, joined back onto one line."""
+    joined = " ".join(line.strip() for line in text.splitlines())
+    for a, b in (("[ ", "["), ("( ", "("), (", ]", "]"), (", )", ")"), (",]", "]"), (",)", ")")):
+        joined = joined.replace(a, b)
+    return joined
+
+
+def _lenient_edit(
+    annotation: ast.expr, seg: Callable[[ast.AST], str]
+) -> tuple[str, list[str]] | None:
+    """``Annotated[T, Field(..., json_schema_extra={x-deserialize-...})]`` ->
+    ``Annotated[T, Field(...), DefaultOnError, ...]``; None without such keys."""
+    parts = _annotated_parts(annotation)
+    if not parts:
+        return None
+    for index, part in enumerate(parts):
+        is_field = isinstance(part, ast.Call) and isinstance(part.func, ast.Name)
+        if not (is_field and part.func.id == "Field"):  # type: ignore[attr-defined]
+            continue
+        assert isinstance(part, ast.Call)
+        extra = next((k for k in part.keywords if k.arg == "json_schema_extra"), None)
+        if extra is None:
+            continue
+        if not isinstance(extra.value, ast.Dict):
+            raise PostprocessError(f"json_schema_extra is not a dict literal: {seg(extra)}")
+        markers: list[str] = []
+        kept: list[str] = []
+        for key, value in zip(extra.value.keys, extra.value.values, strict=True):
+            name = key.value if isinstance(key, ast.Constant) else None
+            if isinstance(name, str) and name in LENIENT_MARKERS:
+                markers.append(LENIENT_MARKERS[name])
+            elif key is not None:
+                kept.append(f"{_one_line(seg(key))}: {_one_line(seg(value))}")
+        if not markers:
+            return None
+        rest = [_one_line(seg(k)) for k in part.keywords if k is not extra]
+        if kept:
+            rest.append(f"json_schema_extra={{{', '.join(kept)}}}")
+        texts = [_one_line(seg(p)) for p in parts]
+        texts[index] = f"Field({', '.join(rest)})" if rest else ""
+        texts = [t for t in texts if t] + markers
+        return f"Annotated[{', '.join(texts)}]", markers
+    return None
 
 
 def _constant_tag(stmt: ast.AnnAssign) -> ast.expr | None:
@@ -290,7 +373,7 @@ def postprocess(
     source: str, header: str, open_unions: list[OpenUnion], ordered_unions: list[str]
 ) -> str:
     """Turn dcg's module into the committed ``models.py``."""
-    source = _structural_edits(source, open_unions, set(ordered_unions))
+    source, markers = _structural_edits(source, open_unions, set(ordered_unions))
     source = _MODEL_CONFIG.sub("\n", source)
     source = source.replace("(BaseModel):", "(AcpModel):")
     if "model_config = " in source:
@@ -311,4 +394,7 @@ def postprocess(
         body = _TYPING_IMPORT.sub(r"from typing import TYPE_CHECKING, \1", body, count=1)
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
-    return dependency_order(header + head + "\n\n" + BASE_IMPORT + "\n\n\n" + rest)
+    imports = BASE_IMPORT
+    if markers:
+        imports = f"from acp_runtime.lenient import {', '.join(sorted(markers))}\n" + imports
+    return dependency_order(header + head + "\n\n" + imports + "\n\n\n" + rest)

@@ -112,6 +112,14 @@ def _unique(name: str, taken: set[str]) -> str:
     return name
 
 
+def _null_only(schema: dict[str, Any]) -> bool:
+    """``{type: null}`` (or ``[null]``): a variant for an omitted or ``null`` value."""
+    kind = schema.get("type")
+    return kind == "null" or kind == ["null"] or (
+        "const" not in schema and "anyOf" not in schema and schema.get("enum") == [None]
+    )
+
+
 def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None:
     """Move an object's shared properties into each variant of its union.
 
@@ -132,7 +140,13 @@ def _distribute(name: str, d: dict[str, Any], key: str, taken: set[str]) -> None
             v = {"allOf": [ref]}
         v = dict(v)
         v["type"] = "object"
-        v["properties"] = {**shared, **v.get("properties", {})}  # the variant's const tag wins
+        own = v.get("properties", {})
+        v["properties"] = {**shared, **own}  # the variant's const tag wins
+        for prop, schema in own.items():  # ...but a variant that only says "null" keeps
+            base = shared.get(prop)  # the shared field's leniency (v2 stopReason)
+            if isinstance(base, dict) and isinstance(schema, dict) and _null_only(schema):
+                lenient = {k: x for k, x in base.items() if k.startswith("x-deserialize-")}
+                v["properties"][prop] = {**schema, **lenient}
         v["required"] = [
             *v.get("required", []),
             *(r for r in required if r not in v.get("required", [])),
@@ -292,8 +306,38 @@ def preprocess(raw: dict[str, Any]) -> Prepared:
     # titles: keep only the ones we assigned to tagged variants
     for name in list(defs):
         defs[name] = _retitle(defs[name])
+    _mark_not_null(defs)
     out.schema = {"$schema": schema.get("$schema"), "$defs": defs}
     return out
+
+
+NOT_NULL = "x-acp-not-null"
+"""Marks an optional array or map the schema does not let be ``null``; dcg types it
+``X | None`` all the same. The field then refuses ``null`` (the runtime's ``NotNull``), as
+the schema and the TypeScript SDK do, and a default-on-error fallback is the empty value,
+as in the Rust and TypeScript SDKs."""
+
+
+def _mark_not_null(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _mark_not_null(item)
+        return
+    if not isinstance(node, dict):
+        return
+    props = node.get("properties")
+    if isinstance(props, dict):
+        required = set(node.get("required", ()))
+        for key, prop in props.items():
+            if (
+                isinstance(prop, dict)
+                and key not in required
+                and prop.get("type") in ("array", "object")
+            ):
+                prop[NOT_NULL] = True
+    for key, value in node.items():
+        if key not in _DATA_KEYS:
+            _mark_not_null(value)
 
 
 def _retitle(node: Any) -> Any:

@@ -40,6 +40,7 @@ def _schema_json(diff: SchemaDiff) -> dict[str, Any]:
         "counts": {c.value: diff.count(c) for c in Category},
         "url_only_descriptions": diff.url_only_descriptions,
         "changes": [{**asdict(c), "category": c.category.value} for c in diff.changes],
+        "lenient_parsing": [_lenient_line(c) for c in lenient_changes(diff)],
     }
 
 
@@ -79,7 +80,30 @@ def _schema_text(diff: SchemaDiff, verbose: bool) -> list[str]:
             lines.extend(_folded(changes))
         else:
             lines.extend(f"    {_line(c)}" for c in changes)
+    lenient = lenient_changes(diff)
+    if lenient:
+        lines.append(
+            f"  lenient parsing, x-deserialize-* ({len(lenient)}): what the models salvage"
+        )
+        lines.extend(f"    {_lenient_line(c)}" for c in lenient)
     return lines
+
+
+_LENIENT = "x-deserialize-"
+
+
+def lenient_changes(diff: SchemaDiff) -> list[Change]:
+    """The ``x-deserialize-*`` annotation changes: annotation-only for the wire, but they
+    change what the generated models salvage (``acp_runtime.lenient``), so they are always
+    listed, never folded."""
+    return [c for c in diff.changes if c.subject == "annotation" and c.detail.startswith(_LENIENT)]
+
+
+def _lenient_line(change: Change) -> str:
+    """``+ default-on-null NewSessionRequest.mcpServers`` (``-`` when a rule went away)."""
+    rule, _, values = change.detail.removeprefix(_LENIENT).partition(": ")
+    mark = "+" if values.endswith("-> true") else "-" if values.startswith("true ->") else "~"
+    return f"{mark} {rule} {change.path}"
 
 
 def _line(change: Change) -> str:

@@ -18,6 +18,9 @@ from .methods import JsonValue
 CONNECTION_CLOSED_REASON = "connection_closed"
 """``data.reason`` of the local error that settles requests when the connection closes."""
 
+INVALID_RESULT_REASON = "invalid_result"
+"""``data.reason`` of the local error for a result that fails validation (after salvage)."""
+
 
 class ErrorCode(IntEnum):
     """Standard JSON-RPC 2.0 codes plus the ACP ones the runtime itself produces."""
@@ -123,6 +126,27 @@ class RequestError(Exception):
             "Connection closed",
             {"reason": CONNECTION_CLOSED_REASON, "method": method},
         )
+
+    @classmethod
+    def invalid_result(cls, method: str, errors: Sequence[JsonValue]) -> RequestError:
+        """Local only: the peer answered ``method`` with a result its schema rejects, even
+        after the salvage the schema allows. ``-32603`` (not ``-32700``, which JSON-RPC keeps
+        for text that is not JSON) with data ``{"reason": "invalid_result", "method": ...,
+        "errors": [{"loc", "msg", "type"}, ...]}``; the message names the first path."""
+        first = errors[0] if errors else None
+        path = ""
+        if isinstance(first, dict) and isinstance(first.get("loc"), list):
+            path = ".".join(str(part) for part in cast("list[object]", first["loc"]))
+        return cls(
+            int(ErrorCode.INTERNAL_ERROR),
+            f"Invalid result for {method}" + (f" at {path}" if path else ""),
+            {"reason": INVALID_RESULT_REASON, "method": method, "errors": list(errors)},
+        )
+
+    @property
+    def is_invalid_result(self) -> bool:
+        """True for the local error :meth:`invalid_result` builds."""
+        return isinstance(self.data, dict) and self.data.get("reason") == INVALID_RESULT_REASON
 
     @property
     def is_connection_closed(self) -> bool:

@@ -15,10 +15,13 @@ model classes validate and dump through their own (already built) schemas.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
+
+from .salvage import validate_salvaging
 
 JsonValue: TypeAlias = (
     bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
@@ -58,10 +61,11 @@ Payload: TypeAlias = "JsonValue | EncodedJson"
 class _Codec(Generic[R]):
     """Validate and dump one Python type; built on first use, then cached."""
 
-    __slots__ = ("_adapter", "_model", "_type")
+    __slots__ = ("_adapter", "_method", "_model", "_type")
 
-    def __init__(self, tp: Any) -> None:
+    def __init__(self, tp: Any, method: str | None = None) -> None:
         self._type = tp
+        self._method = method  # named in the record of each salvage
         self._adapter: TypeAdapter[R] | None = None
         # Decided once: a model class validates through its own schema, no adapter needed.
         self._model: type[BaseModel] | None = (
@@ -75,11 +79,23 @@ class _Codec(Generic[R]):
         return adapter
 
     def load(self, raw: JsonValue) -> R:
-        """Validate a JSON value; raises :class:`pydantic.ValidationError`."""
+        """Validate a JSON value, salvaging what the schema allows (``acp_runtime.lenient``);
+        raises :class:`pydantic.ValidationError` for the rest."""
         model = self._model
         if model is not None:
-            return model.model_validate(raw)  # type: ignore[return-value]
-        return self._get().validate_python(raw)
+            try:
+                return model.model_validate(raw)  # type: ignore[return-value]
+            except ValidationError as error:
+                schema: Any = model.__pydantic_core_schema__
+                validate: Callable[[Any], R] = model.model_validate  # type: ignore[assignment]
+                return validate_salvaging(validate, schema, raw, error, method=self._method)
+        adapter = self._get()
+        try:
+            return adapter.validate_python(raw)
+        except ValidationError as error:
+            return validate_salvaging(
+                adapter.validate_python, adapter.core_schema, raw, error, method=self._method
+            )
 
     def dump(self, value: R) -> JsonValue:
         """Dump to a JSON value: wire (camelCase) names, unset fields left out."""
@@ -113,8 +129,8 @@ class RequestMethod(Generic[P, R]):
     ) -> None:
         self.name = name
         self.side: Side = side
-        self.params: _Codec[P] = _Codec(params_type)
-        self.result: _Codec[R] = _Codec(result_type)
+        self.params: _Codec[P] = _Codec(params_type, name)
+        self.result: _Codec[R] = _Codec(result_type, name)
         self.doc = doc
 
     def __repr__(self) -> str:
@@ -129,7 +145,7 @@ class NotificationMethod(Generic[P]):
     def __init__(self, name: str, params_type: Any, *, side: Side, doc: str = "") -> None:
         self.name = name
         self.side: Side = side
-        self.params: _Codec[P] = _Codec(params_type)
+        self.params: _Codec[P] = _Codec(params_type, name)
         self.doc = doc
 
     def __repr__(self) -> str:

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
+from typing_extensions import Self
+
+from .lenient import Salvage, salvaged
+from .salvage import validate_salvaging
 
 
 class AcpModel(BaseModel):
@@ -34,6 +38,38 @@ class AcpModel(BaseModel):
         # answers ``initialize`` builds a few of ~180 models, not all (tests/bench).
         defer_build=True,
     )
+
+    @classmethod
+    def model_validate_lenient(cls, obj: Any) -> Self:
+        """``model_validate``, salvaging what the schema's ``x-deserialize-*`` rules allow
+        (``acp_runtime.lenient``), as connections parse what a peer sends. Raises the
+        strict ``ValidationError`` when some error is not covered by a rule."""
+        return cls._salvage(cls.model_validate, obj)
+
+    @classmethod
+    def model_validate_json_lenient(cls, data: str | bytes | bytearray) -> Self:
+        """``model_validate_json`` with the salvage of :meth:`model_validate_lenient`."""
+        return cls._salvage(cls.model_validate_json, data)
+
+    @classmethod
+    def _salvage(cls, validate: Callable[[Any], Self], raw: Any) -> Self:
+        try:
+            return validate(raw)
+        except ValidationError as error:
+            binding = cls.__dict__.get("__acp_method__")
+            return validate_salvaging(
+                cls.model_validate,
+                cls.__pydantic_core_schema__,
+                raw,
+                error,
+                method=getattr(binding, "name", None),
+            )
+
+    @property
+    def salvaged(self) -> tuple[Salvage, ...]:
+        """What parsing salvaged (``acp_runtime.lenient``): one ``(path, error_type, action)``
+        per field set to its default or item dropped; empty for input valid as it came."""
+        return salvaged(self)
 
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
 

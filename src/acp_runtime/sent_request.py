@@ -144,7 +144,7 @@ class SentRequest(Generic[R]):
         Raises the connection-closed :class:`RequestError` (and never calls ``callback``)
         if the connection has already finished.
         """
-        decode = self._decode
+        decode, method = self._decode, self._record.method
 
         async def deliver(result: JsonValue, error: RequestError | None) -> None:
             outcome: R | RequestError
@@ -152,7 +152,7 @@ class SentRequest(Generic[R]):
                 outcome = error
             else:
                 try:
-                    outcome = _decode_result(decode, result)
+                    outcome = _decode_result(decode, result, method)
                 except RequestError as decode_error:
                     outcome = decode_error
             await callback(outcome)
@@ -193,7 +193,7 @@ class SentRequest(Generic[R]):
                 raise
         if record.error is not None:
             raise record.error
-        return _decode_result(self._decode, record.result)
+        return _decode_result(self._decode, record.result, record.method)
 
     def _consume_with(
         self, deliver: Callable[[JsonValue, RequestError | None], Coroutine[Any, Any, None]]
@@ -215,10 +215,8 @@ class SentRequest(Generic[R]):
         return f"<SentRequest {self._record!r}>"
 
 
-def _decode_result(decode: Callable[[JsonValue], R], result: JsonValue) -> R:
+def _decode_result(decode: Callable[[JsonValue], R], result: JsonValue, method: str) -> R:
     try:
         return decode(result)
     except ValidationError as error:
-        raise RequestError.parse_error(
-            {"phase": "deserialization", "errors": validation_summary(error)}
-        ) from None
+        raise RequestError.invalid_result(method, validation_summary(error)) from None

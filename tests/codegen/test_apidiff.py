@@ -500,6 +500,24 @@ def test_annotation_only_change_is_a_patch() -> None:
     assert diff.bump is Bump.PATCH
 
 
+def test_lenient_parsing_annotation_changes_are_listed_in_their_own_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``x-deserialize-*`` changes what the generated models salvage: the text output lists
+    each one, added or removed, in its own section (never folded), and so does JSON."""
+    changed = base()
+    props = defs(changed)["ReadTextFileRequest"]["properties"]
+    props["line"]["x-deserialize-default-on-error"] = True
+    new = write_set(tmp_path, {"schema.json": changed}) / "schema.json"
+    assert main([str(FIXTURES / "base.json"), str(new)]) == 0
+    text = capsys.readouterr().out
+    assert "  lenient parsing, x-deserialize-* (1): what the models salvage" in text
+    assert "    + default-on-error ReadTextFileRequest.line" in text
+    assert main([str(new), str(FIXTURES / "base.json"), "--json"]) == 0
+    [schema] = json.loads(capsys.readouterr().out)["schemas"]
+    assert schema["lenient_parsing"] == ["- default-on-error ReadTextFileRequest.line"]
+
+
 def test_allof_wrapper_and_bare_ref_are_the_same_schema() -> None:
     """schemars writes ``allOf: [$ref]`` when it adds a description; no change on the wire."""
 

@@ -351,17 +351,23 @@ async def test_out7_callback_sees_disarmed_request_while_it_runs() -> None:
 
 
 async def test_out1_typed_result_that_does_not_validate_is_a_local_parse_error() -> None:
-    """OUT-1: a result that does not match the typed result model raises -32700 locally."""
+    """OUT-1: a result that does not match the typed result model raises the local
+    invalid-result error: -32603, never -32700 (JSON-RPC's code for text that is not
+    JSON), naming the method and the failing path."""
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
         sent = cx.send_request(Ask(question="q"))
         await peer.receive()
         await peer.send(result(sent.id, {"nope": 1}))
         with anyio.fail_after(5), pytest.raises(RequestError) as caught:
             await sent
-        assert caught.value.code == ErrorCode.PARSE_ERROR
-        assert (
-            isinstance(caught.value.data, dict) and caught.value.data["phase"] == "deserialization"
-        )
+        assert caught.value.code == ErrorCode.INTERNAL_ERROR != ErrorCode.PARSE_ERROR
+        assert caught.value.is_invalid_result and not caught.value.is_connection_closed
+        assert caught.value.message == "Invalid result for test/ask at text"
+        assert isinstance(caught.value.data, dict)
+        assert caught.value.data["method"] == "test/ask"
+        assert caught.value.data["errors"] == [
+            {"loc": ["text"], "msg": "Field required", "type": "missing"}
+        ]
 
 
 @pytest.mark.parametrize("count", [300, pytest.param(3000, marks=pytest.mark.slow)])
@@ -417,7 +423,7 @@ async def test_out3_gap21_peers_own_32800_without_a_cancel_is_delivered_verbatim
 
 async def test_out3_gap26_cancelled_request_whose_answer_fails_to_decode_cancels_once() -> None:
     """OUT-3/OUT-4 (GAP-26): after a cancel, an answer that does not match the typed result
-    becomes the local -32700 decoding error; no second cancel goes out."""
+    becomes the local invalid-result error (-32603); no second cancel goes out."""
     async with wire_connection(ConnectionBuilder()) as (cx, peer):
         sent = cx.send_request(Ask(question="q"))
         await peer.receive()
@@ -426,7 +432,7 @@ async def test_out3_gap26_cancelled_request_whose_answer_fails_to_decode_cancels
         await peer.send(result(sent.id, {"not": "an answer"}))
         with anyio.fail_after(5), pytest.raises(RequestError) as caught:
             await sent
-        assert caught.value.code == ErrorCode.PARSE_ERROR
+        assert caught.value.code == ErrorCode.INTERNAL_ERROR and caught.value.is_invalid_result
         sent.cancel()
         await peer.receive_nothing_until_barrier()
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -20,7 +21,7 @@ class LogoutCapabilities(AcpModel):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -35,14 +36,14 @@ class AgentAuthCapabilities(AcpModel):
     Authentication-related capabilities supported by the agent.
     """
 
-    logout: LogoutCapabilities | None = None
+    logout: Annotated[LogoutCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -68,22 +69,22 @@ class PromptCapabilities(AcpModel):
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
     """
 
-    image: bool = False
+    image: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `image` content blocks.
     """
-    audio: bool = False
+    audio: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `audio` content blocks.
     """
-    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
+    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = False
     """
     Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -98,15 +99,15 @@ class McpCapabilities(AcpModel):
     MCP capabilities supported by the agent
     """
 
-    http: bool = False
+    http: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `http` MCP servers.
     """
-    sse: bool = False
+    sse: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `sse` MCP servers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -123,7 +124,7 @@ class SessionListCapabilities(AcpModel):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -140,7 +141,7 @@ class SessionDeleteCapabilities(AcpModel):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -160,7 +161,7 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -177,7 +178,7 @@ class SessionResumeCapabilities(AcpModel):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -194,7 +195,7 @@ class SessionCloseCapabilities(AcpModel):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -217,24 +218,21 @@ class SessionCapabilities(AcpModel):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None = None
+    list: Annotated[SessionListCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
-    delete: SessionDeleteCapabilities | None = None
+    delete: Annotated[SessionDeleteCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
+    additional_directories: Annotated[SessionAdditionalDirectoriesCapabilities | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError] = None
     """
     Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -246,21 +244,21 @@ class SessionCapabilities(AcpModel):
     `SessionInfo.additionalDirectories` to report the complete ordered
     additional-root list associated with a listed session.
     """
-    resume: SessionResumeCapabilities | None = None
+    resume: Annotated[SessionResumeCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
-    close: SessionCloseCapabilities | None = None
+    close: Annotated[SessionCloseCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -280,11 +278,11 @@ class AgentCapabilities(AcpModel):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
     """
 
-    load_session: Annotated[bool, Field(validation_alias="loadSession", serialization_alias="loadSession")] = False
+    load_session: Annotated[bool, Field(validation_alias="loadSession", serialization_alias="loadSession"), DefaultOnError] = False
     """
     Whether the agent supports `session/load`.
     """
-    prompt_capabilities: Annotated[PromptCapabilities, Field(validation_alias="promptCapabilities", serialization_alias="promptCapabilities")] = Field(default_factory=lambda: PromptCapabilities.model_validate({
+    prompt_capabilities: Annotated[PromptCapabilities, Field(validation_alias="promptCapabilities", serialization_alias="promptCapabilities"), DefaultOnError] = Field(default_factory=lambda: PromptCapabilities.model_validate({
         "image": False,
         "audio": False,
         "embeddedContext": False,
@@ -292,24 +290,22 @@ class AgentCapabilities(AcpModel):
     """
     Prompt capabilities supported by the agent.
     """
-    mcp_capabilities: Annotated[McpCapabilities, Field(validation_alias="mcpCapabilities", serialization_alias="mcpCapabilities")] = Field(default_factory=lambda: McpCapabilities.model_validate({
+    mcp_capabilities: Annotated[McpCapabilities, Field(validation_alias="mcpCapabilities", serialization_alias="mcpCapabilities"), DefaultOnError] = Field(default_factory=lambda: McpCapabilities.model_validate({
         "http": False,
         "sse": False,
     }))
     """
     MCP capabilities supported by the agent.
     """
-    session_capabilities: Annotated[
-        SessionCapabilities, Field(validation_alias="sessionCapabilities", serialization_alias="sessionCapabilities")
-    ] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
+    session_capabilities: Annotated[SessionCapabilities, Field(validation_alias="sessionCapabilities", serialization_alias="sessionCapabilities"), DefaultOnError] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
     """
     Session lifecycle and prompt capabilities advertised by the agent.
     """
-    auth: Annotated[AgentAuthCapabilities, Field()] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
+    auth: Annotated[AgentAuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
     """
     Authentication-related capabilities supported by the agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -330,19 +326,19 @@ class Annotations(AcpModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Intended recipients for this content, such as the user or assistant.
     """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
     """
     Timestamp indicating when the underlying resource was last modified.
     """
-    priority: int | float | None = None
+    priority: Annotated[int | float | None, DefaultOnError] = None
     """
     Relative importance of this content when clients choose what to surface.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -357,7 +353,7 @@ class AudioContent(AcpModel):
     Audio provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -369,7 +365,7 @@ class AudioContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -401,7 +397,7 @@ class AuthCapabilities(AcpModel):
     additional client-side support.
     """
 
-    terminal: bool = False
+    terminal: Annotated[bool, DefaultOnError] = False
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -409,7 +405,7 @@ class AuthCapabilities(AcpModel):
     configured agent invocation in an interactive terminal. When `true`, the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -440,11 +436,11 @@ class AuthMethodAgent(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -473,20 +469,20 @@ class AuthMethodTerminal(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: dict[str, str] | None = None
+    env: Annotated[dict[str, str] | None, DefaultOnNull, NotNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -508,7 +504,7 @@ class AuthenticateRequest(AcpModel, TypedRequest["AuthenticateResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -523,7 +519,7 @@ class AuthenticateResponse(AcpModel):
     Response to the `authenticate` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -542,7 +538,7 @@ class UnstructuredCommandInput(AcpModel):
     """
     A hint to display when the input hasn't been provided yet
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -571,11 +567,11 @@ class AvailableCommand(AcpModel):
     """
     Human-readable description of what the command does.
     """
-    input: AvailableCommandInput | None = None
+    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
     """
     Input for the command if required
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -590,13 +586,11 @@ class AvailableCommandsUpdate(AcpModel):
     Available commands are ready or have changed
     """
 
-    available_commands: Annotated[
-        list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ]
+    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems]
     """
     Commands the agent can execute
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -630,7 +624,7 @@ class BlobResourceContents(AcpModel):
     """
     Base64-encoded bytes for a binary resource payload.
     """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -638,7 +632,7 @@ class BlobResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -655,7 +649,7 @@ class BooleanConfigOptionCapabilities(AcpModel):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -670,25 +664,25 @@ class BooleanPropertySchema(AcpModel):
     Schema for boolean properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None = None
+    default: Annotated[bool | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -741,7 +735,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -764,7 +758,7 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -791,7 +785,7 @@ class CancelNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -826,7 +820,7 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     """
     The ID of the request to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -860,15 +854,15 @@ class FileSystemCapabilities(AcpModel):
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
     """
 
-    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
+    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile"), DefaultOnError] = False
     """
     Whether the Client supports `fs/read_text_file` requests.
     """
-    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
+    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile"), DefaultOnError] = False
     """
     Whether the Client supports `fs/write_text_file` requests.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -889,7 +883,7 @@ class SessionConfigOptionsCapabilities(AcpModel):
     Session configuration option capabilities supported by the client.
     """
 
-    boolean: BooleanConfigOptionCapabilities | None = None
+    boolean: Annotated[BooleanConfigOptionCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports boolean session configuration options.
 
@@ -898,7 +892,7 @@ class SessionConfigOptionsCapabilities(AcpModel):
     `configOptions`, and the client may send `session/set_config_option`
     requests with `type: "boolean"` and a boolean `value`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -919,28 +913,26 @@ class ClientSessionCapabilities(AcpModel):
     Session-related capabilities supported by the client.
     """
 
-    compaction: CompactionCapabilities | None = None
+    compaction: Annotated[CompactionCapabilities | None, DefaultOnError] = None
     """
     Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
-    config_options: Annotated[
-        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError] = None
     """
     Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
-    notices: NoticeCapabilities | None = None
+    notices: Annotated[NoticeCapabilities | None, DefaultOnError] = None
     """
     Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -957,7 +949,7 @@ class ElicitationFormCapabilities(AcpModel):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -976,7 +968,7 @@ class ElicitationUrlCapabilities(AcpModel):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -993,21 +985,21 @@ class ElicitationCapabilities(AcpModel):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None = None
+    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None = None
+    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1029,7 +1021,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
-    fs: Annotated[FileSystemCapabilities, Field()] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
+    fs: Annotated[FileSystemCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
         "readTextFile": False,
         "writeTextFile": False,
     }))
@@ -1037,18 +1029,18 @@ class ClientCapabilities(AcpModel):
     File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
-    terminal: bool = False
+    terminal: Annotated[bool, DefaultOnError] = False
     """
     Whether the Client support all `terminal/*` methods.
     """
-    session: ClientSessionCapabilities | None = None
+    session: Annotated[ClientSessionCapabilities | None, DefaultOnError] = None
     """
     Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
-    auth: Annotated[AuthCapabilities, Field()] = Field(default_factory=lambda: AuthCapabilities.model_validate({
+    auth: Annotated[AuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AuthCapabilities.model_validate({
         "terminal": False
     }))
     """
@@ -1056,7 +1048,7 @@ class ClientCapabilities(AcpModel):
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
     """
-    elicitation: ElicitationCapabilities | None = None
+    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
     """
     Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
@@ -1064,7 +1056,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1089,7 +1081,7 @@ class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     The ID of the session to close.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1104,7 +1096,7 @@ class CloseSessionResponse(AcpModel):
     Response from closing a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1131,7 +1123,7 @@ class TextContent(AcpModel):
     Text provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1139,7 +1131,7 @@ class TextContent(AcpModel):
     """
     Text payload carried by this content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1168,7 +1160,7 @@ class ImageContent(AcpModel):
     An image provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1180,11 +1172,11 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: str | None = None
+    uri: Annotated[str | None, DefaultOnError] = None
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1212,15 +1204,15 @@ class ResourceLink(AcpModel):
     A resource that the server is capable of reading, included in a prompt or tool call result.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
     """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1228,11 +1220,11 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    size: int | None = None
+    size: Annotated[int | None, DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional display title for end-user UI.
     """
@@ -1240,7 +1232,7 @@ class ResourceLink(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1268,7 +1260,7 @@ class TextResourceContents(AcpModel):
     Text-based resource contents.
     """
 
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1280,7 +1272,7 @@ class TextResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1301,7 +1293,7 @@ class EmbeddedResource(AcpModel):
     The contents of a resource, embedded into a prompt or tool call result.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1309,7 +1301,7 @@ class EmbeddedResource(AcpModel):
     """
     Embedded resource payload, either text or binary data.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1372,7 +1364,7 @@ class CompactionSummaryChunk(AcpModel):
     """
     One content block to append.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata scoped to this chunk. Omission and `null` both mean absent.
     """
@@ -1416,15 +1408,15 @@ class CompactionUpdate(AcpModel):
     """
     Current lifecycle status.
     """
-    summary: list[ContentBlock] | None = None
+    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement user-displayable summary content for the compaction.
     """
-    error: str | None = None
+    error: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Extensible metadata patch for this compaction.
     """
@@ -1463,7 +1455,7 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     The ID of the elicitation that completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1494,11 +1486,11 @@ class SessionConfigSelectOption(AcpModel):
     """
     Human-readable label for this option value.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for this option value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1539,11 +1531,11 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: list[SessionConfigSelectOption]
+    options: Annotated[list[SessionConfigSelectOption], DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1612,15 +1604,15 @@ class SelectSessionConfigOption(SessionConfigSelect):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1658,15 +1650,15 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1697,11 +1689,11 @@ class ConfigOptionUpdate(AcpModel):
     Session configuration options have been updated.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1735,7 +1727,7 @@ class Content(AcpModel):
     """
     The actual content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1760,14 +1752,14 @@ class ContentChunk(AcpModel):
     """
     A single item of content
     """
-    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId")] = None
+    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId"), DefaultOnError] = None
     """
     A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1832,7 +1824,7 @@ class Cost(AcpModel):
     Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1855,7 +1847,7 @@ class EnvVariable(AcpModel):
     """
     The value to set for the environment variable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1878,11 +1870,11 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     The command to execute.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Array of command arguments.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Environment variables for the command.
     """
@@ -1903,7 +1895,7 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     string output, even if this means the retained output is slightly less than the
     specified limit.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1928,7 +1920,7 @@ class CreateTerminalResponse(AcpModel):
     """
     The unique identifier for the created terminal.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1955,7 +1947,7 @@ class CurrentModeUpdate(AcpModel):
     """
     The ID of the current mode
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1987,7 +1979,7 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2014,7 +2006,7 @@ class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
     """
     The ID of the session to delete.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2029,7 +2021,7 @@ class DeleteSessionResponse(AcpModel):
     Response from deleting a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2052,7 +2044,7 @@ class Diff(AcpModel):
     """
     The absolute file path being modified.
     """
-    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText")] = None
+    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText"), DefaultOnError] = None
     """
     The original content (omitted or `null` for new files).
     """
@@ -2060,7 +2052,7 @@ class Diff(AcpModel):
     """
     The new content after modification.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2097,7 +2089,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2159,13 +2151,13 @@ class EnumOption(AcpModel):
     """
     Human-readable title for this option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2185,13 +2177,13 @@ class StringPropertySchema(AcpModel):
     with `"type": "string"`.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2221,7 +2213,7 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None = None
+    default: Annotated[str | None, DefaultOnError] = None
     """
     Default value.
 
@@ -2239,7 +2231,7 @@ class StringPropertySchema(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2267,13 +2259,13 @@ class NumberPropertySchema(AcpModel):
     Schema for number (floating-point) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2291,13 +2283,13 @@ class NumberPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | float | None = None
+    default: Annotated[int | float | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2325,13 +2317,13 @@ class IntegerPropertySchema(AcpModel):
     Schema for integer properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2349,13 +2341,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None = None
+    default: Annotated[int | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2387,7 +2379,7 @@ class StringMultiSelectItems(AcpModel):
     """
     Allowed enum values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2419,7 +2411,7 @@ class TitledMultiSelectItems(AcpModel):
     """
     Titled enum options.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2457,13 +2449,13 @@ class MultiSelectPropertySchema(AcpModel):
     Schema for multi-select (array) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2485,13 +2477,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    default: list[str] | None = None
+    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2564,19 +2556,17 @@ class ElicitationSchema(AcpModel):
     as required by the elicitation specification.
     """
 
-    type: ElicitationSchemaType = "object"
+    type: Annotated[ElicitationSchemaType, DefaultOnError] = "object"
     """
     Type discriminator. Always `"object"`.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    properties: Annotated[
-        dict[str, ElicitationPropertySchema], Field()
-    ] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
+    properties: Annotated[dict[str, ElicitationPropertySchema], Field(), NotNull] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
     """
     Property definitions (must be primitive types).
     """
@@ -2586,13 +2576,13 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2623,7 +2613,7 @@ class ElicitationSessionScope(AcpModel):
     """
     The session this elicitation is tied to.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     Optional tool call within the session.
 
@@ -2662,7 +2652,7 @@ class Error(AcpModel):
     A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: Any | None = None
+    data: Annotated[Any | None, DefaultOnError] = None
     """
     Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
@@ -2682,7 +2672,7 @@ class HttpHeader(AcpModel):
     """
     The value to set for the HTTP header.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2704,7 +2694,7 @@ class Implementation(AcpModel):
     Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
@@ -2716,7 +2706,7 @@ class Implementation(AcpModel):
     Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2750,7 +2740,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     The latest protocol version supported by the client.
     """
-    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities")] = Field(default_factory=lambda: ClientCapabilities.model_validate({
+    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
         "auth": {"terminal": False},
@@ -2758,13 +2748,13 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Capabilities supported by the client.
     """
-    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo")] = None
+    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo"), DefaultOnError] = None
     """
     Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2811,7 +2801,7 @@ class InitializeResponse(AcpModel):
 
     The client should disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities")] = Field(default_factory=lambda: AgentCapabilities.model_validate({
+    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({
         "loadSession": False,
         "promptCapabilities": {
             "image": False,
@@ -2825,19 +2815,17 @@ class InitializeResponse(AcpModel):
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[
-        list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods")
-    ] = Field(default_factory=lambda: list[AuthMethod]())
+    auth_methods: Annotated[list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems, NotNull] = Field(default_factory=lambda: list[AuthMethod]())
     """
     Authentication methods supported by the agent.
     """
-    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo")] = None
+    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo"), DefaultOnError] = None
     """
     Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2860,7 +2848,7 @@ class KillTerminalRequest(AcpModel, TypedRequest["KillTerminalResponse"]):
     """
     The ID of the terminal to kill.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2875,7 +2863,7 @@ class KillTerminalResponse(AcpModel):
     Response to `terminal/kill` method
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2900,7 +2888,7 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     """
     Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2923,9 +2911,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -2933,15 +2919,15 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     ISO 8601 timestamp of last activity
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2956,16 +2942,16 @@ class ListSessionsResponse(AcpModel):
     Response from listing sessions.
     """
 
-    sessions: list[SessionInfo]
+    sessions: Annotated[list[SessionInfo], DefaultOnError, SkipInvalidItems]
     """
     Array of session information objects
     """
-    next_cursor: Annotated[str | None, Field(validation_alias="nextCursor", serialization_alias="nextCursor")] = None
+    next_cursor: Annotated[str | None, Field(validation_alias="nextCursor", serialization_alias="nextCursor"), DefaultOnError] = None
     """
     Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2988,11 +2974,11 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader]
+    headers: Annotated[list[HttpHeader], DefaultOnNull]
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3028,11 +3014,11 @@ class McpServerSse(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader]
+    headers: Annotated[list[HttpHeader], DefaultOnNull]
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3076,15 +3062,15 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: list[str]
+    args: Annotated[list[str], DefaultOnNull]
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: list[EnvVariable]
+    env: Annotated[list[EnvVariable], DefaultOnNull]
     """
     Environment variables to set when launching the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3114,7 +3100,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
 
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull]
     """
     List of MCP servers to connect to for this session.
     """
@@ -3122,9 +3108,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -3137,7 +3121,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The ID of the session to load.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3162,11 +3146,11 @@ class SessionMode(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3185,11 +3169,11 @@ class SessionModeState(AcpModel):
     """
     The current mode the Agent is in.
     """
-    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
+    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes"), DefaultOnError, SkipInvalidItems]
     """
     The set of modes that the Agent can operate in
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3204,19 +3188,17 @@ class LoadSessionResponse(AcpModel):
     Response from loading an existing session.
     """
 
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3233,7 +3215,7 @@ class LogoutRequest(AcpModel, TypedRequest["LogoutResponse"]):
     Terminates the current authenticated session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3248,7 +3230,7 @@ class LogoutResponse(AcpModel):
     Response to the `logout` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3269,9 +3251,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -3279,11 +3259,11 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull]
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3306,19 +3286,17 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3355,13 +3333,13 @@ class Notice(AcpModel):
     """
     Required non-empty plain-text title that can stand alone.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata scoped to this notice.
 
@@ -3396,7 +3374,7 @@ class OtherCreateElicitationResponse(AcpModel):
     responses. They MUST NOT treat it as a known elicitation action.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3453,7 +3431,7 @@ class PermissionOption(AcpModel):
     """
     Hint about the nature of this permission option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3504,7 +3482,7 @@ class PlanEntry(AcpModel):
     """
     Current execution status of this task.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3525,14 +3503,14 @@ class Plan(AcpModel):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
 
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], DefaultOnError, SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3583,7 +3561,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3612,7 +3590,7 @@ class PromptResponse(AcpModel):
     """
     Indicates why the agent stopped processing the turn.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3645,7 +3623,7 @@ class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
     """
     Maximum number of lines to read.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3664,7 +3642,7 @@ class ReadTextFileResponse(AcpModel):
     """
     Content payload returned by this response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3687,7 +3665,7 @@ class ReleaseTerminalRequest(AcpModel, TypedRequest["ReleaseTerminalResponse"]):
     """
     The ID of the terminal to release.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3702,7 +3680,7 @@ class ReleaseTerminalResponse(AcpModel):
     Response to terminal/release method
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3747,7 +3725,7 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3784,7 +3762,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3838,7 +3816,7 @@ class Terminal(AcpModel):
     """
     Identifier of the terminal instance to embed in the content stream.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3894,11 +3872,11 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[int | None, Field(ge=0), DefaultOnError] = None
     """
     Optional 1-based line number within the file.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3922,42 +3900,42 @@ class ToolCallUpdate(AcpModel):
     """
     The ID of the tool call being updated.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     Update the tool kind.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Update the execution status.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Update the human-readable title.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Replace the content collection.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Replace the locations collection.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Update the raw input.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Update the raw output.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3988,7 +3966,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     """
     Available permission options for the user to choose from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4007,7 +3985,7 @@ class SelectedPermissionOutcome(AcpModel):
     """
     The ID of the option the user selected.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4049,7 +4027,7 @@ class RequestPermissionResponse(AcpModel):
     """
     The user's decision on the permission request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4068,7 +4046,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4110,9 +4088,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -4121,11 +4097,11 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4140,19 +4116,17 @@ class ResumeSessionResponse(AcpModel):
     Response from resuming an existing session.
     """
 
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4209,7 +4183,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4243,15 +4217,15 @@ class SessionInfoUpdate(AcpModel):
     Clients can use it to keep session titles and state current.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session. Set to null to clear.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     ISO 8601 timestamp of last activity. Set to null to clear.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4309,40 +4283,40 @@ class ToolCall(AcpModel):
     """
     Human-readable title describing what the tool is doing.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Current execution status of the tool call.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Content produced by the tool call.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Raw input parameters sent to the tool.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Raw output returned by the tool.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4387,11 +4361,11 @@ class UsageUpdate(AcpModel):
     """
     Total context window size in tokens.
     """
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, DefaultOnError] = None
     """
     Cumulative session cost (optional).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4445,7 +4419,7 @@ class SessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4472,7 +4446,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4515,7 +4489,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4544,11 +4518,11 @@ class SetSessionConfigOptionResponse(AcpModel):
     Response to `session/set_config_option` method.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4571,7 +4545,7 @@ class SetSessionModeRequest(AcpModel, TypedRequest["SetSessionModeResponse"]):
     """
     The ID of the mode to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4586,7 +4560,7 @@ class SetSessionModeResponse(AcpModel):
     Response to `session/set_mode` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4616,15 +4590,15 @@ class TerminalExitStatus(AcpModel):
     Exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0)] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4647,7 +4621,7 @@ class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
     """
     The ID of the terminal to get output from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4670,11 +4644,11 @@ class TerminalOutputResponse(AcpModel):
     """
     Whether the output was truncated due to byte limits.
     """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus")] = None
+    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
     """
     Exit status if the command has completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4726,7 +4700,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4759,7 +4733,7 @@ class WaitForTerminalExitRequest(AcpModel, TypedRequest["WaitForTerminalExitResp
     """
     The ID of the terminal to wait for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4774,15 +4748,15 @@ class WaitForTerminalExitResponse(AcpModel):
     Response containing the exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0)] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4811,7 +4785,7 @@ class WriteTextFileRequest(AcpModel, TypedRequest["WriteTextFileResponse"]):
     """
     The text content to write to the file.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4826,7 +4800,7 @@ class WriteTextFileResponse(AcpModel):
     Response to `fs/write_text_file`
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -31,7 +32,7 @@ class AgentAuthCapabilities(AcpModel):
     `initialize` response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -48,7 +49,7 @@ class PromptImageCapabilities(AcpModel):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -65,7 +66,7 @@ class PromptAudioCapabilities(AcpModel):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -82,7 +83,7 @@ class PromptEmbeddedContextCapabilities(AcpModel):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -108,23 +109,21 @@ class PromptCapabilities(AcpModel):
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None = None
+    image: Annotated[PromptImageCapabilities | None, DefaultOnError] = None
     """
     Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
-    audio: PromptAudioCapabilities | None = None
+    audio: Annotated[PromptAudioCapabilities | None, DefaultOnError] = None
     """
     Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
-    embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")
-    ] = None
+    embedded_context: Annotated[PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = None
     """
     Agent supports embedded context in `session/prompt` requests.
 
@@ -134,7 +133,7 @@ class PromptCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports embedded context in prompts.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -151,7 +150,7 @@ class McpStdioCapabilities(AcpModel):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -168,7 +167,7 @@ class McpHttpCapabilities(AcpModel):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -183,21 +182,21 @@ class McpCapabilities(AcpModel):
     MCP capabilities supported by the agent for session lifecycle requests.
     """
 
-    stdio: McpStdioCapabilities | None = None
+    stdio: Annotated[McpStdioCapabilities | None, DefaultOnError] = None
     """
     Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
-    http: McpHttpCapabilities | None = None
+    http: Annotated[McpHttpCapabilities | None, DefaultOnError] = None
     """
     Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -214,7 +213,7 @@ class SessionDeleteCapabilities(AcpModel):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -234,7 +233,7 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -259,7 +258,7 @@ class SessionCapabilities(AcpModel):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None = None
+    prompt: Annotated[PromptCapabilities | None, DefaultOnError] = None
     """
     Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -267,24 +266,21 @@ class SessionCapabilities(AcpModel):
     prompt extensions beyond the baseline text and resource-link content
     required by `session/prompt`.
     """
-    mcp: McpCapabilities | None = None
+    mcp: Annotated[McpCapabilities | None, DefaultOnError] = None
     """
     MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions.
     """
-    delete: SessionDeleteCapabilities | None = None
+    delete: Annotated[SessionDeleteCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
+    additional_directories: Annotated[SessionAdditionalDirectoriesCapabilities | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError] = None
     """
     Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -295,7 +291,7 @@ class SessionCapabilities(AcpModel):
     Agents may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -315,7 +311,7 @@ class AgentCapabilities(AcpModel):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None = None
+    session: Annotated[SessionCapabilities | None, DefaultOnError] = None
     """
     Session capabilities supported by the agent.
 
@@ -325,7 +321,7 @@ class AgentCapabilities(AcpModel):
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
     and `session/update`.
     """
-    auth: AgentAuthCapabilities | None = None
+    auth: Annotated[AgentAuthCapabilities | None, DefaultOnError] = None
     """
     Authentication-related extension capabilities supported by the agent.
 
@@ -334,7 +330,7 @@ class AgentCapabilities(AcpModel):
     for `auth/login` or `auth/logout`. Those methods are advertised by a
     non-empty `authMethods` list in the `initialize` response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -365,13 +361,13 @@ class Annotations(AcpModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
     """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
     """
     Timestamp indicating when the underlying resource was last modified.
 
@@ -379,14 +375,14 @@ class Annotations(AcpModel):
 
     Omitted and `null` are equivalent and mean the modification time is not reported.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0), DefaultOnError] = None
     """
     Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -405,13 +401,13 @@ class TextContent(AcpModel):
     """
     Text payload carried by this content block.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -455,19 +451,19 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: str | None = None
+    uri: Annotated[str | None, DefaultOnError] = None
     """
     URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -503,13 +499,13 @@ class AudioContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -549,13 +545,13 @@ class Icon(AcpModel):
     Clients reject other schemes, fetch without credentials, and do not follow
     scheme- or origin-changing redirects.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used.
     """
-    sizes: list[str] | None = None
+    sizes: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
@@ -565,13 +561,13 @@ class Icon(AcpModel):
 
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
-    theme: IconTheme | None = None
+    theme: Annotated[IconTheme | None, DefaultOnError] = None
     """
     Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -594,43 +590,43 @@ class ResourceLink(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: Annotated[int | None, Field(ge=0)] = None
+    size: Annotated[int | None, Field(ge=0), DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -666,13 +662,13 @@ class TextResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -695,13 +691,13 @@ class BlobResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -726,13 +722,13 @@ class EmbeddedResource(AcpModel):
     """
     Embedded resource payload, either text or binary data.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -829,11 +825,11 @@ class AgentMessage(AcpModel):
     """
     A unique identifier for the message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -882,11 +878,11 @@ class AgentThought(AcpModel):
     """
     A unique identifier for the thought message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this thought message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -935,13 +931,13 @@ class AuthMethodAgent(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -977,7 +973,7 @@ class EnvVariable(AcpModel):
     """
     The value to set for the environment variable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1006,23 +1002,23 @@ class AuthMethodTerminal(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1041,7 +1037,7 @@ class TextCommandInput(AcpModel):
     """
     A hint to display when the input hasn't been provided yet
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1109,13 +1105,13 @@ class Command(AcpModel):
     """
     Human-readable description of what the command does.
     """
-    input: AvailableCommandInput | None = None
+    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
     """
     Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1182,13 +1178,11 @@ class AvailableCommandsUpdate(AcpModel):
     Available commands are ready or have changed
     """
 
-    available_commands: Annotated[
-        list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ]
+    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), SkipInvalidItems]
     """
     Commands the agent can execute.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1228,7 +1222,7 @@ class BackgroundTerminal(AcpModel):
     """
     The ID of the listed terminal.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1253,7 +1247,7 @@ class BackgroundToolCall(AcpModel):
     """
     The ID of the listed tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1268,25 +1262,25 @@ class BooleanPropertySchema(AcpModel):
     Schema for boolean properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None = None
+    default: Annotated[bool | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1337,7 +1331,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1360,7 +1354,7 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1396,7 +1390,7 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1417,7 +1411,7 @@ class CancelSessionNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1452,7 +1446,7 @@ class CancelTerminalRequest(AcpModel, TypedRequest["CancelTerminalResponse"]):
     """
     The ID of the terminal to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1467,7 +1461,7 @@ class CancelTerminalResponse(AcpModel):
     Response from cancelling a terminal.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1501,7 +1495,7 @@ class CancelToolCallRequest(AcpModel, TypedRequest["CancelToolCallResponse"]):
     """
     The ID of the tool call to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1516,7 +1510,7 @@ class CancelToolCallResponse(AcpModel):
     Response from cancelling a tool call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1608,7 +1602,7 @@ class CancelledIdleStateUpdate(AcpModel):
     `error`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -1619,7 +1613,7 @@ class CancelledIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1655,7 +1649,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -1666,7 +1660,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1698,7 +1692,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -1709,7 +1703,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1728,7 +1722,7 @@ class CancelledPermissionOutcome(AcpModel):
     The request was not approved and no option was selected.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1767,7 +1761,7 @@ class TerminalAuthCapabilities(AcpModel):
     methods.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1786,7 +1780,7 @@ class ClientAuthCapabilities(AcpModel):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None = None
+    terminal: Annotated[TerminalAuthCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -1795,7 +1789,7 @@ class ClientAuthCapabilities(AcpModel):
     agent invocation in an interactive terminal. Supplying `{}` means the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1812,7 +1806,7 @@ class ElicitationFormCapabilities(AcpModel):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1829,7 +1823,7 @@ class ElicitationUrlCapabilities(AcpModel):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1844,21 +1838,21 @@ class ElicitationCapabilities(AcpModel):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None = None
+    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None = None
+    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1878,7 +1872,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
     """
 
-    auth: ClientAuthCapabilities | None = None
+    auth: Annotated[ClientAuthCapabilities | None, DefaultOnError] = None
     """
     Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
@@ -1887,7 +1881,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
     authentication-method extensions.
     """
-    elicitation: ElicitationCapabilities | None = None
+    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
     """
     Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
@@ -1895,7 +1889,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1933,7 +1927,7 @@ class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     The ID of the session to close.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1948,7 +1942,7 @@ class CloseSessionResponse(AcpModel):
     Response from closing a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1971,15 +1965,15 @@ class CommandPermissionSubject(AcpModel):
     """
     The absolute working directory for the command.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     The associated tool call, when known. Omitted and `null` are equivalent.
     """
-    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId")] = None
+    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId"), DefaultOnError] = None
     """
     The associated terminal, when already known. Omitted and `null` are equivalent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2026,7 +2020,7 @@ class CompactionSummaryChunk(AcpModel):
     """
     One content block to append.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2071,15 +2065,15 @@ class CompactionUpdate(AcpModel):
     """
     Current lifecycle status.
     """
-    summary: list[ContentBlock] | None = None
+    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement user-displayable summary content for the compaction.
     """
-    error: str | None = None
+    error: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -2124,7 +2118,7 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     The ID of the elicitation that completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2153,13 +2147,13 @@ class SessionConfigSelectOption(AcpModel):
     """
     Human-readable label for this option value.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2200,11 +2194,11 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1), DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group. MUST contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2275,19 +2269,19 @@ class SelectSessionConfigOption(SessionConfigSelect):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2325,19 +2319,19 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2381,19 +2375,19 @@ class OtherSessionConfigOption(AcpModel):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2422,11 +2416,11 @@ class ConfigOptionUpdate(AcpModel):
     Session configuration options have been updated.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2460,7 +2454,7 @@ class Content(AcpModel):
     """
     The actual content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2486,7 +2480,7 @@ class ContentChunk(AcpModel):
     """
     A single item of content
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2552,7 +2546,7 @@ class Cost(AcpModel):
     Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2567,7 +2561,7 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2592,7 +2586,7 @@ class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
     """
     The ID of the session to delete.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2607,7 +2601,7 @@ class DeleteSessionResponse(AcpModel):
     Response from deleting a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2639,19 +2633,19 @@ class AddDiffChange(DiffPathChange):
     A file was added.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2670,19 +2664,19 @@ class DeleteDiffChange(DiffPathChange):
     A file was deleted.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2701,19 +2695,19 @@ class ModifyDiffChange(DiffPathChange):
     A file was modified in place.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2747,19 +2741,19 @@ class MoveDiffChange(DiffPathPairChange):
     A file was moved or renamed.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2778,19 +2772,19 @@ class CopyDiffChange(DiffPathPairChange):
     A file was copied.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2822,19 +2816,19 @@ class OtherDiffChange(AcpModel):
     future ACP variants.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2880,7 +2874,7 @@ class DiffPatch(AcpModel):
     """
     Patch text in the format named by `format`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2902,20 +2896,20 @@ class Diff(AcpModel):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
     """
 
-    changes: list[DiffChange]
+    changes: Annotated[list[DiffChange], SkipInvalidItems]
     """
     Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths.
     """
-    patch: DiffPatch | None = None
+    patch: Annotated[DiffPatch | None, DefaultOnError] = None
     """
     Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2954,7 +2948,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3014,13 +3008,13 @@ class EnumOption(AcpModel):
     """
     Human-readable title for this option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3038,13 +3032,13 @@ class StringPropertySchema(AcpModel):
     with `"type": "string"`.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3074,7 +3068,7 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None = None
+    default: Annotated[str | None, DefaultOnError] = None
     """
     Default value.
 
@@ -3096,7 +3090,7 @@ class StringPropertySchema(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3122,13 +3116,13 @@ class NumberPropertySchema(AcpModel):
     Schema for number (floating-point) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3146,13 +3140,13 @@ class NumberPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | float | None = None
+    default: Annotated[int | float | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3178,13 +3172,13 @@ class IntegerPropertySchema(AcpModel):
     Schema for integer properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3202,13 +3196,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None = None
+    default: Annotated[int | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3238,7 +3232,7 @@ class StringMultiSelectItems(AcpModel):
     """
     Allowed enum values. Must contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3268,7 +3262,7 @@ class TitledMultiSelectItems(AcpModel):
     """
     Titled enum options. Must contain at least one option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3304,13 +3298,13 @@ class MultiSelectPropertySchema(AcpModel):
     Schema for multi-select (array) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3332,13 +3326,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    default: list[str] | None = None
+    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3413,7 +3407,7 @@ class ElicitationSchema(AcpModel):
     """
     Type discriminator. Always `"object"`. Any other value is rejected.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the schema.
 
@@ -3429,13 +3423,13 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3458,7 +3452,7 @@ class ElicitationSessionScope(AcpModel):
     """
     The session this elicitation is tied to.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     Optional tool call within the session.
 
@@ -3473,7 +3467,7 @@ class EndTurnIdleStateUpdate(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3484,7 +3478,7 @@ class EndTurnIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3512,7 +3506,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3523,7 +3517,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3547,7 +3541,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3558,7 +3552,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3608,7 +3602,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
     The protocol versions the Agent supports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3630,7 +3624,7 @@ class SessionNotFoundErrorData(AcpModel):
     """
     The session ID from the request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3666,7 +3660,7 @@ class Error(AcpModel):
     A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: ErrorData | None = None
+    data: Annotated[ErrorData | None, DefaultOnError] = None
     """
     Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
@@ -3682,7 +3676,7 @@ class ErrorStopReason(AcpModel):
     Details of a failure that ended active work.
     """
 
-    error: Error | None = None
+    error: Annotated[Error | None, DefaultOnError] = None
     """
     The failure, as a JSON-RPC error object.
 
@@ -3700,7 +3694,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3711,7 +3705,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3742,7 +3736,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3753,7 +3747,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3780,7 +3774,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -3791,7 +3785,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3818,7 +3812,7 @@ class HttpHeader(AcpModel):
     """
     The value to set for the HTTP header.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3841,7 +3835,7 @@ class IdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3871,7 +3865,7 @@ class Implementation(AcpModel):
     Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
@@ -3885,7 +3879,7 @@ class Implementation(AcpModel):
     Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3912,11 +3906,11 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Information about the implementation sending this initialize request.
     """
-    capabilities: Annotated[ClientCapabilities, Field()] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
+    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
     """
     Capabilities supported by the client.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4007,11 +4001,11 @@ class InitializeResponse(AcpModel):
     """
     Information about the implementation sending this initialize response.
     """
-    capabilities: Annotated[AgentCapabilities, Field()] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
+    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods")] = None
+    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Authentication methods supported by the agent.
 
@@ -4019,7 +4013,7 @@ class InitializeResponse(AcpModel):
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
     the agent MUST support both `auth/login` and `auth/logout`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4055,7 +4049,7 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
 
     Omitted and `null` are equivalent and mean the first page is requested.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4078,9 +4072,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -4088,19 +4080,19 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4115,7 +4107,7 @@ class ListSessionsResponse(AcpModel):
     Response from listing sessions.
     """
 
-    sessions: list[SessionInfo]
+    sessions: Annotated[list[SessionInfo], DefaultOnError, SkipInvalidItems]
     """
     Array of session information objects.
     """
@@ -4125,7 +4117,7 @@ class ListSessionsResponse(AcpModel):
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4151,7 +4143,7 @@ class LoginAuthRequest(AcpModel, TypedRequest["LoginAuthResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4166,7 +4158,7 @@ class LoginAuthResponse(AcpModel):
     Response to the `auth/login` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4187,7 +4179,7 @@ class LogoutAuthRequest(AcpModel, TypedRequest["LogoutAuthResponse"]):
     when `authMethods` was omitted or empty.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4202,7 +4194,7 @@ class LogoutAuthResponse(AcpModel):
     Response to the `auth/logout` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4217,7 +4209,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4228,7 +4220,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4255,7 +4247,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4266,7 +4258,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4289,7 +4281,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4300,7 +4292,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4320,7 +4312,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     model requests for the foreground work.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4331,7 +4323,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4359,7 +4351,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4370,7 +4362,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4394,7 +4386,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4405,7 +4397,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4432,12 +4424,12 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader] | None = None
+    headers: Annotated[list[HttpHeader] | None, DefaultOnNull, NotNull] = None
     """
     HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4473,16 +4465,16 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4559,9 +4551,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -4569,11 +4559,11 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4600,9 +4590,7 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -4610,9 +4598,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -4620,7 +4606,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4635,7 +4621,7 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4646,7 +4632,7 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4654,7 +4640,7 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateSessionUpdate(AcpModel):
@@ -4670,7 +4656,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4681,7 +4667,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4689,7 +4675,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateVariant(AcpModel):
@@ -4701,7 +4687,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4712,7 +4698,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4720,7 +4706,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
@@ -4748,13 +4734,13 @@ class Notice(AcpModel):
     """
     Required non-empty plain-text title that can stand alone.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4791,7 +4777,7 @@ class OtherCreateElicitationResponse(AcpModel):
     responses, and otherwise MUST handle it as `cancel`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4824,7 +4810,7 @@ class OtherIdleStateUpdate(AcpModel):
     future ACP variants.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4835,7 +4821,7 @@ class OtherIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4870,7 +4856,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4881,7 +4867,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4912,7 +4898,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4923,7 +4909,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5090,7 +5076,7 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5220,7 +5206,7 @@ class PermissionOption(AcpModel):
     """
     Hint about the nature of this permission option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5271,7 +5257,7 @@ class PlanEntry(AcpModel):
     """
     Current execution status of this task.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5290,14 +5276,14 @@ class PlanItems(AcpModel):
     """
     The plan ID to update.
     """
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5333,7 +5319,7 @@ class PlanUpdate(AcpModel):
     """
     The updated plan content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5387,7 +5373,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
     inserting it.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5421,7 +5407,7 @@ class PromptResponse(AcpModel):
     before or after this response. Agents must echo the message during the live session, but are
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5436,7 +5422,7 @@ class RefusalIdleStateUpdate(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5447,7 +5433,7 @@ class RefusalIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5496,7 +5482,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5507,7 +5493,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5545,7 +5531,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5556,7 +5542,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5590,7 +5576,7 @@ class ReplayFromStart(AcpModel):
     Inclusive replay cursor requesting replay from the start of retained conversation history.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5635,7 +5621,7 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5670,7 +5656,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5721,7 +5707,7 @@ class Terminal(AcpModel):
     """
     The ID of the terminal to display.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5776,12 +5762,12 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=1)] = None
+    line: Annotated[int | None, Field(ge=1), DefaultOnError] = None
     """
     Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5798,7 +5784,7 @@ class ToolCallCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5818,14 +5804,14 @@ class ToolCallCapabilities(AcpModel):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
     """
 
-    cancel: ToolCallCancelCapabilities | None = None
+    cancel: Annotated[ToolCallCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5857,7 +5843,7 @@ class ToolCallUpdate(AcpModel):
     """
     Unique identifier for this tool call within the session.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Programmatic name of the tool being invoked.
 
@@ -5866,14 +5852,14 @@ class ToolCallUpdate(AcpModel):
     call ID the client has not seen before, omission or `null` means that no
     tool name is available.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
@@ -5881,38 +5867,38 @@ class ToolCallUpdate(AcpModel):
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Content produced by the tool call.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Raw input parameters sent to the tool.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Raw output returned by the tool.
     """
-    capabilities: ToolCallCapabilities | None = None
+    capabilities: Annotated[ToolCallCapabilities | None, DefaultOnError] = None
     """
     Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -5938,7 +5924,7 @@ class ToolCallPermissionSubject(AcpModel):
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5994,7 +5980,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     This title is specific to the permission prompt and does not update any
     subject's displayed title.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable explanation of why permission is needed.
 
@@ -6013,7 +5999,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     Available permission options for the user to choose from.
     Must contain at least one option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6032,7 +6018,7 @@ class SelectedPermissionOutcome(AcpModel):
     """
     The ID of the option the user selected.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6080,7 +6066,7 @@ class RequestPermissionResponse(AcpModel):
     """
     The user's decision on the permission request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6099,7 +6085,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6133,7 +6119,7 @@ class RequiresActionStateUpdate(AcpModel):
     Responding to one request does not itself imply `running`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6144,7 +6130,7 @@ class RequiresActionStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6218,9 +6204,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     Clients MUST send the session's working directory. Agents MAY reject a different directory
     with `-32602`, and MAY normalize paths when comparing.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -6229,7 +6213,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
 
@@ -6250,7 +6234,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     with `-32602` (Invalid params), rather than substituting another cursor
     or resuming without replay.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6271,9 +6255,7 @@ class ResumeSessionResponse(AcpModel):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
     """
 
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -6281,9 +6263,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -6291,7 +6271,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6306,7 +6286,7 @@ class RunningStateUpdate(AcpModel):
     Foreground work is in progress.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6317,7 +6297,7 @@ class RunningStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6400,7 +6380,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6436,15 +6416,15 @@ class SessionInfoUpdate(AcpModel):
     top-level key.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session. Set to null to clear.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     RFC 3339 timestamp of last activity. Set to null to clear.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -6489,7 +6469,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6530,7 +6510,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6578,11 +6558,11 @@ class SetSessionConfigOptionResponse(AcpModel):
     Response to `session/set_config_option` method.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6683,7 +6663,7 @@ class TerminalCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6703,14 +6683,14 @@ class TerminalCapabilities(AcpModel):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
     """
 
-    cancel: TerminalCancelCapabilities | None = None
+    cancel: Annotated[TerminalCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6728,12 +6708,12 @@ class TerminalExitStatus(AcpModel):
     an exit code nor a signal is known.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode")] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
     """
     Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     Signal that terminated the process, when known.
 
@@ -6741,7 +6721,7 @@ class TerminalExitStatus(AcpModel):
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
     platform-specific name. Omitted and `null` are equivalent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6760,7 +6740,7 @@ class TerminalOutput(AcpModel):
     """
     Base64-encoded replacement terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6783,7 +6763,7 @@ class TerminalOutputChunk(AcpModel):
     """
     Independently base64-encoded terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6822,7 +6802,7 @@ class TerminalSize(AcpModel):
     """
     Number of rows.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6847,37 +6827,37 @@ class TerminalUpdate(AcpModel):
     """
     Unique identifier for this terminal within the session.
     """
-    command: str | None = None
+    command: Annotated[str | None, DefaultOnError] = None
     """
     The command being run.
     """
-    cwd: AbsolutePath | None = None
+    cwd: Annotated[AbsolutePath | None, DefaultOnError] = None
     """
     The absolute working directory of the command.
     """
-    output: TerminalOutput | None = None
+    output: Annotated[TerminalOutput | None, DefaultOnError] = None
     """
     An authoritative replacement snapshot of terminal output bytes.
     """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus")] = None
+    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
     """
     Exit information. A concrete object marks the terminal as exited.
     """
-    size: TerminalSize | None = None
+    size: Annotated[TerminalSize | None, DefaultOnError] = None
     """
     The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
-    capabilities: TerminalCapabilities | None = None
+    capabilities: Annotated[TerminalCapabilities | None, DefaultOnError] = None
     """
     Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -6919,7 +6899,7 @@ class ToolCallContentChunk(AcpModel):
     """
     A single item of content produced by the tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6992,11 +6972,11 @@ class UserMessage(AcpModel):
     """
     A unique identifier for the message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -7037,13 +7017,13 @@ class UsageUpdate(AcpModel):
     """
     Total context window size in tokens.
     """
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, DefaultOnError] = None
     """
     Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7100,7 +7080,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

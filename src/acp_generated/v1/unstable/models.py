@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -24,7 +25,7 @@ class AuthStatusCapabilities(AcpModel):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -41,7 +42,7 @@ class LogoutCapabilities(AcpModel):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -56,7 +57,7 @@ class AgentAuthCapabilities(AcpModel):
     Authentication-related capabilities supported by the agent.
     """
 
-    status: AuthStatusCapabilities | None = None
+    status: Annotated[AuthStatusCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -67,14 +68,14 @@ class AgentAuthCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the `auth/status` method.
     """
-    logout: LogoutCapabilities | None = None
+    logout: Annotated[LogoutCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -100,22 +101,22 @@ class PromptCapabilities(AcpModel):
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)
     """
 
-    image: bool = False
+    image: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `image` content blocks.
     """
-    audio: bool = False
+    audio: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `audio` content blocks.
     """
-    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")] = False
+    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = False
     """
     Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -130,15 +131,15 @@ class McpCapabilities(AcpModel):
     MCP capabilities supported by the agent
     """
 
-    http: bool = False
+    http: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `http` MCP servers.
     """
-    sse: bool = False
+    sse: Annotated[bool, DefaultOnError] = False
     """
     Agent supports `sse` MCP servers.
     """
-    acp: bool = False
+    acp: Annotated[bool, DefaultOnError] = False
     """
     **UNSTABLE**
 
@@ -146,7 +147,7 @@ class McpCapabilities(AcpModel):
 
     Agent supports `acp` MCP servers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -163,7 +164,7 @@ class SessionListCapabilities(AcpModel):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -180,7 +181,7 @@ class SessionDeleteCapabilities(AcpModel):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -200,7 +201,7 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -222,7 +223,7 @@ class SessionSystemPromptOverrideCapabilities(AcpModel):
     instructions with the client-provided system prompt.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -244,7 +245,7 @@ class SessionSystemPromptModeCapabilities(AcpModel):
     `sessionCapabilities.systemPrompt` supports it.
     """
 
-    override: SessionSystemPromptOverrideCapabilities | None = None
+    override: Annotated[SessionSystemPromptOverrideCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `override` mode.
 
@@ -252,7 +253,7 @@ class SessionSystemPromptModeCapabilities(AcpModel):
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -274,13 +275,13 @@ class SessionSystemPromptCapabilities(AcpModel):
     requests in `append` mode.
     """
 
-    mode: SessionSystemPromptModeCapabilities | None = None
+    mode: Annotated[SessionSystemPromptModeCapabilities | None, DefaultOnError] = None
     """
     Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted or `null` both mean the agent supports only `append`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -301,7 +302,7 @@ class SessionForkCapabilities(AcpModel):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -323,7 +324,7 @@ class SessionArchiveCapabilities(AcpModel):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -344,7 +345,7 @@ class SessionStatusCapabilities(AcpModel):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -366,7 +367,7 @@ class SessionTitleCapabilities(AcpModel):
     through `session/list` and `session_info_update` without this capability.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -383,7 +384,7 @@ class SessionResumeCapabilities(AcpModel):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -400,7 +401,7 @@ class SessionCloseCapabilities(AcpModel):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -423,24 +424,21 @@ class SessionCapabilities(AcpModel):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None = None
+    list: Annotated[SessionListCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
-    delete: SessionDeleteCapabilities | None = None
+    delete: Annotated[SessionDeleteCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
+    additional_directories: Annotated[SessionAdditionalDirectoriesCapabilities | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError] = None
     """
     Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -452,9 +450,7 @@ class SessionCapabilities(AcpModel):
     `SessionInfo.additionalDirectories` to report the complete ordered
     additional-root list associated with a listed session.
     """
-    system_prompt: Annotated[
-        SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt")
-    ] = None
+    system_prompt: Annotated[SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt"), DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -465,7 +461,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
     """
-    fork: SessionForkCapabilities | None = None
+    fork: Annotated[SessionForkCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -476,7 +472,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports forking sessions.
     """
-    archive: SessionArchiveCapabilities | None = None
+    archive: Annotated[SessionArchiveCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -488,7 +484,7 @@ class SessionCapabilities(AcpModel):
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.
     """
-    status: SessionStatusCapabilities | None = None
+    status: Annotated[SessionStatusCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -499,7 +495,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports checking session status.
     """
-    title: SessionTitleCapabilities | None = None
+    title: Annotated[SessionTitleCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -513,21 +509,21 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports setting session titles.
     """
-    resume: SessionResumeCapabilities | None = None
+    resume: Annotated[SessionResumeCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
-    close: SessionCloseCapabilities | None = None
+    close: Annotated[SessionCloseCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -548,7 +544,7 @@ class ProvidersCapabilities(AcpModel):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -568,11 +564,11 @@ class AgentCapabilities(AcpModel):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)
     """
 
-    load_session: Annotated[bool, Field(validation_alias="loadSession", serialization_alias="loadSession")] = False
+    load_session: Annotated[bool, Field(validation_alias="loadSession", serialization_alias="loadSession"), DefaultOnError] = False
     """
     Whether the agent supports `session/load`.
     """
-    prompt_capabilities: Annotated[PromptCapabilities, Field(validation_alias="promptCapabilities", serialization_alias="promptCapabilities")] = Field(default_factory=lambda: PromptCapabilities.model_validate({
+    prompt_capabilities: Annotated[PromptCapabilities, Field(validation_alias="promptCapabilities", serialization_alias="promptCapabilities"), DefaultOnError] = Field(default_factory=lambda: PromptCapabilities.model_validate({
         "image": False,
         "audio": False,
         "embeddedContext": False,
@@ -580,7 +576,7 @@ class AgentCapabilities(AcpModel):
     """
     Prompt capabilities supported by the agent.
     """
-    mcp_capabilities: Annotated[McpCapabilities, Field(validation_alias="mcpCapabilities", serialization_alias="mcpCapabilities")] = Field(default_factory=lambda: McpCapabilities.model_validate({
+    mcp_capabilities: Annotated[McpCapabilities, Field(validation_alias="mcpCapabilities", serialization_alias="mcpCapabilities"), DefaultOnError] = Field(default_factory=lambda: McpCapabilities.model_validate({
         "http": False,
         "sse": False,
         "acp": False,
@@ -588,17 +584,15 @@ class AgentCapabilities(AcpModel):
     """
     MCP capabilities supported by the agent.
     """
-    session_capabilities: Annotated[
-        SessionCapabilities, Field(validation_alias="sessionCapabilities", serialization_alias="sessionCapabilities")
-    ] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
+    session_capabilities: Annotated[SessionCapabilities, Field(validation_alias="sessionCapabilities", serialization_alias="sessionCapabilities"), DefaultOnError] = Field(default_factory=lambda: SessionCapabilities.model_validate({}))
     """
     Session lifecycle and prompt capabilities advertised by the agent.
     """
-    auth: Annotated[AgentAuthCapabilities, Field()] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
+    auth: Annotated[AgentAuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentAuthCapabilities.model_validate({}))
     """
     Authentication-related capabilities supported by the agent.
     """
-    providers: ProvidersCapabilities | None = None
+    providers: Annotated[ProvidersCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -609,7 +603,7 @@ class AgentCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports provider configuration methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -630,19 +624,19 @@ class Annotations(AcpModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Intended recipients for this content, such as the user or assistant.
     """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
     """
     Timestamp indicating when the underlying resource was last modified.
     """
-    priority: int | float | None = None
+    priority: Annotated[int | float | None, DefaultOnError] = None
     """
     Relative importance of this content when clients choose what to surface.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -683,7 +677,7 @@ class ArchiveSessionRequest(AcpModel, TypedRequest["ArchiveSessionResponse"]):
     """
     The ID of the session to archive.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -702,7 +696,7 @@ class ArchiveSessionResponse(AcpModel):
     Response from archiving a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -717,7 +711,7 @@ class AudioContent(AcpModel):
     Audio provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -729,7 +723,7 @@ class AudioContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -771,7 +765,7 @@ class AuthAccount(AcpModel):
     Human-readable name for the account, suitable for display on its own,
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     """
-    active: bool | None = None
+    active: Annotated[bool | None, DefaultOnError] = None
     """
     Whether the agent currently uses this account by default.
 
@@ -779,25 +773,25 @@ class AuthAccount(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported.
     """
-    email: str | None = None
+    email: Annotated[str | None, DefaultOnError] = None
     """
     Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported.
     """
-    organization: str | None = None
+    organization: Annotated[str | None, DefaultOnError] = None
     """
     Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -816,7 +810,7 @@ class AuthCapabilities(AcpModel):
     additional client-side support.
     """
 
-    terminal: bool = False
+    terminal: Annotated[bool, DefaultOnError] = False
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -824,7 +818,7 @@ class AuthCapabilities(AcpModel):
     configured agent invocation in an interactive terminal. When `true`, the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -855,11 +849,11 @@ class AuthMethodAgent(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -888,20 +882,20 @@ class AuthMethodTerminal(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: dict[str, str] | None = None
+    env: Annotated[dict[str, str] | None, DefaultOnNull, NotNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -935,7 +929,7 @@ class AuthStatusRequest(AcpModel, TypedRequest["AuthStatusResponse"]):
     whether authentication is required.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -961,7 +955,7 @@ class AuthStatusResponse(AcpModel):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`.
     """
-    accounts: list[AuthAccount] | None = None
+    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     The accounts the agent has configured, for display.
 
@@ -969,7 +963,7 @@ class AuthStatusResponse(AcpModel):
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -999,7 +993,7 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`.
     """
-    accounts: list[AuthAccount] | None = None
+    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     The accounts the agent has configured, for display.
 
@@ -1007,7 +1001,7 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1029,7 +1023,7 @@ class AuthenticateRequest(AcpModel, TypedRequest["AuthenticateResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1044,7 +1038,7 @@ class AuthenticateResponse(AcpModel):
     Response to the `authenticate` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1063,7 +1057,7 @@ class UnstructuredCommandInput(AcpModel):
     """
     A hint to display when the input hasn't been provided yet
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1092,11 +1086,11 @@ class AvailableCommand(AcpModel):
     """
     Human-readable description of what the command does.
     """
-    input: AvailableCommandInput | None = None
+    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
     """
     Input for the command if required
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1111,13 +1105,11 @@ class AvailableCommandsUpdate(AcpModel):
     Available commands are ready or have changed
     """
 
-    available_commands: Annotated[
-        list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ]
+    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems]
     """
     Commands the agent can execute
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1151,7 +1143,7 @@ class BlobResourceContents(AcpModel):
     """
     Base64-encoded bytes for a binary resource payload.
     """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1159,7 +1151,7 @@ class BlobResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1176,7 +1168,7 @@ class BooleanConfigOptionCapabilities(AcpModel):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1191,25 +1183,25 @@ class BooleanPropertySchema(AcpModel):
     Schema for boolean properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None = None
+    default: Annotated[bool | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1251,7 +1243,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1274,7 +1266,7 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1301,7 +1293,7 @@ class CancelNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1336,7 +1328,7 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     """
     The ID of the request to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1367,23 +1359,19 @@ class Usage(AcpModel):
     """
     Total output tokens across all turns.
     """
-    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0)] = None
+    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0), DefaultOnError] = None
     """
     Total thought/reasoning tokens
     """
-    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0)] = (
-        None
-    )
+    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0), DefaultOnError] = None
     """
     Total cache read tokens.
     """
-    cached_write_tokens: Annotated[
-        int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0)
-    ] = None
+    cached_write_tokens: Annotated[int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0), DefaultOnError] = None
     """
     Total cache write tokens.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1398,13 +1386,13 @@ class CancelledIdleStateUpdate(AcpModel):
     The work was cancelled.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -1425,13 +1413,13 @@ class CancelledIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -1467,15 +1455,15 @@ class FileSystemCapabilities(AcpModel):
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)
     """
 
-    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile")] = False
+    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile"), DefaultOnError] = False
     """
     Whether the Client supports `fs/read_text_file` requests.
     """
-    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile")] = False
+    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile"), DefaultOnError] = False
     """
     Whether the Client supports `fs/write_text_file` requests.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1496,7 +1484,7 @@ class SessionConfigOptionsCapabilities(AcpModel):
     Session configuration option capabilities supported by the client.
     """
 
-    boolean: BooleanConfigOptionCapabilities | None = None
+    boolean: Annotated[BooleanConfigOptionCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports boolean session configuration options.
 
@@ -1505,7 +1493,7 @@ class SessionConfigOptionsCapabilities(AcpModel):
     `configOptions`, and the client may send `session/set_config_option`
     requests with `type: "boolean"` and a boolean `value`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1526,28 +1514,26 @@ class ClientSessionCapabilities(AcpModel):
     Session-related capabilities supported by the client.
     """
 
-    compaction: CompactionCapabilities | None = None
+    compaction: Annotated[CompactionCapabilities | None, DefaultOnError] = None
     """
     Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
-    config_options: Annotated[
-        SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError] = None
     """
     Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
-    notices: NoticeCapabilities | None = None
+    notices: Annotated[NoticeCapabilities | None, DefaultOnError] = None
     """
     Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1571,7 +1557,7 @@ class SubagentCapabilities(AcpModel):
     session-directed messages.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1588,7 +1574,7 @@ class PlanCapabilities(AcpModel):
     Capabilities for receiving `plan_update` and `plan_removed` session updates.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1605,7 +1591,7 @@ class ElicitationFormCapabilities(AcpModel):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1624,7 +1610,7 @@ class ElicitationUrlCapabilities(AcpModel):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1641,21 +1627,21 @@ class ElicitationCapabilities(AcpModel):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None = None
+    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None = None
+    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1677,7 +1663,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)
     """
 
-    fs: Annotated[FileSystemCapabilities, Field()] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
+    fs: Annotated[FileSystemCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
         "readTextFile": False,
         "writeTextFile": False,
     }))
@@ -1685,18 +1671,18 @@ class ClientCapabilities(AcpModel):
     File system capabilities supported by the client.
     Determines which file operations the agent can request.
     """
-    terminal: bool = False
+    terminal: Annotated[bool, DefaultOnError] = False
     """
     Whether the Client support all `terminal/*` methods.
     """
-    session: ClientSessionCapabilities | None = None
+    session: Annotated[ClientSessionCapabilities | None, DefaultOnError] = None
     """
     Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
-    subagents: SubagentCapabilities | None = None
+    subagents: Annotated[SubagentCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -1709,7 +1695,7 @@ class ClientCapabilities(AcpModel):
     Supplying `{}` means the client understands child associations, work-state
     snapshots, session-directed messages, and restricted-session semantics.
     """
-    plan: PlanCapabilities | None = None
+    plan: Annotated[PlanCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -1720,7 +1706,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can receive both update types.
     """
-    auth: Annotated[AuthCapabilities, Field()] = Field(default_factory=lambda: AuthCapabilities.model_validate({
+    auth: Annotated[AuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AuthCapabilities.model_validate({
         "terminal": False
     }))
     """
@@ -1728,7 +1714,7 @@ class ClientCapabilities(AcpModel):
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
     """
-    elicitation: ElicitationCapabilities | None = None
+    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
     """
     Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
@@ -1736,7 +1722,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1761,7 +1747,7 @@ class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     The ID of the session to close.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1776,7 +1762,7 @@ class CloseSessionResponse(AcpModel):
     Response from closing a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1803,7 +1789,7 @@ class TextContent(AcpModel):
     Text provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1811,7 +1797,7 @@ class TextContent(AcpModel):
     """
     Text payload carried by this content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1840,7 +1826,7 @@ class ImageContent(AcpModel):
     An image provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1852,11 +1838,11 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: str | None = None
+    uri: Annotated[str | None, DefaultOnError] = None
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1884,15 +1870,15 @@ class ResourceLink(AcpModel):
     A resource that the server is capable of reading, included in a prompt or tool call result.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
     """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1900,11 +1886,11 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    size: int | None = None
+    size: Annotated[int | None, DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional display title for end-user UI.
     """
@@ -1912,7 +1898,7 @@ class ResourceLink(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1940,7 +1926,7 @@ class TextResourceContents(AcpModel):
     Text-based resource contents.
     """
 
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
     """
@@ -1952,7 +1938,7 @@ class TextResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -1973,7 +1959,7 @@ class EmbeddedResource(AcpModel):
     The contents of a resource, embedded into a prompt or tool call result.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
     """
@@ -1981,7 +1967,7 @@ class EmbeddedResource(AcpModel):
     """
     Embedded resource payload, either text or binary data.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2044,7 +2030,7 @@ class CompactionSummaryChunk(AcpModel):
     """
     One content block to append.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata scoped to this chunk. Omission and `null` both mean absent.
     """
@@ -2088,15 +2074,15 @@ class CompactionUpdate(AcpModel):
     """
     Current lifecycle status.
     """
-    summary: list[ContentBlock] | None = None
+    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement user-displayable summary content for the compaction.
     """
-    error: str | None = None
+    error: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Extensible metadata patch for this compaction.
     """
@@ -2135,7 +2121,7 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     The ID of the elicitation that completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2166,11 +2152,11 @@ class SessionConfigSelectOption(AcpModel):
     """
     Human-readable label for this option value.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for this option value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2211,11 +2197,11 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: list[SessionConfigSelectOption]
+    options: Annotated[list[SessionConfigSelectOption], DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2284,15 +2270,15 @@ class SelectSessionConfigOption(SessionConfigSelect):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2330,15 +2316,15 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2369,11 +2355,11 @@ class ConfigOptionUpdate(AcpModel):
     Session configuration options have been updated.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2407,7 +2393,7 @@ class Content(AcpModel):
     """
     The actual content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2432,14 +2418,14 @@ class ContentChunk(AcpModel):
     """
     A single item of content
     """
-    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId")] = None
+    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId"), DefaultOnError] = None
     """
     A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2504,7 +2490,7 @@ class Cost(AcpModel):
     Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2527,7 +2513,7 @@ class EnvVariable(AcpModel):
     """
     The value to set for the environment variable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2550,11 +2536,11 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     The command to execute.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Array of command arguments.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Environment variables for the command.
     """
@@ -2575,7 +2561,7 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     string output, even if this means the retained output is slightly less than the
     specified limit.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2600,7 +2586,7 @@ class CreateTerminalResponse(AcpModel):
     """
     The unique identifier for the created terminal.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2627,7 +2613,7 @@ class CurrentModeUpdate(AcpModel):
     """
     The ID of the current mode
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2659,7 +2645,7 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2686,7 +2672,7 @@ class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
     """
     The ID of the session to delete.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2701,7 +2687,7 @@ class DeleteSessionResponse(AcpModel):
     Response from deleting a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2724,7 +2710,7 @@ class Diff(AcpModel):
     """
     The absolute file path being modified.
     """
-    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText")] = None
+    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText"), DefaultOnError] = None
     """
     The original content (omitted or `null` for new files).
     """
@@ -2732,7 +2718,7 @@ class Diff(AcpModel):
     """
     The new content after modification.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2776,7 +2762,7 @@ class DisableProviderRequest(AcpModel, TypedRequest["DisableProviderResponse"]):
     """
     Provider ID to disable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2795,7 +2781,7 @@ class DisableProviderResponse(AcpModel):
     Response to `providers/disable`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2821,7 +2807,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2883,13 +2869,13 @@ class EnumOption(AcpModel):
     """
     Human-readable title for this option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2909,13 +2895,13 @@ class StringPropertySchema(AcpModel):
     with `"type": "string"`.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -2945,7 +2931,7 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None = None
+    default: Annotated[str | None, DefaultOnError] = None
     """
     Default value.
 
@@ -2963,7 +2949,7 @@ class StringPropertySchema(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2991,13 +2977,13 @@ class NumberPropertySchema(AcpModel):
     Schema for number (floating-point) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3015,13 +3001,13 @@ class NumberPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | float | None = None
+    default: Annotated[int | float | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3049,13 +3035,13 @@ class IntegerPropertySchema(AcpModel):
     Schema for integer properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3073,13 +3059,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None = None
+    default: Annotated[int | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3111,7 +3097,7 @@ class StringMultiSelectItems(AcpModel):
     """
     Allowed enum values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3143,7 +3129,7 @@ class TitledMultiSelectItems(AcpModel):
     """
     Titled enum options.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3181,13 +3167,13 @@ class MultiSelectPropertySchema(AcpModel):
     Schema for multi-select (array) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3209,13 +3195,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    default: list[str] | None = None
+    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3288,19 +3274,17 @@ class ElicitationSchema(AcpModel):
     as required by the elicitation specification.
     """
 
-    type: ElicitationSchemaType = "object"
+    type: Annotated[ElicitationSchemaType, DefaultOnError] = "object"
     """
     Type discriminator. Always `"object"`.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    properties: Annotated[
-        dict[str, ElicitationPropertySchema], Field()
-    ] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
+    properties: Annotated[dict[str, ElicitationPropertySchema], Field(), NotNull] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
     """
     Property definitions (must be primitive types).
     """
@@ -3310,13 +3294,13 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3347,7 +3331,7 @@ class ElicitationSessionScope(AcpModel):
     """
     The session this elicitation is tied to.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     Optional tool call within the session.
 
@@ -3361,13 +3345,13 @@ class EndTurnIdleStateUpdate(AcpModel):
     The work ended successfully.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -3388,13 +3372,13 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -3436,7 +3420,7 @@ class Error(AcpModel):
     A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: Any | None = None
+    data: Annotated[Any | None, DefaultOnError] = None
     """
     Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
@@ -3476,7 +3460,7 @@ class ErrorMessageMcpResponse(AcpModel):
     """
     Required, non-null MCP error object.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Optional ACP carrier metadata.
     """
@@ -3491,7 +3475,7 @@ class ErrorStopReason(AcpModel):
     Details of a failure that ended a child's foreground work.
     """
 
-    error: Error | None = None
+    error: Annotated[Error | None, DefaultOnError] = None
     """
     The failure, as a JSON-RPC error object.
 
@@ -3505,13 +3489,13 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     The work ended because something failed.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -3532,13 +3516,13 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -3563,7 +3547,7 @@ class HttpHeader(AcpModel):
     """
     The value to set for the HTTP header.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3586,11 +3570,11 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader]
+    headers: Annotated[list[HttpHeader], DefaultOnNull]
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3626,11 +3610,11 @@ class McpServerSse(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader]
+    headers: Annotated[list[HttpHeader], DefaultOnNull]
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3689,7 +3673,7 @@ class McpServerAcp(AcpModel):
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3738,15 +3722,15 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: list[str]
+    args: Annotated[list[str], DefaultOnNull]
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: list[EnvVariable]
+    env: Annotated[list[EnvVariable], DefaultOnNull]
     """
     Environment variables to set when launching the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3815,7 +3799,7 @@ class SystemPrompt(AcpModel):
     Clients MUST NOT send an empty array. Agents MAY reject one with
     `-32602` without creating, loading, resuming, or forking the session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3847,9 +3831,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -3857,7 +3839,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     this is the complete resulting additional-root list for the forked
     session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
     """
@@ -3875,7 +3857,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     for the source session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3900,11 +3882,11 @@ class SessionMode(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3923,11 +3905,11 @@ class SessionModeState(AcpModel):
     """
     The current mode the Agent is in.
     """
-    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes")]
+    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes"), DefaultOnError, SkipInvalidItems]
     """
     The set of modes that the Agent can operate in
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3950,19 +3932,17 @@ class ForkSessionResponse(AcpModel):
     """
     Unique identifier for the newly created forked session.
     """
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3984,7 +3964,7 @@ class Implementation(AcpModel):
     Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
@@ -3996,7 +3976,7 @@ class Implementation(AcpModel):
     Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4030,7 +4010,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     The latest protocol version supported by the client.
     """
-    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities")] = Field(default_factory=lambda: ClientCapabilities.model_validate({
+    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
         "auth": {"terminal": False},
@@ -4038,13 +4018,13 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Capabilities supported by the client.
     """
-    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo")] = None
+    client_info: Annotated[Implementation | None, Field(validation_alias="clientInfo", serialization_alias="clientInfo"), DefaultOnError] = None
     """
     Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4111,7 +4091,7 @@ class InitializeResponse(AcpModel):
 
     The client should disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities")] = Field(default_factory=lambda: AgentCapabilities.model_validate({
+    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({
         "loadSession": False,
         "promptCapabilities": {
             "image": False,
@@ -4125,19 +4105,17 @@ class InitializeResponse(AcpModel):
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[
-        list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods")
-    ] = Field(default_factory=lambda: list[AuthMethod]())
+    auth_methods: Annotated[list[AuthMethod], Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems, NotNull] = Field(default_factory=lambda: list[AuthMethod]())
     """
     Authentication methods supported by the agent.
     """
-    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo")] = None
+    agent_info: Annotated[Implementation | None, Field(validation_alias="agentInfo", serialization_alias="agentInfo"), DefaultOnError] = None
     """
     Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4174,7 +4152,7 @@ class KillTerminalRequest(AcpModel, TypedRequest["KillTerminalResponse"]):
     """
     The ID of the terminal to kill.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4189,7 +4167,7 @@ class KillTerminalResponse(AcpModel):
     Response to `terminal/kill` method
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4208,7 +4186,7 @@ class ListProvidersRequest(AcpModel, TypedRequest["ListProvidersResponse"]):
     Request parameters for `providers/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4250,7 +4228,7 @@ class ProviderCurrentConfig(AcpModel):
     """
     Base URL currently used by this provider.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4273,7 +4251,7 @@ class ProviderInfo(AcpModel):
     """
     Provider identifier, for example "main" or "openai".
     """
-    supported: list[LlmProtocol]
+    supported: Annotated[list[LlmProtocol], DefaultOnError, SkipInvalidItems]
     """
     Supported protocol types for this provider.
     """
@@ -4287,7 +4265,7 @@ class ProviderInfo(AcpModel):
     Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4310,7 +4288,7 @@ class ListProvidersResponse(AcpModel):
     """
     Configurable providers with current routing info suitable for UI display.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4360,7 +4338,7 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     the Agent advertises the `sessionCapabilities.archive` capability. The filter combines with `cwd` and
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4383,9 +4361,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -4393,15 +4369,15 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     ISO 8601 timestamp of last activity
     """
-    archived: bool | None = None
+    archived: Annotated[bool | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4412,7 +4388,7 @@ class SessionInfo(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
     Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4427,16 +4403,16 @@ class ListSessionsResponse(AcpModel):
     Response from listing sessions.
     """
 
-    sessions: list[SessionInfo]
+    sessions: Annotated[list[SessionInfo], DefaultOnError, SkipInvalidItems]
     """
     Array of session information objects
     """
-    next_cursor: Annotated[str | None, Field(validation_alias="nextCursor", serialization_alias="nextCursor")] = None
+    next_cursor: Annotated[str | None, Field(validation_alias="nextCursor", serialization_alias="nextCursor"), DefaultOnError] = None
     """
     Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4455,7 +4431,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
     """
 
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull]
     """
     List of MCP servers to connect to for this session.
     """
@@ -4463,9 +4439,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -4492,7 +4466,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4507,19 +4481,17 @@ class LoadSessionResponse(AcpModel):
     Response from loading an existing session.
     """
 
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4536,7 +4508,7 @@ class LogoutRequest(AcpModel, TypedRequest["LogoutResponse"]):
     Terminates the current authenticated session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4551,7 +4523,7 @@ class LogoutResponse(AcpModel):
     Response to the `logout` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4566,13 +4538,13 @@ class MaxTokensIdleStateUpdate(AcpModel):
     The work ended because the agent reached the maximum number of tokens.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -4593,13 +4565,13 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -4617,13 +4589,13 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     agent requests.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -4645,13 +4617,13 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -4706,7 +4678,7 @@ class MessageMcpNotification(AcpModel, TypedNotification):
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4743,7 +4715,7 @@ class MessageMcpRequest(AcpModel, TypedRequest["MessageMcpResponse"]):
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4764,9 +4736,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -4774,7 +4744,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers")]
+    mcp_servers: Annotated[list[McpServer], Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull]
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
@@ -4790,7 +4760,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     own default instructions. Clients MUST only send this when the Agent
     advertises `sessionCapabilities.systemPrompt`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4813,19 +4783,17 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4840,19 +4808,19 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateVariant(AcpModel):
@@ -4864,19 +4832,19 @@ class NoneIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
@@ -4906,13 +4874,13 @@ class Notice(AcpModel):
     """
     Required non-empty plain-text title that can stand alone.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata scoped to this notice.
 
@@ -4947,7 +4915,7 @@ class OtherCreateElicitationResponse(AcpModel):
     responses. They MUST NOT treat it as a known elicitation action.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -4981,13 +4949,13 @@ class OtherIdleStateUpdate(AcpModel):
     extensions. Other unknown values are reserved for future ACP variants.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -5011,13 +4979,13 @@ class OtherIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -5074,7 +5042,7 @@ class PermissionOption(AcpModel):
     """
     Hint about the nature of this permission option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5125,7 +5093,7 @@ class PlanEntry(AcpModel):
     """
     Current execution status of this task.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5146,14 +5114,14 @@ class Plan(AcpModel):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
     """
 
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], DefaultOnError, SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5190,7 +5158,7 @@ class PlanFile(AcpModel):
     """
     The URI of the file containing the plan.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5224,14 +5192,14 @@ class PlanItems(AcpModel):
     """
     The plan ID to update.
     """
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], DefaultOnError, SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5269,7 +5237,7 @@ class PlanMarkdown(AcpModel):
     """
     Markdown content for the plan.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5303,7 +5271,7 @@ class PlanRemoved(AcpModel):
     """
     The plan ID to remove.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5369,7 +5337,7 @@ class PlanUpdate(AcpModel):
     """
     The updated plan content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5423,7 +5391,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5452,7 +5420,7 @@ class PromptResponse(AcpModel):
     """
     Indicates why the agent stopped processing the turn.
     """
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5460,7 +5428,7 @@ class PromptResponse(AcpModel):
 
     Token usage for this turn (optional).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5497,7 +5465,7 @@ class ProxySuccessorNotification(AcpModel, TypedNotification):
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped notification's own `_meta` stays inside these params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
@@ -5545,7 +5513,7 @@ class ProxySuccessorRequest(AcpModel, TypedRequest["ProxySuccessorResponse"]):
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped request's own `_meta` stays inside these params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
@@ -5592,7 +5560,7 @@ class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
     """
     Maximum number of lines to read.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5611,7 +5579,7 @@ class ReadTextFileResponse(AcpModel):
     """
     Content payload returned by this response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5626,13 +5594,13 @@ class RefusalIdleStateUpdate(AcpModel):
     The work ended because the agent refused to continue.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -5670,13 +5638,13 @@ class RefusalIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -5716,7 +5684,7 @@ class ReleaseTerminalRequest(AcpModel, TypedRequest["ReleaseTerminalResponse"]):
     """
     The ID of the terminal to release.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5731,7 +5699,7 @@ class ReleaseTerminalResponse(AcpModel):
     Response to terminal/release method
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5776,7 +5744,7 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5813,7 +5781,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5867,7 +5835,7 @@ class Terminal(AcpModel):
     """
     Identifier of the terminal instance to embed in the content stream.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5923,11 +5891,11 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[int | None, Field(ge=0), DefaultOnError] = None
     """
     Optional 1-based line number within the file.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -5951,42 +5919,42 @@ class ToolCallUpdate(AcpModel):
     """
     The ID of the tool call being updated.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     Update the tool kind.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Update the execution status.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Update the human-readable title.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Replace the content collection.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Replace the locations collection.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Update the raw input.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Update the raw output.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6017,7 +5985,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     """
     Available permission options for the user to choose from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6036,7 +6004,7 @@ class SelectedPermissionOutcome(AcpModel):
     """
     The ID of the option the user selected.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6078,7 +6046,7 @@ class RequestPermissionResponse(AcpModel):
     """
     The user's decision on the permission request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6097,7 +6065,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6126,7 +6094,7 @@ class RequiresActionStateUpdate(AcpModel):
     Foreground work is blocked on user action.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -6154,7 +6122,7 @@ class ResultMessageMcpResponse(AcpModel):
     """
     Required, even if JSON null.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Optional ACP carrier metadata.
     """
@@ -6193,9 +6161,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[str] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -6204,7 +6170,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
     """
@@ -6222,7 +6188,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6237,19 +6203,17 @@ class ResumeSessionResponse(AcpModel):
     Response from resuming an existing session.
     """
 
-    modes: SessionModeState | None = None
+    modes: Annotated[SessionModeState | None, DefaultOnError] = None
     """
     Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6264,7 +6228,7 @@ class RunningStateUpdate(AcpModel):
     Foreground work is in progress.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -6294,7 +6258,7 @@ class SessionCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6351,7 +6315,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6385,15 +6349,15 @@ class SessionInfoUpdate(AcpModel):
     Clients can use it to keep session titles and state current.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session. Set to null to clear.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     ISO 8601 timestamp of last activity. Set to null to clear.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6431,25 +6395,19 @@ class SessionMessage(AcpModel):
     """
     Identifier of this message within the enclosing session's transcript.
     """
-    sender_session_id: Annotated[SessionId | None, Field(validation_alias="senderSessionId", serialization_alias="senderSessionId")] = (
-        None
-    )
+    sender_session_id: Annotated[SessionId | None, Field(validation_alias="senderSessionId", serialization_alias="senderSessionId"), DefaultOnError] = None
     """
     The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
-    recipient_session_id: Annotated[
-        SessionId | None, Field(validation_alias="recipientSessionId", serialization_alias="recipientSessionId")
-    ] = None
+    recipient_session_id: Annotated[SessionId | None, Field(validation_alias="recipientSessionId", serialization_alias="recipientSessionId"), DefaultOnError] = None
     """
     The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
-    sender_message_id: Annotated[MessageId | None, Field(validation_alias="senderMessageId", serialization_alias="senderMessageId")] = (
-        None
-    )
+    sender_message_id: Annotated[MessageId | None, Field(validation_alias="senderMessageId", serialization_alias="senderMessageId"), DefaultOnError] = None
     """
     On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
@@ -6457,9 +6415,7 @@ class SessionMessage(AcpModel):
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
     """
-    recipient_message_id: Annotated[
-        MessageId | None, Field(validation_alias="recipientMessageId", serialization_alias="recipientMessageId")
-    ] = None
+    recipient_message_id: Annotated[MessageId | None, Field(validation_alias="recipientMessageId", serialization_alias="recipientMessageId"), DefaultOnError] = None
     """
     On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
@@ -6467,12 +6423,12 @@ class SessionMessage(AcpModel):
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Omitted leaves metadata unchanged. `null` removes it.
 
@@ -6500,7 +6456,7 @@ class SessionMessageChunk(AcpModel):
     """
     A single content block appended to the message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
@@ -6576,40 +6532,40 @@ class ToolCall(AcpModel):
     """
     Human-readable title describing what the tool is doing.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Current execution status of the tool call.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Content produced by the tool call.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Raw input parameters sent to the tool.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Raw output returned by the tool.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6654,11 +6610,11 @@ class UsageUpdate(AcpModel):
     """
     Total context window size in tokens.
     """
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, DefaultOnError] = None
     """
     Cumulative session cost (optional).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6691,13 +6647,13 @@ class SubagentSessionCapabilities(AcpModel):
     on ordinary sessions does not grant support on a child.
     """
 
-    cancel: SessionCancelCapabilities | None = None
+    cancel: Annotated[SessionCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the client to cancel this child's current work without ending
     the session. Omitted or `null` means unsupported. An object (including
     `{}`) means supported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6722,7 +6678,7 @@ class UnknownStateUpdate(AcpModel):
     pending requests, or revoke capabilities. Capabilities are updated separately.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
@@ -6799,14 +6755,14 @@ class SubagentUpdate(AcpModel):
     """
     The opaque session ID identifying the child in all ACP messages.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     The parent's human-readable description of the child's role or purpose.
 
@@ -6814,7 +6770,7 @@ class SubagentUpdate(AcpModel):
     a fallback presentation. This is current display metadata, not the
     history of instructions sent to the child.
     """
-    capabilities: SubagentSessionCapabilities | None = None
+    capabilities: Annotated[SubagentSessionCapabilities | None, DefaultOnError] = None
     """
     Client-initiated session mutations permitted for this subagent session.
 
@@ -6823,7 +6779,7 @@ class SubagentUpdate(AcpModel):
     Read-only operations retain their normal protocol semantics and capability
     requirements. A concrete object replaces the whole capability set.
     """
-    state: StateUpdate | None = None
+    state: Annotated[StateUpdate | None, DefaultOnError] = None
     """
     Current state snapshot for the child session.
 
@@ -6853,7 +6809,7 @@ class SubagentUpdate(AcpModel):
     array replaces the whole list. `[]` reports no additional directories.
     Clients use these values for the child's root set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6913,7 +6869,7 @@ class SessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -6940,7 +6896,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7003,7 +6959,7 @@ class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
     """
     The ID of the session to check.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7031,7 +6987,7 @@ class SessionStatusResponse(AcpModel):
 
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7050,7 +7006,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7097,12 +7053,12 @@ class SetProviderRequest(AcpModel, TypedRequest["SetProviderResponse"]):
     """
     Base URL for requests sent through this provider.
     """
-    headers: dict[str, str] | None = None
+    headers: Annotated[dict[str, str] | None, NotNull] = None
     """
     Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7121,7 +7077,7 @@ class SetProviderResponse(AcpModel):
     Response to `providers/set`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7136,11 +7092,11 @@ class SetSessionConfigOptionResponse(AcpModel):
     Response to `session/set_config_option` method.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7163,7 +7119,7 @@ class SetSessionModeRequest(AcpModel, TypedRequest["SetSessionModeResponse"]):
     """
     The ID of the mode to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7178,7 +7134,7 @@ class SetSessionModeResponse(AcpModel):
     Response to `session/set_mode` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7218,7 +7174,7 @@ class SetSessionTitleRequest(AcpModel, TypedRequest["SetSessionTitleResponse"]):
     truncating it. The Agent rejects a title that fails its validation, including one
     that is empty after normalization, with `-32602`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7244,7 +7200,7 @@ class SetSessionTitleResponse(AcpModel):
     This differs from the requested title if the Agent normalized it. Clients SHOULD
     display this value rather than the one they sent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7274,15 +7230,15 @@ class TerminalExitStatus(AcpModel):
     Exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0)] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7305,7 +7261,7 @@ class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
     """
     The ID of the terminal to get output from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7328,11 +7284,11 @@ class TerminalOutputResponse(AcpModel):
     """
     Whether the output was truncated due to byte limits.
     """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus")] = None
+    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
     """
     Exit status if the command has completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7363,7 +7319,7 @@ class UnarchiveSessionRequest(AcpModel, TypedRequest["UnarchiveSessionResponse"]
     """
     The ID of the session to unarchive.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7382,7 +7338,7 @@ class UnarchiveSessionResponse(AcpModel):
     Response from unarchiving a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7434,7 +7390,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7467,7 +7423,7 @@ class WaitForTerminalExitRequest(AcpModel, TypedRequest["WaitForTerminalExitResp
     """
     The ID of the terminal to wait for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7482,15 +7438,15 @@ class WaitForTerminalExitResponse(AcpModel):
     Response containing the exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0)] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7519,7 +7475,7 @@ class WriteTextFileRequest(AcpModel, TypedRequest["WriteTextFileResponse"]):
     """
     The text content to write to the file.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -7534,7 +7490,7 @@ class WriteTextFileResponse(AcpModel):
     Response to `fs/write_text_file`
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

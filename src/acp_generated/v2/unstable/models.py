@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
+from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -33,7 +34,7 @@ class AuthStatusCapabilities(AcpModel):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -52,7 +53,7 @@ class AgentAuthCapabilities(AcpModel):
     `initialize` response.
     """
 
-    status: AuthStatusCapabilities | None = None
+    status: Annotated[AuthStatusCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -63,7 +64,7 @@ class AgentAuthCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports the `auth/status` method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -80,7 +81,7 @@ class PromptImageCapabilities(AcpModel):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -97,7 +98,7 @@ class PromptAudioCapabilities(AcpModel):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -114,7 +115,7 @@ class PromptEmbeddedContextCapabilities(AcpModel):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -140,23 +141,21 @@ class PromptCapabilities(AcpModel):
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None = None
+    image: Annotated[PromptImageCapabilities | None, DefaultOnError] = None
     """
     Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
-    audio: PromptAudioCapabilities | None = None
+    audio: Annotated[PromptAudioCapabilities | None, DefaultOnError] = None
     """
     Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
-    embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext")
-    ] = None
+    embedded_context: Annotated[PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = None
     """
     Agent supports embedded context in `session/prompt` requests.
 
@@ -166,7 +165,7 @@ class PromptCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports embedded context in prompts.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -183,7 +182,7 @@ class McpStdioCapabilities(AcpModel):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -200,7 +199,7 @@ class McpHttpCapabilities(AcpModel):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -221,7 +220,7 @@ class McpAcpCapabilities(AcpModel):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -236,21 +235,21 @@ class McpCapabilities(AcpModel):
     MCP capabilities supported by the agent for session lifecycle requests.
     """
 
-    stdio: McpStdioCapabilities | None = None
+    stdio: Annotated[McpStdioCapabilities | None, DefaultOnError] = None
     """
     Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
-    http: McpHttpCapabilities | None = None
+    http: Annotated[McpHttpCapabilities | None, DefaultOnError] = None
     """
     Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
-    acp: McpAcpCapabilities | None = None
+    acp: Annotated[McpAcpCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -261,7 +260,7 @@ class McpCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -278,7 +277,7 @@ class SessionDeleteCapabilities(AcpModel):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -298,7 +297,7 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -320,7 +319,7 @@ class SessionSystemPromptOverrideCapabilities(AcpModel):
     instructions with the client-provided system prompt.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -342,7 +341,7 @@ class SessionSystemPromptModeCapabilities(AcpModel):
     supports it.
     """
 
-    override: SessionSystemPromptOverrideCapabilities | None = None
+    override: Annotated[SessionSystemPromptOverrideCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `override` mode.
 
@@ -350,7 +349,7 @@ class SessionSystemPromptModeCapabilities(AcpModel):
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -372,13 +371,13 @@ class SessionSystemPromptCapabilities(AcpModel):
     requests in `append` mode.
     """
 
-    mode: SessionSystemPromptModeCapabilities | None = None
+    mode: Annotated[SessionSystemPromptModeCapabilities | None, DefaultOnError] = None
     """
     Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -399,7 +398,7 @@ class SessionForkCapabilities(AcpModel):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -421,7 +420,7 @@ class SessionArchiveCapabilities(AcpModel):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -442,7 +441,7 @@ class SessionStatusCapabilities(AcpModel):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -464,7 +463,7 @@ class SessionTitleCapabilities(AcpModel):
     through `session/list` and `session_info_update` without this capability.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -489,7 +488,7 @@ class SessionCapabilities(AcpModel):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None = None
+    prompt: Annotated[PromptCapabilities | None, DefaultOnError] = None
     """
     Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -497,24 +496,21 @@ class SessionCapabilities(AcpModel):
     prompt extensions beyond the baseline text and resource-link content
     required by `session/prompt`.
     """
-    mcp: McpCapabilities | None = None
+    mcp: Annotated[McpCapabilities | None, DefaultOnError] = None
     """
     MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions.
     """
-    delete: SessionDeleteCapabilities | None = None
+    delete: Annotated[SessionDeleteCapabilities | None, DefaultOnError] = None
     """
     Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"),
-    ] = None
+    additional_directories: Annotated[SessionAdditionalDirectoriesCapabilities | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnError] = None
     """
     Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -525,9 +521,7 @@ class SessionCapabilities(AcpModel):
     Agents may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session.
     """
-    system_prompt: Annotated[
-        SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt")
-    ] = None
+    system_prompt: Annotated[SessionSystemPromptCapabilities | None, Field(validation_alias="systemPrompt", serialization_alias="systemPrompt"), DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -538,7 +532,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
     """
-    fork: SessionForkCapabilities | None = None
+    fork: Annotated[SessionForkCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -549,7 +543,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports forking sessions.
     """
-    archive: SessionArchiveCapabilities | None = None
+    archive: Annotated[SessionArchiveCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -561,7 +555,7 @@ class SessionCapabilities(AcpModel):
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`.
     """
-    status: SessionStatusCapabilities | None = None
+    status: Annotated[SessionStatusCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -572,7 +566,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports checking session status.
     """
-    title: SessionTitleCapabilities | None = None
+    title: Annotated[SessionTitleCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -586,7 +580,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports setting session titles.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -607,7 +601,7 @@ class ProvidersCapabilities(AcpModel):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -627,7 +621,7 @@ class AgentCapabilities(AcpModel):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None = None
+    session: Annotated[SessionCapabilities | None, DefaultOnError] = None
     """
     Session capabilities supported by the agent.
 
@@ -637,7 +631,7 @@ class AgentCapabilities(AcpModel):
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
     and `session/update`.
     """
-    auth: AgentAuthCapabilities | None = None
+    auth: Annotated[AgentAuthCapabilities | None, DefaultOnError] = None
     """
     Authentication-related extension capabilities supported by the agent.
 
@@ -646,7 +640,7 @@ class AgentCapabilities(AcpModel):
     for `auth/login` or `auth/logout`. Those methods are advertised by a
     non-empty `authMethods` list in the `initialize` response.
     """
-    providers: ProvidersCapabilities | None = None
+    providers: Annotated[ProvidersCapabilities | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -657,7 +651,7 @@ class AgentCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports provider configuration methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -688,13 +682,13 @@ class Annotations(AcpModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
     """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified")] = None
+    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
     """
     Timestamp indicating when the underlying resource was last modified.
 
@@ -702,14 +696,14 @@ class Annotations(AcpModel):
 
     Omitted and `null` are equivalent and mean the modification time is not reported.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0), DefaultOnError] = None
     """
     Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -728,13 +722,13 @@ class TextContent(AcpModel):
     """
     Text payload carried by this content block.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -778,19 +772,19 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: str | None = None
+    uri: Annotated[str | None, DefaultOnError] = None
     """
     URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -826,13 +820,13 @@ class AudioContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -872,13 +866,13 @@ class Icon(AcpModel):
     Clients reject other schemes, fetch without credentials, and do not follow
     scheme- or origin-changing redirects.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used.
     """
-    sizes: list[str] | None = None
+    sizes: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
@@ -888,13 +882,13 @@ class Icon(AcpModel):
 
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
-    theme: IconTheme | None = None
+    theme: Annotated[IconTheme | None, DefaultOnError] = None
     """
     Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -917,43 +911,43 @@ class ResourceLink(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: Annotated[int | None, Field(ge=0)] = None
+    size: Annotated[int | None, Field(ge=0), DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -989,13 +983,13 @@ class TextResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1018,13 +1012,13 @@ class BlobResourceContents(AcpModel):
     """
     URI associated with this resource or media payload.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1049,13 +1043,13 @@ class EmbeddedResource(AcpModel):
     """
     Embedded resource payload, either text or binary data.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, DefaultOnError] = None
     """
     Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1152,11 +1146,11 @@ class AgentMessage(AcpModel):
     """
     A unique identifier for the message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -1205,11 +1199,11 @@ class AgentThought(AcpModel):
     """
     A unique identifier for the thought message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this thought message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -1268,7 +1262,7 @@ class ArchiveSessionRequest(AcpModel, TypedRequest["ArchiveSessionResponse"]):
     """
     The ID of the session to archive.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1287,7 +1281,7 @@ class ArchiveSessionResponse(AcpModel):
     Response from archiving a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1316,7 +1310,7 @@ class AuthAccount(AcpModel):
     Human-readable name for the account, suitable for display on its own,
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     """
-    active: bool | None = None
+    active: Annotated[bool | None, DefaultOnError] = None
     """
     Whether the agent currently uses this account by default.
 
@@ -1324,25 +1318,25 @@ class AuthAccount(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported.
     """
-    email: str | None = None
+    email: Annotated[str | None, DefaultOnError] = None
     """
     Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported.
     """
-    organization: str | None = None
+    organization: Annotated[str | None, DefaultOnError] = None
     """
     Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1373,13 +1367,13 @@ class AuthMethodAgent(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1415,7 +1409,7 @@ class EnvVariable(AcpModel):
     """
     The value to set for the environment variable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1444,23 +1438,23 @@ class AuthMethodTerminal(AcpModel):
     """
     Human-readable name of the authentication method.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Additional arguments to append to the configured agent invocation for terminal auth.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1494,7 +1488,7 @@ class AuthStatusRequest(AcpModel, TypedRequest["AuthStatusResponse"]):
     whether authentication is required.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1520,7 +1514,7 @@ class AuthStatusResponse(AcpModel):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`.
     """
-    accounts: list[AuthAccount] | None = None
+    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     The accounts the agent has configured, for display.
 
@@ -1528,7 +1522,7 @@ class AuthStatusResponse(AcpModel):
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1558,7 +1552,7 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`.
     """
-    accounts: list[AuthAccount] | None = None
+    accounts: Annotated[list[AuthAccount] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     The accounts the agent has configured, for display.
 
@@ -1566,7 +1560,7 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1585,7 +1579,7 @@ class TextCommandInput(AcpModel):
     """
     A hint to display when the input hasn't been provided yet
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1653,13 +1647,13 @@ class Command(AcpModel):
     """
     Human-readable description of what the command does.
     """
-    input: AvailableCommandInput | None = None
+    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
     """
     Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1726,13 +1720,11 @@ class AvailableCommandsUpdate(AcpModel):
     Available commands are ready or have changed
     """
 
-    available_commands: Annotated[
-        list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ]
+    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), SkipInvalidItems]
     """
     Commands the agent can execute.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1770,7 +1762,7 @@ class BackgroundSubagent(AcpModel):
     """
     The ID of the listed session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1795,7 +1787,7 @@ class BackgroundTerminal(AcpModel):
     """
     The ID of the listed terminal.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1820,7 +1812,7 @@ class BackgroundToolCall(AcpModel):
     """
     The ID of the listed tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1835,25 +1827,25 @@ class BooleanPropertySchema(AcpModel):
     Schema for boolean properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    default: bool | None = None
+    default: Annotated[bool | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1893,7 +1885,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1916,7 +1908,7 @@ class CancelCreateElicitationResponse(AcpModel):
     The elicitation was cancelled.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1952,7 +1944,7 @@ class CancelRequestNotification(AcpModel, TypedNotification):
     The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -1973,7 +1965,7 @@ class CancelSessionNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2008,7 +2000,7 @@ class CancelTerminalRequest(AcpModel, TypedRequest["CancelTerminalResponse"]):
     """
     The ID of the terminal to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2023,7 +2015,7 @@ class CancelTerminalResponse(AcpModel):
     Response from cancelling a terminal.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2057,7 +2049,7 @@ class CancelToolCallRequest(AcpModel, TypedRequest["CancelToolCallResponse"]):
     """
     The ID of the tool call to cancel.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2072,7 +2064,7 @@ class CancelToolCallResponse(AcpModel):
     Response from cancelling a tool call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2103,29 +2095,25 @@ class Usage(AcpModel):
     """
     Output tokens for the completed work.
     """
-    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0)] = None
+    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0), DefaultOnError] = None
     """
     Thought/reasoning tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
-    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0)] = (
-        None
-    )
+    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0), DefaultOnError] = None
     """
     Cache read tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
-    cached_write_tokens: Annotated[
-        int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0)
-    ] = None
+    cached_write_tokens: Annotated[int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0), DefaultOnError] = None
     """
     Cache write tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2234,7 +2222,7 @@ class CancelledIdleStateUpdate(AcpModel):
     `error`.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -2245,7 +2233,7 @@ class CancelledIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -2256,7 +2244,7 @@ class CancelledIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2292,7 +2280,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -2303,7 +2291,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -2314,7 +2302,7 @@ class CancelledIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2346,7 +2334,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -2357,7 +2345,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -2368,7 +2356,7 @@ class CancelledIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2387,7 +2375,7 @@ class CancelledPermissionOutcome(AcpModel):
     The request was not approved and no option was selected.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2426,7 +2414,7 @@ class TerminalAuthCapabilities(AcpModel):
     methods.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2445,7 +2433,7 @@ class ClientAuthCapabilities(AcpModel):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None = None
+    terminal: Annotated[TerminalAuthCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports `terminal` authentication methods.
 
@@ -2454,7 +2442,7 @@ class ClientAuthCapabilities(AcpModel):
     agent invocation in an interactive terminal. Supplying `{}` means the
     agent may include `terminal` entries in its authentication methods.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2471,7 +2459,7 @@ class ElicitationFormCapabilities(AcpModel):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2488,7 +2476,7 @@ class ElicitationUrlCapabilities(AcpModel):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2503,21 +2491,21 @@ class ElicitationCapabilities(AcpModel):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None = None
+    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
-    url: ElicitationUrlCapabilities | None = None
+    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
     """
     Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2537,7 +2525,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#client-capabilities)
     """
 
-    auth: ClientAuthCapabilities | None = None
+    auth: Annotated[ClientAuthCapabilities | None, DefaultOnError] = None
     """
     Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
@@ -2546,7 +2534,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
     authentication-method extensions.
     """
-    elicitation: ElicitationCapabilities | None = None
+    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
     """
     Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
@@ -2554,7 +2542,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2592,7 +2580,7 @@ class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
     """
     The ID of the session to close.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2607,7 +2595,7 @@ class CloseSessionResponse(AcpModel):
     Response from closing a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2630,15 +2618,15 @@ class CommandPermissionSubject(AcpModel):
     """
     The absolute working directory for the command.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     The associated tool call, when known. Omitted and `null` are equivalent.
     """
-    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId")] = None
+    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId"), DefaultOnError] = None
     """
     The associated terminal, when already known. Omitted and `null` are equivalent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2685,7 +2673,7 @@ class CompactionSummaryChunk(AcpModel):
     """
     One content block to append.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2730,15 +2718,15 @@ class CompactionUpdate(AcpModel):
     """
     Current lifecycle status.
     """
-    summary: list[ContentBlock] | None = None
+    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement user-displayable summary content for the compaction.
     """
-    error: str | None = None
+    error: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -2783,7 +2771,7 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
     """
     The ID of the elicitation that completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2812,13 +2800,13 @@ class SessionConfigSelectOption(AcpModel):
     """
     Human-readable label for this option value.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2859,11 +2847,11 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1), DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group. MUST contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2934,19 +2922,19 @@ class SelectSessionConfigOption(SessionConfigSelect):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2984,19 +2972,19 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3040,19 +3028,19 @@ class OtherSessionConfigOption(AcpModel):
     """
     Human-readable label for the option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    category: SessionConfigOptionCategory | None = None
+    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
     """
     Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3081,11 +3069,11 @@ class ConfigOptionUpdate(AcpModel):
     Session configuration options have been updated.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3119,7 +3107,7 @@ class Content(AcpModel):
     """
     The actual content block.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3145,7 +3133,7 @@ class ContentChunk(AcpModel):
     """
     A single item of content
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3211,7 +3199,7 @@ class Cost(AcpModel):
     Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits".
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3226,7 +3214,7 @@ class DeclineCreateElicitationResponse(AcpModel):
     The user declined the elicitation.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3251,7 +3239,7 @@ class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
     """
     The ID of the session to delete.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3266,7 +3254,7 @@ class DeleteSessionResponse(AcpModel):
     Response from deleting a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3298,19 +3286,19 @@ class AddDiffChange(DiffPathChange):
     A file was added.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3329,19 +3317,19 @@ class DeleteDiffChange(DiffPathChange):
     A file was deleted.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3360,19 +3348,19 @@ class ModifyDiffChange(DiffPathChange):
     A file was modified in place.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3406,19 +3394,19 @@ class MoveDiffChange(DiffPathPairChange):
     A file was moved or renamed.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3437,19 +3425,19 @@ class CopyDiffChange(DiffPathPairChange):
     A file was copied.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3481,19 +3469,19 @@ class OtherDiffChange(AcpModel):
     future ACP variants.
     """
 
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType")] = None
+    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
     """
     File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType")] = None
+    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
     """
     MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3539,7 +3527,7 @@ class DiffPatch(AcpModel):
     """
     Patch text in the format named by `format`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3561,20 +3549,20 @@ class Diff(AcpModel):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
     """
 
-    changes: list[DiffChange]
+    changes: Annotated[list[DiffChange], SkipInvalidItems]
     """
     Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths.
     """
-    patch: DiffPatch | None = None
+    patch: Annotated[DiffPatch | None, DefaultOnError] = None
     """
     Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3618,7 +3606,7 @@ class DisableProviderRequest(AcpModel, TypedRequest["DisableProviderResponse"]):
     """
     Provider ID to disable.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3637,7 +3625,7 @@ class DisableProviderResponse(AcpModel):
     Response to `providers/disable`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3665,7 +3653,7 @@ class AcceptCreateElicitationResponse(ElicitationAcceptAction):
     The user accepted and provided content.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3725,13 +3713,13 @@ class EnumOption(AcpModel):
     """
     Human-readable title for this option.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3749,13 +3737,13 @@ class StringPropertySchema(AcpModel):
     with `"type": "string"`.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3785,7 +3773,7 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
-    default: str | None = None
+    default: Annotated[str | None, DefaultOnError] = None
     """
     Default value.
 
@@ -3807,7 +3795,7 @@ class StringPropertySchema(AcpModel):
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3833,13 +3821,13 @@ class NumberPropertySchema(AcpModel):
     Schema for number (floating-point) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3857,13 +3845,13 @@ class NumberPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | float | None = None
+    default: Annotated[int | float | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3889,13 +3877,13 @@ class IntegerPropertySchema(AcpModel):
     Schema for integer properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -3913,13 +3901,13 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: int | None = None
+    default: Annotated[int | None, DefaultOnError] = None
     """
     Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3949,7 +3937,7 @@ class StringMultiSelectItems(AcpModel):
     """
     Allowed enum values. Must contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3979,7 +3967,7 @@ class TitledMultiSelectItems(AcpModel):
     """
     Titled enum options. Must contain at least one option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4015,13 +4003,13 @@ class MultiSelectPropertySchema(AcpModel):
     Schema for multi-select (array) properties in an elicitation form.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable description.
 
@@ -4043,13 +4031,13 @@ class MultiSelectPropertySchema(AcpModel):
     """
     The items definition describing allowed values.
     """
-    default: list[str] | None = None
+    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4124,7 +4112,7 @@ class ElicitationSchema(AcpModel):
     """
     Type discriminator. Always `"object"`. Any other value is rejected.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Optional title for the schema.
 
@@ -4140,13 +4128,13 @@ class ElicitationSchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4169,7 +4157,7 @@ class ElicitationSessionScope(AcpModel):
     """
     The session this elicitation is tied to.
     """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId")] = None
+    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
     """
     Optional tool call within the session.
 
@@ -4184,7 +4172,7 @@ class EndTurnIdleStateUpdate(AcpModel):
     Includes locally handled commands that required no model call.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4195,7 +4183,7 @@ class EndTurnIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4206,7 +4194,7 @@ class EndTurnIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4234,7 +4222,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4245,7 +4233,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4256,7 +4244,7 @@ class EndTurnIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4280,7 +4268,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4291,7 +4279,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4302,7 +4290,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4352,7 +4340,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
     The protocol versions the Agent supports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4374,7 +4362,7 @@ class SessionNotFoundErrorData(AcpModel):
     """
     The session ID from the request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4410,7 +4398,7 @@ class Error(AcpModel):
     A string providing a short description of the error.
     The message should be limited to a concise single sentence.
     """
-    data: ErrorData | None = None
+    data: Annotated[ErrorData | None, DefaultOnError] = None
     """
     Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
@@ -4454,7 +4442,7 @@ class ErrorMessageMcpResponse(AcpModel):
     """
     Required, non-null MCP error object.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4470,7 +4458,7 @@ class ErrorStopReason(AcpModel):
     Details of a failure that ended active work.
     """
 
-    error: Error | None = None
+    error: Annotated[Error | None, DefaultOnError] = None
     """
     The failure, as a JSON-RPC error object.
 
@@ -4488,7 +4476,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     insertion, the prompt's response remains successful.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4499,7 +4487,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4510,7 +4498,7 @@ class ErrorIdleStateUpdate(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4541,7 +4529,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4552,7 +4540,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4563,7 +4551,7 @@ class ErrorIdleStateUpdateSessionUpdate(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4590,7 +4578,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -4601,7 +4589,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -4612,7 +4600,7 @@ class ErrorIdleStateUpdateVariant(ErrorStopReason):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4639,7 +4627,7 @@ class HttpHeader(AcpModel):
     """
     The value to set for the HTTP header.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4662,12 +4650,12 @@ class McpServerHttp(AcpModel):
     """
     URL to the MCP server.
     """
-    headers: list[HttpHeader] | None = None
+    headers: Annotated[list[HttpHeader] | None, DefaultOnNull, NotNull] = None
     """
     HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4726,7 +4714,7 @@ class McpServerAcp(AcpModel):
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4767,16 +4755,16 @@ class McpServerStdio(AcpModel):
     """
     Absolute path to the MCP server executable.
     """
-    args: list[str] | None = None
+    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
     """
     Command-line arguments to pass to the MCP server.
     """
-    env: list[EnvVariable] | None = None
+    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
     """
     Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4889,7 +4877,7 @@ class SystemPrompt(AcpModel):
     Clients MUST NOT send an empty array. Agents MAY reject one with
     `-32602` without creating, resuming, or forking the session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4921,9 +4909,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -4931,7 +4917,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     this is the complete resulting additional-root list for the forked
     session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
     """
@@ -4949,7 +4935,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     `session.systemPrompt`, and SHOULD send the same value they used for the
     source session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -4972,9 +4958,7 @@ class ForkSessionResponse(AcpModel):
     """
     Unique identifier for the newly created forked session.
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -4982,9 +4966,7 @@ class ForkSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -4992,7 +4974,7 @@ class ForkSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5015,7 +4997,7 @@ class IdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5045,7 +5027,7 @@ class Implementation(AcpModel):
     Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
@@ -5059,7 +5041,7 @@ class Implementation(AcpModel):
     Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5086,11 +5068,11 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Information about the implementation sending this initialize request.
     """
-    capabilities: Annotated[ClientCapabilities, Field()] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
+    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
     """
     Capabilities supported by the client.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5201,11 +5183,11 @@ class InitializeResponse(AcpModel):
     """
     Information about the implementation sending this initialize response.
     """
-    capabilities: Annotated[AgentCapabilities, Field()] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
+    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
     """
     Capabilities supported by the agent.
     """
-    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods")] = None
+    auth_methods: Annotated[list[AuthMethod] | None, Field(validation_alias="authMethods", serialization_alias="authMethods"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Authentication methods supported by the agent.
 
@@ -5213,7 +5195,7 @@ class InitializeResponse(AcpModel):
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
     the agent MUST support both `auth/login` and `auth/logout`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5246,7 +5228,7 @@ class ListProvidersRequest(AcpModel, TypedRequest["ListProvidersResponse"]):
     Request parameters for `providers/list`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5288,7 +5270,7 @@ class ProviderCurrentConfig(AcpModel):
     """
     Base URL currently used by this provider.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5311,7 +5293,7 @@ class ProviderInfo(AcpModel):
     """
     Provider identifier, for example "main" or "openai".
     """
-    supported: list[LlmProtocol]
+    supported: Annotated[list[LlmProtocol], DefaultOnError, SkipInvalidItems]
     """
     Supported protocol types for this provider.
     """
@@ -5325,7 +5307,7 @@ class ProviderInfo(AcpModel):
     Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5348,7 +5330,7 @@ class ListProvidersResponse(AcpModel):
     """
     Configurable providers with current routing info suitable for UI display.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5409,7 +5391,7 @@ class ListSessionsRequest(AcpModel, TypedRequest["ListSessionsResponse"]):
     the Agent advertises the `session.archive` capability. The filter combines with `cwd` and
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5432,9 +5414,7 @@ class SessionInfo(AcpModel):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -5442,19 +5422,19 @@ class SessionInfo(AcpModel):
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
-    archived: bool | None = None
+    archived: Annotated[bool | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5465,7 +5445,7 @@ class SessionInfo(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
     Agents that advertise the `session.archive` capability MUST include it on every listed session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5480,7 +5460,7 @@ class ListSessionsResponse(AcpModel):
     Response from listing sessions.
     """
 
-    sessions: list[SessionInfo]
+    sessions: Annotated[list[SessionInfo], DefaultOnError, SkipInvalidItems]
     """
     Array of session information objects.
     """
@@ -5490,7 +5470,7 @@ class ListSessionsResponse(AcpModel):
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5516,7 +5496,7 @@ class LoginAuthRequest(AcpModel, TypedRequest["LoginAuthResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5531,7 +5511,7 @@ class LoginAuthResponse(AcpModel):
     Response to the `auth/login` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5552,7 +5532,7 @@ class LogoutAuthRequest(AcpModel, TypedRequest["LogoutAuthResponse"]):
     when `authMethods` was omitted or empty.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5567,7 +5547,7 @@ class LogoutAuthResponse(AcpModel):
     Response to the `auth/logout` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5582,7 +5562,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
     The active work ended because the agent reached the maximum number of tokens.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5593,7 +5573,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5604,7 +5584,7 @@ class MaxTokensIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5631,7 +5611,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5642,7 +5622,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5653,7 +5633,7 @@ class MaxTokensIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5676,7 +5656,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5687,7 +5667,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5698,7 +5678,7 @@ class MaxTokensIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5718,7 +5698,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     model requests for the foreground work.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5729,7 +5709,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5740,7 +5720,7 @@ class MaxTurnRequestsIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5768,7 +5748,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5779,7 +5759,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5790,7 +5770,7 @@ class MaxTurnRequestsIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5814,7 +5794,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -5825,7 +5805,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -5836,7 +5816,7 @@ class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5884,7 +5864,7 @@ class MessageMcpNotification(AcpModel, TypedNotification):
     """
     Optional inner MCP params. Null is equivalent to omission.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5918,7 +5898,7 @@ class MessageMcpRequest(AcpModel, TypedRequest["MessageMcpResponse"]):
     """
     Optional inner MCP params. Null is equivalent to omission.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5940,9 +5920,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     """
     The working directory for this session. Must be an absolute path.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots for this session. Each path must be absolute.
 
@@ -5950,7 +5928,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP (Model Context Protocol) servers the agent should connect to.
     """
@@ -5966,7 +5944,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     own default instructions. Clients MUST only send this when the Agent
     advertises `session.systemPrompt`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -5993,9 +5971,7 @@ class NewSessionResponse(AcpModel):
 
     Used in all subsequent requests for this conversation.
     """
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -6003,9 +5979,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -6013,7 +5987,7 @@ class NewSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6028,7 +6002,7 @@ class NoneIdleStateUpdate(AcpModel):
     No stop reason: `stopReason` is omitted or `null`.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -6039,7 +6013,7 @@ class NoneIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6050,7 +6024,7 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6058,7 +6032,7 @@ class NoneIdleStateUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateSessionUpdate(AcpModel):
@@ -6074,7 +6048,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -6085,7 +6059,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6096,7 +6070,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6104,7 +6078,7 @@ class NoneIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 class NoneIdleStateUpdateVariant(AcpModel):
@@ -6116,7 +6090,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -6127,7 +6101,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6138,7 +6112,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6146,7 +6120,7 @@ class NoneIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason")] = None
+    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
 
 
 NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
@@ -6174,13 +6148,13 @@ class Notice(AcpModel):
     """
     Required non-empty plain-text title that can stand alone.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6217,7 +6191,7 @@ class OtherCreateElicitationResponse(AcpModel):
     responses, and otherwise MUST handle it as `cancel`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6250,7 +6224,7 @@ class OtherIdleStateUpdate(AcpModel):
     future ACP variants.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -6261,7 +6235,7 @@ class OtherIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6272,7 +6246,7 @@ class OtherIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6307,7 +6281,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -6318,7 +6292,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6329,7 +6303,7 @@ class OtherIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6360,7 +6334,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -6371,7 +6345,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -6382,7 +6356,7 @@ class OtherIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6549,7 +6523,7 @@ class OtherSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6679,7 +6653,7 @@ class PermissionOption(AcpModel):
     """
     Hint about the nature of this permission option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6730,7 +6704,7 @@ class PlanEntry(AcpModel):
     """
     Current execution status of this task.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6757,7 +6731,7 @@ class PlanFile(AcpModel):
     """
     The URI of the file containing the plan.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6791,14 +6765,14 @@ class PlanItems(AcpModel):
     """
     The plan ID to update.
     """
-    entries: list[PlanEntry]
+    entries: Annotated[list[PlanEntry], SkipInvalidItems]
     """
     The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6836,7 +6810,7 @@ class PlanMarkdown(AcpModel):
     """
     Markdown content for the plan.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6874,7 +6848,7 @@ class PlanRemoved(AcpModel):
     """
     The plan ID to remove.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6923,7 +6897,7 @@ class PlanUpdate(AcpModel):
     """
     The updated plan content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -6977,7 +6951,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
     inserting it.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7011,7 +6985,7 @@ class PromptResponse(AcpModel):
     before or after this response. Agents must echo the message during the live session, but are
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7048,7 +7022,7 @@ class ProxySuccessorNotification(AcpModel, TypedNotification):
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped notification's own `_meta` stays inside these params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
@@ -7096,7 +7070,7 @@ class ProxySuccessorRequest(AcpModel, TypedRequest["ProxySuccessorResponse"]):
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped request's own `_meta` stays inside these params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
@@ -7125,7 +7099,7 @@ class RefusalIdleStateUpdate(AcpModel):
     The active work ended because the agent refused to continue.
     """
 
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -7136,7 +7110,7 @@ class RefusalIdleStateUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -7147,7 +7121,7 @@ class RefusalIdleStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7196,7 +7170,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -7207,7 +7181,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -7218,7 +7192,7 @@ class RefusalIdleStateUpdateSessionUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7256,7 +7230,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
         state: Literal["idle"] = "idle"
     else:
         state: Literal["idle"]
-    usage: Usage | None = None
+    usage: Annotated[Usage | None, DefaultOnError] = None
     """
     **UNSTABLE**
 
@@ -7267,7 +7241,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update.
     """
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -7278,7 +7252,7 @@ class RefusalIdleStateUpdateVariant(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7312,7 +7286,7 @@ class ReplayFromStart(AcpModel):
     Inclusive replay cursor requesting replay from the start of retained conversation history.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7357,7 +7331,7 @@ class RequestFormCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7392,7 +7366,7 @@ class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7443,7 +7417,7 @@ class Terminal(AcpModel):
     """
     The ID of the terminal to display.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7498,12 +7472,12 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=1)] = None
+    line: Annotated[int | None, Field(ge=1), DefaultOnError] = None
     """
     Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7520,7 +7494,7 @@ class ToolCallCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7540,14 +7514,14 @@ class ToolCallCapabilities(AcpModel):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
     """
 
-    cancel: ToolCallCancelCapabilities | None = None
+    cancel: Annotated[ToolCallCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7579,7 +7553,7 @@ class ToolCallUpdate(AcpModel):
     """
     Unique identifier for this tool call within the session.
     """
-    name: str | None = None
+    name: Annotated[str | None, DefaultOnError] = None
     """
     Programmatic name of the tool being invoked.
 
@@ -7588,14 +7562,14 @@ class ToolCallUpdate(AcpModel):
     call ID the client has not seen before, omission or `null` means that no
     tool name is available.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
-    kind: ToolKind | None = None
+    kind: Annotated[ToolKind | None, DefaultOnError] = None
     """
     The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
@@ -7603,38 +7577,38 @@ class ToolCallUpdate(AcpModel):
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`.
     """
-    status: ToolCallStatus | None = None
+    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
     """
     Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
-    content: list[ToolCallContent] | None = None
+    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Content produced by the tool call.
     """
-    locations: list[ToolCallLocation] | None = None
+    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
     """
     File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput")] = None
+    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
     """
     Raw input parameters sent to the tool.
     """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput")] = None
+    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
     """
     Raw output returned by the tool.
     """
-    capabilities: ToolCallCapabilities | None = None
+    capabilities: Annotated[ToolCallCapabilities | None, DefaultOnError] = None
     """
     Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -7660,7 +7634,7 @@ class ToolCallPermissionSubject(AcpModel):
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7716,7 +7690,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     This title is specific to the permission prompt and does not update any
     subject's displayed title.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     Optional human-readable explanation of why permission is needed.
 
@@ -7735,7 +7709,7 @@ class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse
     Available permission options for the user to choose from.
     Must contain at least one option.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7754,7 +7728,7 @@ class SelectedPermissionOutcome(AcpModel):
     """
     The ID of the option the user selected.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7802,7 +7776,7 @@ class RequestPermissionResponse(AcpModel):
     """
     The user's decision on the permission request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7821,7 +7795,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7855,7 +7829,7 @@ class RequiresActionStateUpdate(AcpModel):
     Responding to one request does not itself imply `running`.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -7866,7 +7840,7 @@ class RequiresActionStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7911,7 +7885,7 @@ class ResultMessageMcpResponse(AcpModel):
     """
     Required, even if JSON null.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -7975,9 +7949,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     Clients MUST send the session's working directory. Agents MAY reject a different directory
     with `-32602`, and MAY normalize paths when comparing.
     """
-    additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories")
-    ] = None
+    additional_directories: Annotated[list[AbsolutePath] | None, Field(validation_alias="additionalDirectories", serialization_alias="additionalDirectories"), DefaultOnNull, NotNull] = None
     """
     Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -7986,7 +7958,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
     """
-    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers")] = None
+    mcp_servers: Annotated[list[McpServer] | None, Field(validation_alias="mcpServers", serialization_alias="mcpServers"), DefaultOnNull, NotNull] = None
     """
     List of MCP servers to connect to for this session.
 
@@ -8021,7 +7993,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     `session.systemPrompt`, and SHOULD send the same value they used when the
     session was created.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8042,9 +8014,7 @@ class ResumeSessionResponse(AcpModel):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/draft/session-setup#current-state-synchronization)
     """
 
-    config_options: Annotated[
-        list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions")
-    ] = None
+    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial session configuration options.
 
@@ -8052,9 +8022,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list.
     """
-    available_commands: Annotated[
-        list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands")
-    ] = None
+    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
     """
     Initial commands the agent can execute in this session.
 
@@ -8062,7 +8030,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8077,7 +8045,7 @@ class RunningStateUpdate(AcpModel):
     Foreground work is in progress.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -8088,7 +8056,7 @@ class RunningStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8135,7 +8103,7 @@ class SessionCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8192,7 +8160,7 @@ class SessionFormCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8228,15 +8196,15 @@ class SessionInfoUpdate(AcpModel):
     top-level key.
     """
 
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     Human-readable title for the session. Set to null to clear.
     """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt")] = None
+    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
     """
     RFC 3339 timestamp of last activity. Set to null to clear.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -8277,25 +8245,19 @@ class SessionMessage(AcpModel):
     """
     Identifier of this message within the enclosing session's transcript.
     """
-    sender_session_id: Annotated[SessionId | None, Field(validation_alias="senderSessionId", serialization_alias="senderSessionId")] = (
-        None
-    )
+    sender_session_id: Annotated[SessionId | None, Field(validation_alias="senderSessionId", serialization_alias="senderSessionId"), DefaultOnError] = None
     """
     The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
-    recipient_session_id: Annotated[
-        SessionId | None, Field(validation_alias="recipientSessionId", serialization_alias="recipientSessionId")
-    ] = None
+    recipient_session_id: Annotated[SessionId | None, Field(validation_alias="recipientSessionId", serialization_alias="recipientSessionId"), DefaultOnError] = None
     """
     The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
-    sender_message_id: Annotated[MessageId | None, Field(validation_alias="senderMessageId", serialization_alias="senderMessageId")] = (
-        None
-    )
+    sender_message_id: Annotated[MessageId | None, Field(validation_alias="senderMessageId", serialization_alias="senderMessageId"), DefaultOnError] = None
     """
     On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
@@ -8303,9 +8265,7 @@ class SessionMessage(AcpModel):
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
     """
-    recipient_message_id: Annotated[
-        MessageId | None, Field(validation_alias="recipientMessageId", serialization_alias="recipientMessageId")
-    ] = None
+    recipient_message_id: Annotated[MessageId | None, Field(validation_alias="recipientMessageId", serialization_alias="recipientMessageId"), DefaultOnError] = None
     """
     On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
@@ -8313,12 +8273,12 @@ class SessionMessage(AcpModel):
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Omitted leaves content unchanged. `null` clears it. A concrete array
     replaces the whole content collection.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -8351,7 +8311,7 @@ class SessionMessageChunk(AcpModel):
     """
     A single content block appended to the message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8414,7 +8374,7 @@ class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8475,7 +8435,7 @@ class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
     """
     The ID of the session to check.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8502,7 +8462,7 @@ class UnknownStateUpdate(AcpModel):
     pending requests, or revoke capabilities. Capabilities are updated separately.
     """
 
-    background: list[BackgroundWork] | None = None
+    background: Annotated[list[BackgroundWork] | None, DefaultOnError] = None
     """
     Work running independently of foreground work, as a complete snapshot.
 
@@ -8513,7 +8473,7 @@ class UnknownStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8611,7 +8571,7 @@ class SessionStatusResponse(AcpModel):
 
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
-    state: StateUpdate | None = None
+    state: Annotated[StateUpdate | None, DefaultOnError] = None
     """
     The session's current foreground state, as the same snapshot the Agent sends in
     `state_update` notifications.
@@ -8621,7 +8581,7 @@ class SessionStatusResponse(AcpModel):
     MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
     MUST NOT count an `idle` snapshot as a new completion.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8640,7 +8600,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     A human-readable message describing what input is needed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8685,12 +8645,12 @@ class SetProviderRequest(AcpModel, TypedRequest["SetProviderResponse"]):
     """
     Base URL for requests sent through this provider.
     """
-    headers: dict[str, str] | None = None
+    headers: Annotated[dict[str, str] | None, NotNull] = None
     """
     Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8709,7 +8669,7 @@ class SetProviderResponse(AcpModel):
     Response to `providers/set`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8745,11 +8705,11 @@ class SetSessionConfigOptionResponse(AcpModel):
     Response to `session/set_config_option` method.
     """
 
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions")]
+    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
     """
     The full set of configuration options and their current values.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8789,7 +8749,7 @@ class SetSessionTitleRequest(AcpModel, TypedRequest["SetSessionTitleResponse"]):
     truncating it. The Agent rejects a title that fails its validation, including one
     that is empty after normalization, with `-32602`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8815,7 +8775,7 @@ class SetSessionTitleResponse(AcpModel):
     This differs from the requested title if the Agent normalized it. Clients SHOULD
     display this value rather than the one they sent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8852,13 +8812,13 @@ class SubagentSessionCapabilities(AcpModel):
     on ordinary sessions does not grant support on a child.
     """
 
-    cancel: SessionCancelCapabilities | None = None
+    cancel: Annotated[SessionCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the client to cancel this child's current work without ending
     the session. Omitted and `null` are equivalent and mean unsupported. An object (including
     `{}`) means supported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -8912,28 +8872,28 @@ class SubagentUpdate(AcpModel):
     """
     The opaque session ID identifying the child in all ACP messages.
     """
-    title: str | None = None
+    title: Annotated[str | None, DefaultOnError] = None
     """
     The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
     title is set, the Client chooses a fallback presentation.
     """
-    description: str | None = None
+    description: Annotated[str | None, DefaultOnError] = None
     """
     The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
     current display metadata, not the history of instructions sent to the child.
     """
-    capabilities: SubagentSessionCapabilities | None = None
+    capabilities: Annotated[SubagentSessionCapabilities | None, DefaultOnError] = None
     """
     Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
     capability requirements.
     """
-    state: StateUpdate | None = None
+    state: Annotated[StateUpdate | None, DefaultOnError] = None
     """
     The child's current foreground state, mirrored onto its parent association.
 
@@ -8960,7 +8920,7 @@ class SubagentUpdate(AcpModel):
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -8996,7 +8956,7 @@ class TerminalCancelCapabilities(AcpModel):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9016,14 +8976,14 @@ class TerminalCapabilities(AcpModel):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)
     """
 
-    cancel: TerminalCancelCapabilities | None = None
+    cancel: Annotated[TerminalCancelCapabilities | None, DefaultOnError] = None
     """
     Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9041,12 +9001,12 @@ class TerminalExitStatus(AcpModel):
     an exit code nor a signal is known.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode")] = None
+    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
     """
     Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
     """
-    signal: str | None = None
+    signal: Annotated[str | None, DefaultOnError] = None
     """
     Signal that terminated the process, when known.
 
@@ -9054,7 +9014,7 @@ class TerminalExitStatus(AcpModel):
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
     platform-specific name. Omitted and `null` are equivalent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9073,7 +9033,7 @@ class TerminalOutput(AcpModel):
     """
     Base64-encoded replacement terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9096,7 +9056,7 @@ class TerminalOutputChunk(AcpModel):
     """
     Independently base64-encoded terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9135,7 +9095,7 @@ class TerminalSize(AcpModel):
     """
     Number of rows.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9160,37 +9120,37 @@ class TerminalUpdate(AcpModel):
     """
     Unique identifier for this terminal within the session.
     """
-    command: str | None = None
+    command: Annotated[str | None, DefaultOnError] = None
     """
     The command being run.
     """
-    cwd: AbsolutePath | None = None
+    cwd: Annotated[AbsolutePath | None, DefaultOnError] = None
     """
     The absolute working directory of the command.
     """
-    output: TerminalOutput | None = None
+    output: Annotated[TerminalOutput | None, DefaultOnError] = None
     """
     An authoritative replacement snapshot of terminal output bytes.
     """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus")] = None
+    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
     """
     Exit information. A concrete object marks the terminal as exited.
     """
-    size: TerminalSize | None = None
+    size: Annotated[TerminalSize | None, DefaultOnError] = None
     """
     The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
-    capabilities: TerminalCapabilities | None = None
+    capabilities: Annotated[TerminalCapabilities | None, DefaultOnError] = None
     """
     Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -9232,7 +9192,7 @@ class ToolCallContentChunk(AcpModel):
     """
     A single item of content produced by the tool call.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9290,7 +9250,7 @@ class UnarchiveSessionRequest(AcpModel, TypedRequest["UnarchiveSessionResponse"]
     """
     The ID of the session to unarchive.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9309,7 +9269,7 @@ class UnarchiveSessionResponse(AcpModel):
     Response from unarchiving a session.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9390,11 +9350,11 @@ class UserMessage(AcpModel):
     """
     A unique identifier for the message.
     """
-    content: list[ContentBlock] | None = None
+    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
     """
     Complete replacement content for this message.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
@@ -9435,13 +9395,13 @@ class UsageUpdate(AcpModel):
     """
     Total context window size in tokens.
     """
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, DefaultOnError] = None
     """
     Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -9498,7 +9458,7 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
