@@ -551,24 +551,13 @@ class Connection:
             await self._on_invalid(message, value)
 
     async def _on_request(self, request: Request) -> None:
-        if self._observer is not None:
-            await self._on_observed_request(self._observer, request)
-            return
-        slot = ResponseSlot(self, self._incoming, request.id, request.method)
-        route = self._routes.requests.get(request.method) or self._routes.raw_request
-        if route is None:
-            slot.answer_error(RequestError.method_not_found(request.method))
-            return
-        self._dispatching = slot
-        try:
-            await route(request.method, request.params, slot, self)
-        finally:
-            self._dispatching = None
-
-    async def _on_observed_request(self, observer: ConnectionObserver, request: Request) -> None:
-        """:meth:`_on_request` with a span: the handler runs in its context."""
-        slot = ObservedResponseSlot(
-            observer, self, self._incoming, request.id, request.method, request.params
+        observer = self._observer
+        slot = (
+            ResponseSlot(self, self._incoming, request.id, request.method)
+            if observer is None
+            else ObservedResponseSlot(
+                observer, self, self._incoming, request.id, request.method, request.params
+            )
         )
         route = self._routes.requests.get(request.method) or self._routes.raw_request
         if route is None:
@@ -576,8 +565,10 @@ class Connection:
             return
         self._dispatching = slot
         try:
-            with slot.span.activated() if slot.span is not None else nullcontext():
+            if observer is None:
                 await route(request.method, request.params, slot, self)
+            else:  # the handler runs with the request's span current
+                await _in_span(slot, route(request.method, request.params, slot, self))
         finally:
             self._dispatching = None
 
@@ -726,6 +717,12 @@ class Connection:
                     if self._observer is not None:
                         self._observer.closed()
                 await self._transport.aclose()
+
+
+async def _in_span(slot: ResponseSlot, handling: Awaitable[None]) -> None:
+    span = slot.span if isinstance(slot, ObservedResponseSlot) else None
+    with nullcontext() if span is None else span.activated():
+        await handling
 
 
 def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:
