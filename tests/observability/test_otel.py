@@ -417,3 +417,19 @@ def test_the_global_provider_gets_spans_only_from_instrumented_builders(backend:
         timeout=60,
     ).stdout
     assert out.splitlines() == ["0", "['CLIENT', 'SERVER']"]
+
+
+def test_without_the_api_installed_the_import_error_names_the_extra() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['opentelemetry'] = None  # as if not installed\n"
+        "import acp_runtime\n"
+        "try:\n"
+        "    import acp_runtime.otel\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "acp-sdk[otel]" in out
