@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,16 +18,19 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from acp_runtime import (
     SUCCESSOR,
+    Connection,
     ConnectionBuilder,
     JsonValue,
     RequestError,
     Responder,
     memory_pair,
 )
+from acp_runtime.framing import LineTransport
 from acp_runtime.observation import ObservedPendingRequest, ObservedResponseSlot
 from acp_runtime.otel import CANCEL_ANSWERED, CANCEL_LATENCY, CANCEL_REQUESTED, instrument
 from acp_runtime.response_slot import ResponseSlot
 from acp_runtime.settlement import PendingRequest
+from acp_runtime.stdio import FdReceiveStream, FdSendStream
 from acp_runtime.testing import cancel, error, request, result, wire_connection
 
 pytestmark = pytest.mark.anyio
@@ -433,3 +437,37 @@ def test_without_the_api_installed_the_import_error_names_the_extra() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     assert "acp-sdk[otel]" in out
+
+
+async def test_responses_settled_on_the_eager_path_end_their_spans(
+    provider: TracerProvider,
+    exporter: InMemorySpanExporter,
+    anyio_backend: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over pipes on asyncio a response settles in the readiness callback, not the loop."""
+    eager: list[bool] = []
+    settle_eagerly = Connection._settle_eagerly  # pyright: ignore[reportPrivateUsage]
+
+    def spy(self: Connection, data: bytes) -> bool:
+        eager.append(settled := settle_eagerly(self, data))
+        return settled
+
+    monkeypatch.setattr(Connection, "_settle_eagerly", spy)
+    to_server, to_client = os.pipe(), os.pipe()
+    server_side = LineTransport(
+        FdReceiveStream(to_server[0], close_fd=True), FdSendStream(to_client[1], close_fd=True)
+    )
+    client_side = LineTransport(
+        FdReceiveStream(to_client[0], close_fd=True), FdSendStream(to_server[1], close_fd=True)
+    )
+    server = ConnectionBuilder().on_raw_request(echo)
+    client = instrument(ConnectionBuilder(), tracer_provider=provider)
+    async with server.connect(server_side), client.connect(client_side) as cx:
+        for n in range(20):
+            assert await cx.send_raw_request("test/echo", [n]) == {"echo": [n]}
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 20
+    assert {attributes(span)["acp.outcome"] for span in spans} == {"result"}
+    if anyio_backend == "asyncio":
+        assert any(eager)
