@@ -41,9 +41,9 @@ class RequestSpan(Protocol):
         ...
 
     def answered(self, error: RequestError | None) -> None:
-        """Its answer was handed to the writer (incoming), or it settled (outgoing: a
-        response, or a local failure such as the connection closing); ``None`` is a
-        result."""
+        """Its answer was handed to the writer (incoming; dropped if the connection had
+        closed), or it settled (outgoing: a response, or a local failure such as the
+        connection closing); ``None`` is a result."""
         ...
 
     def abandoned(self, reason: str) -> None:

@@ -125,7 +125,7 @@ class _ConnectionSpans:
 
     def closed(self) -> None:
         for span in list(self._open):
-            span.abandoned("connection closed")
+            span.end_unanswered("connection_closed", "connection closed before the answer")
 
 
 class _Span:
@@ -161,12 +161,15 @@ class _Span:
         span.end()
 
     def abandoned(self, reason: str) -> None:
+        self.end_unanswered("abandoned", reason)
+
+    def end_unanswered(self, outcome: str, description: str) -> None:
+        """End with no answer on the wire: ``outcome`` and an error status."""
         span = self._take()
         if span is None:
             return
-        outcome = "connection_closed" if reason == "connection closed" else "abandoned"
         span.set_attribute("acp.outcome", outcome)
-        span.set_status(trace.StatusCode.ERROR, reason)
+        span.set_status(trace.StatusCode.ERROR, description)
         span.end()
 
     def activated(self) -> AbstractContextManager[object]:

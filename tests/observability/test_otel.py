@@ -28,10 +28,11 @@ from acp_runtime import (
 from acp_runtime.framing import LineTransport
 from acp_runtime.observation import ObservedPendingRequest, ObservedResponseSlot
 from acp_runtime.otel import CANCEL_ANSWERED, CANCEL_LATENCY, CANCEL_REQUESTED, instrument
+from acp_runtime.proxy import Proxy
 from acp_runtime.response_slot import ResponseSlot
 from acp_runtime.settlement import PendingRequest
 from acp_runtime.stdio import FdReceiveStream, FdSendStream
-from acp_runtime.testing import cancel, error, request, result, wire_connection
+from acp_runtime.testing import WirePeer, cancel, error, request, result, wire_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -471,3 +472,33 @@ async def test_responses_settled_on_the_eager_path_end_their_spans(
     assert {attributes(span)["acp.outcome"] for span in spans} == {"result"}
     if anyio_backend == "asyncio":
         assert any(eager)
+
+
+async def test_a_proxy_forwards_inside_the_span_of_what_it_forwards(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """Instrumented builders given to a Proxy: each hop is a span, the downstream request
+    a child of the upstream one, and the cancel shows on both."""
+    proxy = Proxy(
+        upstream=instrument(ConnectionBuilder("agent"), tracer_provider=provider),
+        downstream=instrument(ConnectionBuilder("client"), tracer_provider=provider),
+    )
+    up_ours, up_theirs = memory_pair()
+    down_ours, down_theirs = memory_pair()
+    async with proxy.connect(up_ours, down_ours):
+        client, agent = WirePeer(up_theirs), WirePeer(down_theirs)
+        await client.send(request("c-1", "session/prompt", {"sessionId": "s"}))
+        forwarded = await agent.receive()
+        await client.send(cancel("c-1"))
+        assert await agent.receive() == cancel(forwarded["id"])
+        await agent.send(error(forwarded["id"], -32800, "Request cancelled"))
+        assert (await client.receive())["error"]["code"] == -32800
+    upstream = only(exporter, SpanKind.SERVER)
+    downstream = only(exporter, SpanKind.CLIENT)
+    assert downstream.parent is not None and upstream.context is not None
+    assert downstream.parent.span_id == upstream.context.span_id
+    assert attributes(upstream)["rpc.jsonrpc.request_id"] == "c-1"
+    assert attributes(downstream)["rpc.jsonrpc.request_id"] == str(forwarded["id"])
+    for span in (upstream, downstream):
+        assert events(span) == [CANCEL_REQUESTED, CANCEL_ANSWERED]
+        assert attributes(span)["rpc.jsonrpc.error_code"] == -32800
