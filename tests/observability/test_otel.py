@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -502,3 +503,22 @@ async def test_a_proxy_forwards_inside_the_span_of_what_it_forwards(
     for span in (upstream, downstream):
         assert events(span) == [CANCEL_REQUESTED, CANCEL_ANSWERED]
         assert attributes(span)["rpc.jsonrpc.error_code"] == -32800
+
+
+def test_the_cost_benchmark_runs_every_mode_quickly() -> None:
+    """``bench/otel_bench.py --quick`` runs and its JSON parses (no timing asserts)."""
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(repo / "bench" / "otel_bench.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=repo,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    record = json.loads(line)
+    assert record["kind"] == "otel" and record["requests"] == 200
+    assert set(record["cpu_us_per_round_trip"]) == {"off", "noop", "sdk"}
+    assert all(value > 0 for value in record["cpu_us_per_round_trip"].values())
