@@ -25,6 +25,7 @@ from .handlers import (
     typed_request_route,
 )
 from .methods import NotificationMethod, RequestMethod
+from .observation import Instrumentation
 from .outbox import DEFAULT_HIGH_WATER_BYTES
 from .roles import Role, check_handles, validate_role
 from .transport import Transport
@@ -49,6 +50,7 @@ class ConnectionBuilder:
         self.role: Role = validate_role(role)
         self.high_water_bytes = high_water_bytes
         self._routes = Routes()
+        self._instrumentation: Instrumentation | None = None
 
     def on_request(
         self, method: RequestMethod[P, R], handler: RequestHandler[P, R]
@@ -86,6 +88,15 @@ class ConnectionBuilder:
         self._routes.raw_notification = raw_notification_route(handler)
         return self
 
+    def instrument(self, instrumentation: Instrumentation) -> ConnectionBuilder:
+        """Observe every request of the connections built from now on, for example with
+        OpenTelemetry spans (:func:`acp_runtime.otel.instrument`). Off by default, and
+        then free: nothing is called per request."""
+        if self._instrumentation is not None:
+            raise ValueError("an instrumentation is already registered")
+        self._instrumentation = instrumentation
+        return self
+
     @staticmethod
     def _claim(name: str, table: Mapping[str, object]) -> None:
         if name in table:
@@ -108,8 +119,14 @@ class ConnectionBuilder:
             self._routes.raw_notification,
         )
         async with anyio.create_task_group() as tg:
+            instrumentation = self._instrumentation
             connection = Connection(
-                routes, self.role, transport, tg, high_water_bytes=self.high_water_bytes
+                routes,
+                self.role,
+                transport,
+                tg,
+                high_water_bytes=self.high_water_bytes,
+                observer=None if instrumentation is None else instrumentation.connection(self.role),
             )
             try:  # the writer is shielded, so from its start only the shutdown ends it
                 await tg.start(connection._run_writer)  # pyright: ignore[reportPrivateUsage]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
@@ -58,6 +59,7 @@ from .methods import (
     notification_method_of,
     request_method_of,
 )
+from .observation import ConnectionObserver, ObservedPendingRequest, ObservedResponseSlot
 from .outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
 from .peer import COUNTERPART, Peer, on_wire
 from .response_slot import ResponseSlot, answer_spawned_failure
@@ -150,6 +152,7 @@ class Connection:
         task_group: TaskGroup,
         *,
         high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES,
+        observer: ConnectionObserver | None = None,
     ) -> None:
         self.role: Role = role
         self.counterpart: Peer = COUNTERPART
@@ -161,6 +164,9 @@ class Connection:
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
+        self._observer = observer
+        """Instrumentation (:mod:`~acp_runtime.observation`); None, the default, costs one
+        test per request."""
         self._call_soon = current_soon_caller()
         self._new_waiter = current_waiter_factory()
         self._current_task = current_task_getter()
@@ -264,20 +270,26 @@ class Connection:
         self, method: str, params: RawParams = None, *, peer: Peer | None = None
     ) -> SentRequest[JsonValue]:
         """Like :meth:`send_raw_request`, but not published until consumed (OUT-8)."""
-        record = PendingRequest(
-            self, self._pending.allocate_id(), method, as_json(params), peer or self.counterpart
+        request_id, payload = self._pending.allocate_id(), as_json(params)
+        record = (
+            PendingRequest(self, request_id, method, payload, peer or self.counterpart)
+            if self._observer is None
+            else ObservedPendingRequest(
+                self._observer, self, request_id, method, payload, peer or self.counterpart
+            )
         )
         return SentRequest(record, _identity)
 
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
         check_peer_handles(self.role, binding)
-        record = PendingRequest(
-            self,
-            self._pending.allocate_id(),
-            binding.name,
-            binding.params.encode(params),
-            peer or self.counterpart,
+        request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
+        record = (
+            PendingRequest(self, request_id, binding.name, payload, peer or self.counterpart)
+            if self._observer is None
+            else ObservedPendingRequest(
+                self._observer, self, request_id, binding.name, payload, peer or self.counterpart
+            )
         )
         return SentRequest(record, binding.result.load)
 
@@ -544,14 +556,24 @@ class Connection:
             await self._on_invalid(message, value)
 
     async def _on_request(self, request: Request) -> None:
-        slot = ResponseSlot(self, self._incoming, request.id, request.method)
+        observer = self._observer
+        slot = (
+            ResponseSlot(self, self._incoming, request.id, request.method)
+            if observer is None
+            else ObservedResponseSlot(
+                observer, self, self._incoming, request.id, request.method, request.params
+            )
+        )
         route = self._routes.requests.get(request.method) or self._routes.raw_request
         if route is None:
             slot.answer_error(RequestError.method_not_found(request.method))
             return
         self._dispatching = slot
         try:
-            await route(request.method, request.params, slot, self)
+            if observer is None:
+                await route(request.method, request.params, slot, self)
+            else:  # the handler runs with the request's span current
+                await _in_span(slot, route(request.method, request.params, slot, self))
         finally:
             self._dispatching = None
 
@@ -697,7 +719,15 @@ class Connection:
                 finally:
                     self._writer_scope.cancel()  # the shielded writer never outlives this
                     self._tg.cancel_scope.cancel()
+                    if self._observer is not None:
+                        self._observer.closed()
                 await self._transport.aclose()
+
+
+async def _in_span(slot: ResponseSlot, handling: Awaitable[None]) -> None:
+    span = slot.span if isinstance(slot, ObservedResponseSlot) else None
+    with nullcontext() if span is None else span.activated():
+        await handling
 
 
 def _request_binding(args: tuple[Any, ...]) -> tuple[RequestMethod[Any, Any], Any]:
