@@ -87,6 +87,7 @@ from acp_runtime import (
     RequestError,
     Responder,
     SentRequest,
+    not_a_handler,
 )
 from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES
@@ -312,6 +313,7 @@ class EchoAgent(AgentHandler):
             return {"pong": params}
         raise RequestError.method_not_found(method)
 
+    @not_a_handler
     async def wait_idle(self) -> None:
         """Wait until no prompt turn is running."""
         await self._idle.wait()

@@ -79,24 +79,24 @@ class McpAgent(AgentHandler):
         # dispatch loop. `$/cancel_request` for the prompt stops it with -32800.
         responder.connection.spawn(
             responder.respond_with,
-            responder.cancellation.run_until_cancelled(self.turn(params, responder.connection)),
+            responder.cancellation.run_until_cancelled(self._turn(params, responder.connection)),
         )
 
     async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
         if (scope := self.turns.get(params.session_id)) is not None:
             scope.cancel()
 
-    async def turn(self, params: PromptRequest, cx: Connection) -> PromptResponse:
+    async def _turn(self, params: PromptRequest, cx: Connection) -> PromptResponse:
         text = " ".join(b.text for b in params.prompt if isinstance(b, TextContentBlock)).strip()
         with anyio.CancelScope() as scope:
             self.turns[params.session_id] = scope
             try:
-                await self.run(cx, params.session_id, text)
+                await self._run(cx, params.session_id, text)
             finally:
                 del self.turns[params.session_id]
         return PromptResponse(stop_reason="cancelled" if scope.cancelled_caught else "end_turn")
 
-    async def run(self, cx: Connection, session_id: str, text: str) -> None:
+    async def _run(self, cx: Connection, session_id: str, text: str) -> None:
         def say(chunk: str) -> None:
             update = AgentMessageChunkSessionUpdate(
                 session_update="agent_message_chunk",

@@ -12,6 +12,7 @@ from .errors import ErrorCode as ErrorCode
 from .errors import RequestError as RequestError
 from .framing import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
 from .framing import LineTransport as LineTransport
+from .handler_class import not_a_handler as not_a_handler
 from .handlers import NotificationHandler as NotificationHandler
 from .handlers import RawNotificationHandler as RawNotificationHandler
 from .handlers import RawRequestHandler as RawRequestHandler
@@ -104,6 +105,7 @@ __all__ = [
     "log_to_stderr",
     "logging_sink",
     "memory_pair",
+    "not_a_handler",
     "run_agent",
     "serve_agent",
     "spawn_agent",

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from acp_generated import v1, v2
-from acp_runtime import ConnectionBuilder, Responder
+from acp_runtime import ConnectionBuilder, Responder, not_a_handler
 from acp_runtime.testing import request, wire_connection
 
 
@@ -39,8 +39,9 @@ class Fine(v1.AgentHandler):
         """Public plain methods are never mistaken for handlers (only async ones are)."""
         return "end_turn"
 
+    @not_a_handler
     async def wait_idle(self) -> None:
-        """A public async method unlike any ACP name is the class's own API."""
+        """A public async method marked as the class's own API."""
 
 
 def test_typo_is_refused_with_the_closest_name() -> None:
@@ -55,12 +56,16 @@ def test_a_method_of_the_other_side_is_refused() -> None:
         OtherSide().attach(ConnectionBuilder(role="agent"))
 
 
-def test_a_name_in_a_method_family_is_refused() -> None:
-    class Family(v1.AgentHandler):
-        async def session_state(self) -> None: ...
+def test_any_unmarked_public_async_method_is_refused() -> None:
+    """Not only near-misses: ``promt`` is far from every name, and still never called."""
 
-    with pytest.raises(TypeError, match=r"Family\.session_state: no ACP method"):
-        Family().attach(ConnectionBuilder(role="agent"))
+    class Far(v1.AgentHandler):
+        async def promt(self) -> None: ...
+
+        async def wait_idle(self) -> None: ...
+
+    with pytest.raises(TypeError, match=r"Far\.promt.*Far\.wait_idle|Far\.wait_idle.*Far\.promt"):
+        Far().attach(ConnectionBuilder(role="agent"))
 
 
 def test_an_inherited_typo_is_refused_and_v2_and_clients_too() -> None:
