@@ -137,11 +137,10 @@ class McpAgent(AgentHandler):
     async def session_prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> None:
-        responder.connection.spawn(
-            responder.respond_with, responder.cancellation.run_until_cancelled(self.turn(responder))
-        )
+        turn = responder.cancellation.run_until_cancelled(self._turn(responder))
+        responder.connection.spawn(responder.respond_with, turn)
 
-    async def turn(self, responder: Responder[PromptResponse]) -> PromptResponse:
+    async def _turn(self, responder: Responder[PromptResponse]) -> PromptResponse:
         from acp_runtime.mcp import McpCaller
 
         assert isinstance(self.caller, McpCaller)
