@@ -74,11 +74,12 @@ class AcpModel(BaseModel):
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
 
         def __init__(self, /, **data):
-            tags = _TAGS.get(type(self))
-            if tags is None:
+            try:
+                tags = _TAGS[type(self)]
+            except KeyError:
                 tags = _constant_tags(type(self))
-            for name, names, constant in tags:
-                if names.isdisjoint(data):
+            for name, alias, constant in tags:
+                if name not in data and alias not in data:
                     data[name] = constant
             try:
                 self.__pydantic_validator__.validate_python(data, self_instance=self)
@@ -130,19 +131,20 @@ class AcpModel(BaseModel):
             return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
 
 
-_Tags = tuple[tuple[str, frozenset[str], object], ...]
-"""A model's constant tags: field name, the keywords that set it (name, alias), its value."""
+_Tags = tuple[tuple[str, str, object], ...]
+"""A model's constant tags: field name, wire name (the alias, else the name), its value."""
 
 _TAGS: dict[type[AcpModel], _Tags] = {}
 """Per class (not inherited: a variant adds its tag), worked out on first construction."""
 
 
 def _constant_tags(cls: type[AcpModel]) -> _Tags:
-    tags: list[tuple[str, frozenset[str], object]] = []
+    tags: list[tuple[str, str, object]] = []
     for name, field in cls.model_fields.items():
         constant = _constant(field)
         if constant:
-            tags.append((name, frozenset({name, *_aliases(field)}), constant[0]))
+            alias = next(iter(_aliases(field)), name)
+            tags.append((name, alias, constant[0]))
     found = _TAGS[cls] = tuple(tags)
     return found
 
