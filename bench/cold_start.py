@@ -71,12 +71,12 @@ def read_until(process: subprocess.Popen[bytes], wanted: object) -> dict[str, ob
             return message  # type: ignore[no-any-return]
 
 
-def one_start(command: list[str]) -> tuple[float, float]:
+def one_start(command: list[str], env: dict[str, str] = ENV) -> tuple[float, float]:
     """Seconds from spawn to the initialize answer, and to the prompt's first update
     (after session/new, sent at once when initialize is answered)."""
     start = time.perf_counter()
     with subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     ) as process:
         send(process, INITIALIZE)
         read_until(process, 1)
@@ -96,15 +96,23 @@ def one_start(command: list[str]) -> tuple[float, float]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="spawn-to-initialize cold start per agent")
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument(
+        "--baseline-src",
+        help="also time this SDK's agent on another checkout's src/ (PYTHONPATH), as 'before'",
+    )
     args = parser.parse_args(argv)
     commands = agents()
+    envs = {name: ENV for name in commands}
+    if args.baseline_src:
+        commands["before"] = commands["this"]
+        envs["before"] = {**ENV, "PYTHONPATH": args.baseline_src}
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     load = os.getloadavg()[0]
-    for command in commands.values():  # warm the OS caches once, not timed
-        one_start(command)
+    for name, command in commands.items():  # warm the OS caches once, not timed
+        one_start(command, envs[name])
     for _ in range(args.runs):
         for name, command in commands.items():
-            samples[name].append(one_start(command))
+            samples[name].append(one_start(command, envs[name]))
     medians: dict[str, dict[str, float]] = {}
     for name, runs in samples.items():
         medians[name] = {
