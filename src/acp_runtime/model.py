@@ -73,27 +73,8 @@ class AcpModel(BaseModel):
 
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
 
-        def __init__(self, /, **data):
-            try:
-                tags = _TAGS[type(self)]
-            except KeyError:
-                tags = _constant_tags(type(self))
-            for name, alias, constant in tags:
-                if name not in data and alias not in data:
-                    data[name] = constant
-            try:
-                self.__pydantic_validator__.validate_python(data, self_instance=self)
-            except ValidationError:  # a typo first: it may be why a field is missing
-                unknown = set(data) - _keywords(type(self))
-                if unknown:
-                    raise _unknown_keywords(type(self), unknown) from None
-                raise
-            if self.__pydantic_extra__:  # extra="allow" kept what names no field
-                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
-
-        # pydantic validates nested models without calling ``__init__`` unless a class has a
-        # custom one; this marks ours as the base's, so wire parsing keeps its fast path.
-        __init__.__pydantic_base_init__ = True
+        # Each class gets its own ``__init__`` (``_constructor``) when it is created, with
+        # its constant tags bound in: no lookup per construction.
 
         # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
         # parsing then costs more than validating a small model (measured, bench/).
@@ -109,6 +90,7 @@ class AcpModel(BaseModel):
         @classmethod
         def __pydantic_init_subclass__(cls, **kwargs):
             super().__pydantic_init_subclass__(**kwargs)
+            type.__setattr__(cls, "__init__", _constructor(_constant_tags(cls)))
             if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
                 cls.model_validate = vars(BaseModel)["model_validate"]
                 cls.model_validate_json = vars(BaseModel)["model_validate_json"]
@@ -134,19 +116,42 @@ class AcpModel(BaseModel):
 _Tags = tuple[tuple[str, str, object], ...]
 """A model's constant tags: field name, wire name (the alias, else the name), its value."""
 
-_TAGS: dict[type[AcpModel], _Tags] = {}
-"""Per class (not inherited: a variant adds its tag), worked out on first construction."""
-
 
 def _constant_tags(cls: type[AcpModel]) -> _Tags:
     tags: list[tuple[str, str, object]] = []
-    for name, field in cls.model_fields.items():
+    for name, field in cls.__pydantic_fields__.items():
         constant = _constant(field)
         if constant:
             alias = next(iter(_aliases(field)), name)
             tags.append((name, alias, constant[0]))
-    found = _TAGS[cls] = tuple(tags)
-    return found
+    return tuple(tags)
+
+
+def _constructor(tags: _Tags) -> Callable[..., None]:
+    """A class's ``__init__``: fill in its constant tags, validate, refuse unknown keywords."""
+
+    def __init__(self: AcpModel, /, **data: Any) -> None:
+        for name, alias, constant in tags:
+            if name not in data and alias not in data:
+                data[name] = constant
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+        except ValidationError:  # a typo first: it may be why a field is missing
+            unknown = set(data) - _keywords(type(self))
+            if unknown:
+                raise _unknown_keywords(type(self), unknown) from None
+            raise
+        if self.__pydantic_extra__:  # extra="allow" kept what names no field
+            raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
+
+    # pydantic validates nested models without calling ``__init__`` unless a class has a
+    # custom one; this marks ours as the base's, so wire parsing keeps its fast path.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+    return __init__
+
+
+if not TYPE_CHECKING:
+    type.__setattr__(AcpModel, "__init__", _constructor(()))
 
 
 def _aliases(field: FieldInfo) -> list[str]:
