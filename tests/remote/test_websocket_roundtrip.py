@@ -56,7 +56,8 @@ class Client(v1.ClientHandler):
     async def fs_read_text_file(
         self, params: v1.ReadTextFileRequest, responder: Responder[v1.ReadTextFileResponse]
     ) -> v1.ReadTextFileResponse:
-        return v1.ReadTextFileResponse(content=Path(params.path).read_text(encoding="utf-8"))
+        content = await anyio.Path(params.path).read_text(encoding="utf-8")
+        return v1.ReadTextFileResponse(content=content)
 
 
 def agent_app() -> object:
