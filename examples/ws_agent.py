@@ -40,10 +40,6 @@ async def serve(host: str, port: int, token: str | None, backend: str) -> None:
     config.bind = [f"{host}:{port}"]
     config.websocket_max_message_size = DEFAULT_MAX_MESSAGE_BYTES  # as the app's own limit
     print(f"serving ACP on ws://{host}:{port}/acp", flush=True)
-    if backend == "trio":
-        from hypercorn.trio import serve as hypercorn_serve
-    else:
-        from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
 
     async def stop_on_signal() -> None:
         """SIGINT/SIGTERM: close the open sockets with 1001, then stop serving."""
@@ -52,7 +48,15 @@ async def serve(host: str, port: int, token: str | None, backend: str) -> None:
                 await app.aclose()
                 return
 
-    await hypercorn_serve(app, config, shutdown_trigger=stop_on_signal)  # type: ignore[arg-type]
+    # hypercorn's own signature is partially unknown (its WSGI alternative), hence the ignores
+    if backend == "trio":
+        import hypercorn.trio
+
+        await hypercorn.trio.serve(app, config, shutdown_trigger=stop_on_signal)  # pyright: ignore[reportUnknownMemberType]
+    else:
+        import hypercorn.asyncio
+
+        await hypercorn.asyncio.serve(app, config, shutdown_trigger=stop_on_signal)  # pyright: ignore[reportUnknownMemberType]
 
 
 def main() -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
+Scope = Mapping[str, Any]
+Message = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+Send = Callable[[Any], Awaitable[None]]
+"""Takes ``Any``: servers type their ``send`` with their own ``TypedDict`` events (hypercorn
+does), and a callable taking those is not one taking any mapping."""
 
 
 def scope_headers(scope: Scope) -> dict[str, str]:
