@@ -121,3 +121,88 @@ async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: P
     assert "permission:selected:allow" in report["seen"]
     assert FILE_TEXT in report["seen"]
     assert report["cancelCode"] == -32800
+
+
+# -- the same raw frames to both servers -------------------------------------------------
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+
+
+async def observe(url: str) -> dict[str, object]:
+    """What a server answers to bad frames, before and after ``initialize``, and how it
+    closes on a bad first message: exact frames where the wire is fixed."""
+    import httpx
+    from httpx_ws import WebSocketDisconnect, aconnect_ws
+
+    seen: dict[str, object] = {}
+    async with httpx.AsyncClient() as http:
+
+        async def closing(first: dict[str, object]) -> tuple[int, str]:
+            async with aconnect_ws(url, http, keepalive_ping_interval_seconds=None) as ws:
+                await ws.send_text(json.dumps(first))
+                with anyio.fail_after(5), pytest.raises(WebSocketDisconnect) as caught:
+                    while True:
+                        await ws.receive()
+            return caught.value.code, caught.value.reason
+
+        async with aconnect_ws(url, http, keepalive_ping_interval_seconds=None) as ws:
+            assert ws.response is not None
+            seen["connection id header"] = "acp-connection-id" in ws.response.headers
+            seen["subprotocol"] = ws.subprotocol
+            before: list[str] = []
+            for frame in (
+                "{not json",
+                "NaN",
+                "[1,2]",
+                "42",
+                "null",
+                '{"id":1,"method":"initialize"}',
+                '{"jsonrpc":"2.0","id":true,"method":"initialize"}',
+                '{"jsonrpc":"2.0","id":1,"method":7}',
+            ):
+                await ws.send_text(frame)
+                with anyio.fail_after(5):
+                    before.append(await ws.receive_text())
+            seen["before initialize"] = before
+            await ws.send_text('{"jsonrpc":"2.0","id":7,"result":{}}')  # dropped by both
+            await ws.send_bytes(b"binary")  # ignored by both
+            await ws.send_text(json.dumps(INITIALIZE))
+            with anyio.fail_after(5):
+                seen["initialize answer id"] = json.loads(await ws.receive_text())["id"]
+            await ws.send_text(json.dumps({**INITIALIZE, "id": 2}))
+            with anyio.fail_after(5):
+                seen["second initialize"] = await ws.receive_text()
+            after: list[tuple[object, object]] = []
+            for frame in ("{oops", "[]", "[1]"):
+                await ws.send_text(frame)
+                with anyio.fail_after(5):
+                    answer = json.loads(await ws.receive_text())
+                after.append((answer["id"], answer["error"]["code"]))
+            seen["after initialize (id, code)"] = after
+        request = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {}}
+        seen["request first"] = await closing(request)
+        notification = {"jsonrpc": "2.0", "method": "initialize", "params": {}}
+        seen["initialize notification"] = await closing(notification)
+        seen["initialize with id null"] = await closing({**INITIALIZE, "id": None})
+    return seen
+
+
+async def test_our_server_answers_raw_frames_as_the_ts_server_does(node: str) -> None:
+    async with await anyio.open_process(
+        [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        with anyio.fail_after(20):
+            port = int((await process.stdout.receive()).decode().split()[0])
+        theirs = await observe(f"http://127.0.0.1:{port}/acp")
+        await process.stdin.aclose()
+        await process.wait()
+    sys.path.insert(0, str(REPO_ROOT / "examples"))
+    try:
+        from echo_agent import EchoAgent
+    finally:
+        sys.path.remove(str(REPO_ROOT / "examples"))
+    async with serving(websocket_app(EchoAgent)) as port:
+        ours = await observe(f"http://127.0.0.1:{port}/acp")
+    assert ours == theirs
+    assert theirs["request first"] == (1002, "First message must be initialize")

@@ -102,7 +102,8 @@ async def test_before_initialize_bad_json_arrays_and_answers_are_answered_or_dro
     ("first", "reason"),
     [
         ({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {}}, "First message"),
-        ({"jsonrpc": "2.0", "method": "initialize", "params": {}}, "must include an ID"),
+        ({"jsonrpc": "2.0", "method": "initialize", "params": {}}, "First message"),
+        ({"jsonrpc": "2.0", "id": None, "method": "initialize"}, "must include an ID"),
     ],
 )
 async def test_a_first_message_other_than_an_initialize_request_closes_1002(

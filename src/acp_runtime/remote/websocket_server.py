@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import math
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Final, Protocol, cast, runtime_checkable
@@ -292,7 +293,7 @@ async def _first_initialize(socket: _Socket) -> bytes | None:
         except anyio.EndOfStream:
             return None
         try:
-            value: object = json.loads(data)
+            value: object = json.loads(data, parse_constant=_reject_constant)
         except ValueError:
             await socket.send_text(PARSE_ERROR_FRAME)
             continue
@@ -303,19 +304,38 @@ async def _first_initialize(socket: _Socket) -> bytes | None:
             await socket.send_text(_invalid_request_frame(value))
             continue
         value = cast("dict[str, object]", value)
-        if "method" not in value and ("result" in value or "error" in value):
+        if "method" not in value and ("id" in value or "result" in value or "error" in value):
             continue  # an answer to nothing: dropped
-        method = value.get("method")
-        if not isinstance(method, str):
+        if not _is_request_or_notification(value):
             await socket.send_text(_invalid_request_frame(value))
             continue
-        if method != "initialize":
+        if value.get("method") != "initialize" or "id" not in value:
             await socket.close(CLOSE_PROTOCOL_ERROR, "First message must be initialize")
             return None
-        if value.get("id") is None:
+        if value["id"] is None:
             await socket.close(CLOSE_PROTOCOL_ERROR, "Initialize request must include an ID")
             return None
         return data
+
+
+def _reject_constant(name: str) -> object:
+    """``NaN`` and ``Infinity`` are not JSON (Python accepts them, JavaScript does not)."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_request_or_notification(value: dict[str, object]) -> bool:
+    """JSON-RPC 2.0 envelope, a string method, and (for a request) an id that is a string,
+    a finite number or null: the TS server's test, so the same frames pass it."""
+    if value.get("jsonrpc") != "2.0" or not isinstance(value.get("method"), str):
+        return False
+    if "id" not in value:
+        return True
+    request_id = value["id"]
+    if isinstance(request_id, bool):
+        return False
+    if isinstance(request_id, float):
+        return math.isfinite(request_id)
+    return request_id is None or isinstance(request_id, (str, int))
 
 
 def _invalid_request_frame(data: object) -> str:
