@@ -102,6 +102,24 @@ async def test_our_client_against_the_ts_websocket_server(node: str) -> None:
     assert process.returncode == 0
 
 
+async def test_the_ts_server_shutting_down_ends_our_connection(node: str) -> None:
+    """``AcpServer.close()`` sends a close frame without a code (seen as 1005), not 1001."""
+    async with await anyio.open_process(
+        [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        with anyio.fail_after(20):
+            port = int((await process.stdout.receive()).decode().split()[0])
+        with anyio.fail_after(20):
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+                async with ConnectionBuilder(role="client").connect(transport) as cx:
+                    await v1.RemoteAgent(cx).initialize(protocol_version=1)
+                    await process.stdin.aclose()  # the peer calls AcpServer.close()
+                    await cx.wait_incoming_closed()
+            await process.wait()
+    assert (transport.close_code, transport.close_reason) == (1005, "")
+
+
 async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: Path) -> None:
     sys.path.insert(0, str(REPO_ROOT / "examples"))
     try:
