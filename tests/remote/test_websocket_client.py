@@ -62,6 +62,7 @@ async def test_binary_frames_are_skipped_and_the_connection_id_is_read() -> None
 class ClientClose:
     def __init__(self) -> None:
         self.codes: list[int] = []
+        self.texts: list[str] = []
         self.seen = anyio.Event()
 
 
@@ -82,6 +83,8 @@ async def wsproto_server(first: str, close: ClientClose) -> AsyncGenerator[int, 
                     if isinstance(event, Request):
                         await stream.send(ws.send(AcceptConnection()))
                         await stream.send(ws.send(TextMessage(data=first)))
+                    elif isinstance(event, TextMessage):
+                        close.texts.append(event.data)
                     elif isinstance(event, CloseConnection):
                         close.codes.append(event.code)
                         close.seen.set()
@@ -122,3 +125,14 @@ async def test_leaving_the_block_closes_1000() -> None:
         with anyio.fail_after(5):
             await close.seen.wait()
     assert close.codes == [1000]
+
+
+async def test_send_many_writes_each_message_as_its_own_frame_in_order() -> None:
+    close = ClientClose()
+    async with wsproto_server('"hi"', close) as port:
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            await transport.send_many([b'{"n":1}', b'{"n":2}', '{"é":3}'.encode()])
+            await transport.send(b'{"n":4}')
+        with anyio.fail_after(5):
+            await close.seen.wait()
+    assert close.texts == ['{"n":1}', '{"n":2}', '{"é":3}', '{"n":4}']

@@ -9,10 +9,11 @@ ends the stream.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
+import httpcore
 import httpx
 import wsproto.events
 from httpx_ws import (
@@ -79,6 +80,27 @@ class WebSocketTransport:
         try:
             await self._session.send_text(message.decode())
         except (WebSocketNetworkError, LocalProtocolError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """Frame a backlog at once and write it in one go (the connection's writer calls
+        this when several messages are queued): one lock and one socket write, not one each."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        session = self._session
+        lock: anyio.Lock | None = getattr(session, "_write_lock", None)
+        if lock is None:  # not the httpx-ws this was written against: one by one
+            for message in messages:
+                await self.send(message)
+            return
+        try:
+            data = b"".join(
+                session.connection.send(wsproto.events.TextMessage(data=message.decode()))
+                for message in messages
+            )
+            async with lock:
+                await session.stream.write(data)
+        except (httpcore.WriteError, LocalProtocolError) as exc:
             raise anyio.BrokenResourceError from exc
 
     async def aclose(self) -> None:
