@@ -213,6 +213,20 @@ async def test_an_async_authenticate_hook_is_awaited() -> None:
     assert refused.status_code == 403
 
 
+async def test_a_hook_that_raises_refuses_with_403_and_logs_no_header(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def authenticate(headers: Mapping[str, str]) -> bool:
+        raise KeyError(headers["authorization"])
+
+    app = websocket_app(echo_agent, authenticate=authenticate)
+    refused = await upgrade_answer(app, headers={"Authorization": "Bearer leaked-secret"})
+    assert refused.status_code == 403
+    assert "leaked-secret" not in refused.text
+    assert "KeyError" in caplog.text
+    assert "leaked-secret" not in caplog.text
+
+
 async def test_plain_http_gets_426_on_the_path_and_404_elsewhere() -> None:
     async with serving(websocket_app(echo_agent)) as port, httpx.AsyncClient() as client:
         on_path = await client.post(f"http://127.0.0.1:{port}/acp", json=INITIALIZE)

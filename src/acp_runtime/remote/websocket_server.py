@@ -195,9 +195,14 @@ def _servable(made: Servable | Attachable) -> Servable:
 
 
 async def _allowed(authenticate: Authenticate, headers: Mapping[str, str]) -> bool:
-    verdict = authenticate(headers)
-    if inspect.isawaitable(verdict):
-        verdict = await verdict
+    """The hook's verdict; a hook that raises refuses (logged without the headers)."""
+    try:
+        verdict = authenticate(headers)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:
+        log.error("the authenticate hook raised %s: refusing the upgrade", type(exc).__name__)
+        return False
     return verdict is True
 
 
