@@ -34,6 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 TS_SDK = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/package.json"
 IMPLS = ("this", "pypi", "ts", "floor")
 PEERS = ("pypi", "ts", "floor")
+WEBSOCKET_IMPLS = ("this", "ts")
+"""The drivers with a ``--transport websocket`` mode (our client and server, the TS ones)."""
 """Ratios are printed against each. ``floor`` is no SDK at all (``bench/drivers/floor.py``):
 the bound the machine's pipes, event loop and JSON codec put under any Python client."""
 
@@ -166,12 +168,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--impl", action="append", choices=IMPLS, help="repeat to pick; default: all four"
     )
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "websocket"],
+        default="stdio",
+        help="websocket: each agent behind its SDK's WebSocket server on loopback (this, ts)",
+    )
     args = parser.parse_args(argv)
+    if args.transport == "websocket":
+        os.environ["BENCH_TRANSPORT"] = "websocket"  # read by the drivers and agents
     spec = QUICK if args.quick else FULL
     runs_wanted = args.runs or (1 if args.quick else 3)
     impls: list[str] = []
     for impl in args.impl or IMPLS:
         reason = unavailable(impl)
+        if reason is None and args.transport == "websocket" and impl not in WEBSOCKET_IMPLS:
+            reason = "no WebSocket transport in this driver"
         if reason is None:
             impls.append(impl)
         else:
@@ -193,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             "runs": runs_wanted,
             "impls": impls,
             "quick": args.quick,
+            "transport": args.transport,
             "spec": dict(spec),
             "duration_s": round(time.time() - started, 1),
             "load_1m": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},

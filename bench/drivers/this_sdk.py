@@ -22,6 +22,7 @@ from acp_generated.v1 import (
 )
 from acp_runtime import Connection, ConnectionBuilder, RequestError
 from acp_runtime.process import spawn_agent
+from acp_runtime.transport import Transport
 from bench.drivers.harness import AgentStats, BenchClient, main
 from bench.profiling import python_command
 
@@ -92,13 +93,31 @@ async def open_client() -> AsyncIterator[BenchClient]:
     updates = _Updates()
     builder = ConnectionBuilder(role="client")
     updates.attach(builder)
-    async with (
-        spawn_agent(python_command(AGENT)) as agent,
-        builder.connect(agent.transport) as cx,
-    ):
+    async with agent_transport() as transport, builder.connect(transport) as cx:
         await cx.send_request(InitializeRequest(protocol_version=1))
         session = await cx.send_request(NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
         yield ThisSdkClient(cx, updates, session.session_id)
+
+
+@asynccontextmanager
+async def agent_transport() -> AsyncIterator[Transport]:
+    """The agent's pipes, or with ``BENCH_TRANSPORT=websocket`` a WebSocket to it (it
+    prints its port, and stops when its stdin closes)."""
+    if os.environ.get("BENCH_TRANSPORT") != "websocket":
+        async with spawn_agent(python_command(AGENT)) as agent:
+            yield agent.transport
+        return
+    from acp_runtime.remote import connect_websocket
+
+    async with await anyio.open_process(python_command(AGENT), stderr=None) as process:
+        assert process.stdout is not None and process.stdin is not None
+        port = int((await process.stdout.receive()).decode().split()[0])
+        try:
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+                yield transport
+        finally:
+            await process.stdin.aclose()
+            await process.wait()
 
 
 if __name__ == "__main__":

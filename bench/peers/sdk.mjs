@@ -10,3 +10,11 @@ export const acp = await import(entry.href);
 export function monotonicNs() {
   return Number(process.hrtime.bigint());
 }
+
+/** Import a package from tests/interop/node_modules (`ws`, the SDK's experimental entries). */
+export async function interop(name) {
+  const { createRequire } = await import("node:module");
+  const require = createRequire(new URL("../../tests/interop/package.json", import.meta.url));
+  const { pathToFileURL } = await import("node:url");
+  return import(pathToFileURL(require.resolve(name)).href);
+}

@@ -15,6 +15,7 @@ same small command language, written the way each SDK's docs suggest:
 
 from __future__ import annotations
 
+import os
 import re
 import resource
 import sys
@@ -104,5 +105,36 @@ async def serve() -> None:
     await builder.serve(stdio_transport())
 
 
+async def serve_websocket() -> None:
+    """``BENCH_TRANSPORT=websocket``: the same agent behind ``websocket_app`` under
+    hypercorn on 127.0.0.1 (port printed on stdout) until stdin closes."""
+    import socket
+
+    import sniffio
+    from hypercorn.config import Config
+
+    from acp_runtime.remote import websocket_app
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    config = Config()
+    config.bind = [f"fd://{listener.fileno()}"]
+    config.accesslog = config.errorlog = None
+    config.websocket_max_message_size = 64 * 1024 * 1024
+    print(listener.getsockname()[1], flush=True)
+
+    async def stdin_closed() -> None:
+        await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
+
+    app = websocket_app(BenchAgent)
+    if sniffio.current_async_library() == "trio":
+        from hypercorn.trio import serve as hypercorn_serve
+    else:
+        from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
+    await hypercorn_serve(app, config, shutdown_trigger=stdin_closed)  # type: ignore[arg-type]
+
+
 if __name__ == "__main__":
-    anyio.run(serve, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio")
+    main = serve_websocket if os.environ.get("BENCH_TRANSPORT") == "websocket" else serve
+    anyio.run(main, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio")

@@ -4,7 +4,7 @@
 // (answers -32800 with data.observedNs once the request's signal aborts),
 // _echo/ping and _bench/stats.
 import { Readable, Writable } from "node:stream";
-import { acp, monotonicNs } from "./sdk.mjs";
+import { acp, interop, monotonicNs } from "./sdk.mjs";
 
 const CHUNKS = /^chunks (\d+) size (\d+)$/;
 
@@ -50,6 +50,19 @@ const app = acp
     return { maxRssKb: process.resourceUsage().maxRSS, cpuNs: (user + system) * 1000 };
   });
 
-const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
-await connection.closed;
-process.exit(0);
+if (process.env.BENCH_TRANSPORT === "websocket") {
+  // The SDK's AcpServer and Node upgrade handler on 127.0.0.1; port on stdout, stop on stdin EOF.
+  const { createServer } = await import("node:http");
+  const { WebSocketServer } = (await interop("ws")).default;
+  const { AcpServer } = await interop("@agentclientprotocol/sdk/experimental/server");
+  const { createNodeWebSocketUpgradeHandler } = await interop("@agentclientprotocol/sdk/experimental/node");
+  const server = new AcpServer({ createAgent: () => app });
+  const http = createServer((req, res) => res.writeHead(426).end());
+  http.on("upgrade", createNodeWebSocketUpgradeHandler(server, new WebSocketServer({ noServer: true })));
+  http.listen(0, "127.0.0.1", () => console.log(http.address().port));
+  process.stdin.on("end", () => process.exit(0)).resume();
+} else {
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+  await connection.closed;
+  process.exit(0);
+}

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { acp, monotonicNs } from "./sdk.mjs";
+import { acp, interop, monotonicNs } from "./sdk.mjs";
 
 const spec = JSON.parse(process.argv[2]);
 const now = () => process.hrtime.bigint();
@@ -66,7 +66,18 @@ const app = acp.client({ name: "ts-bench-client" }).onNotification(acp.methods.c
 const agentPath = fileURLToPath(new URL("./ts_agent.mjs", import.meta.url));
 const child = spawn(process.execPath, [agentPath], { stdio: ["pipe", "pipe", "inherit"] });
 const exited = new Promise((resolve) => child.on("exit", resolve));
-const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
+const connection = app.connect(await agentStream());
+
+/** The agent's pipes, or with BENCH_TRANSPORT=websocket a WebSocket to the port it prints. */
+async function agentStream() {
+  if (process.env.BENCH_TRANSPORT !== "websocket") {
+    return acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  }
+  const port = await new Promise((resolve) => child.stdout.once("data", (data) => resolve(String(data).trim())));
+  const { createWebSocketStream } = await interop("@agentclientprotocol/sdk/experimental/ws-client");
+  const { default: WebSocket } = await interop("ws");
+  return createWebSocketStream(`ws://127.0.0.1:${port}/acp`, { WebSocket });
+}
 const agent = connection.agent;
 
 await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });

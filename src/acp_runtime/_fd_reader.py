@@ -56,6 +56,7 @@ class ReadBuffer:
         view = self._view if max_bytes >= len(self._view) else self._view[:max_bytes]
         return bytes(view[: _readv(fd, [view])])
 
+
 EagerConsumer = Callable[[bytes], bytes]
 """Takes freshly read bytes in the readiness callback and returns the part it did not
 consume (``b""``: all of it), which is then buffered for :meth:`LoopFdReader.receive`

@@ -36,3 +36,26 @@ def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
     assert ping["this"]["min"] <= ping["this"]["median"] <= ping["this"]["max"]
     for peer in ran - {"this"}:
         assert f"this_vs_{peer}" in ping
+
+
+def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
+    """``--transport websocket``: our client and ASGI server, the TS client and AcpServer."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--transport", "websocket"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    summary = records[-1]
+    assert summary["kind"] == "summary" and summary["transport"] == "websocket"
+    ran = {r["impl"] for r in records if r["kind"] == "run"}
+    skipped = {r["impl"]: r["reason"] for r in records if r["kind"] == "skipped"}
+    assert "this" in ran
+    assert {"pypi", "floor"} <= set(skipped)
+    for run in (r for r in records if r["kind"] == "run"):
+        assert run["notify"]["n"] == summary["spec"]["notify"]
+        assert run["cancel"]["p50_us"] > 0

@@ -35,7 +35,8 @@ def ensure_node_modules() -> None:
     modules = INTEROP_DIR / "node_modules"
     sdk = modules / "@agentclientprotocol" / "sdk" / "package.json"
     mcp_server = modules / "@modelcontextprotocol" / "server" / "package.json"
-    if sdk.exists() and mcp_server.exists() and ACPX_BIN.exists():
+    ws = modules / "ws" / "package.json"
+    if sdk.exists() and mcp_server.exists() and ws.exists() and ACPX_BIN.exists():
         return
     npm = shutil.which("npm")
     if npm is None:

@@ -168,9 +168,7 @@ def test_case3_quiet_writes_nothing_to_stderr(backend: str, count: int) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("count", BAD_LINES)
-def test_case3_an_agent_whose_stderr_nobody_reads_keeps_answering(
-    backend: str, count: int
-) -> None:
+def test_case3_an_agent_whose_stderr_nobody_reads_keeps_answering(backend: str, count: int) -> None:
     figures = stderr_unread(AGENT, count, "--backend", backend)
     assert figures["lines_taken"] == count
     assert figures["ping_answered_ms"] is not None and figures["ping_answered_ms"] < 5000

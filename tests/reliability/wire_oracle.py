@@ -228,9 +228,7 @@ def _too_large(prefix: bytes, outcome: Expectation, outstanding: set[int]) -> No
 def _waiting(request_id: Any, outcome: Expectation, outstanding: set[int]) -> bool:
     """Whether ``request_id`` names an outgoing request not settled yet."""
     return (
-        type(request_id) is int
-        and request_id in outstanding
-        and request_id not in outcome.settled
+        type(request_id) is int and request_id in outstanding and request_id not in outcome.settled
     )
 
 

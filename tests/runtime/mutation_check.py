@@ -596,8 +596,8 @@ MUTATIONS: list[Mutation] = [
         (
             (
                 "connection.py",
-                "        text = data[: 4 * _LINE_EXCERPT].decode(errors=\"replace\")[:_LINE_EXCERPT]\n",
-                "        text = data.decode(errors=\"replace\")[:_LINE_EXCERPT]\n",
+                '        text = data[: 4 * _LINE_EXCERPT].decode(errors="replace")[:_LINE_EXCERPT]\n',
+                '        text = data.decode(errors="replace")[:_LINE_EXCERPT]\n',
             ),
         ),
     ),

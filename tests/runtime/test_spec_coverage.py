@@ -23,9 +23,7 @@ SPEC_IDS = (
 GAP_IDS = [f"GAP-{n}" for n in range(1, 27)]
 REL_IDS = [f"REL-{n}" for n in range(1, 7)]
 
-ROW = re.compile(
-    r"^\|\s*(?P<id>(?:OUT|IN|PROXY|V2|GAP|REL)-\d+|HYGIENE)\s*\|(?P<rest>.*)$", re.M
-)
+ROW = re.compile(r"^\|\s*(?P<id>(?:OUT|IN|PROXY|V2|GAP|REL)-\d+|HYGIENE)\s*\|(?P<rest>.*)$", re.M)
 TEST_REF = re.compile(r"`(?P<path>tests/[\w/]+\.py)::(?P<name>test_\w+)`")
 
 

@@ -1,0 +1,395 @@
+"""The WebSocket server: an ASGI application serving one ACP connection per socket.
+
+It speaks the wire of the TypeScript SDK 2.4.0 server: the ``101`` carries
+``Acp-Connection-Id``, one JSON-RPC message per text frame, binary frames ignored, the
+first message must be an ``initialize`` request (else close 1002), invalid JSON before it
+gets ``-32700`` and an array ``-32600`` (both with ``id: null``, the socket kept), a
+second ``initialize`` ``-32600``, a frame over the size limit closes with 1008, a failing
+handler with 1011, and :meth:`WebSocketApp.aclose` (or the ASGI lifespan shutdown) with
+1001. No framework: the ASGI message protocol directly, so it runs under any ASGI server,
+on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import math
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final, Protocol, cast, runtime_checkable
+
+import anyio
+
+from ..builder import ConnectionBuilder
+from ..framing import DEFAULT_MAX_MESSAGE_BYTES
+from ..run import Attachable
+from ..transport import Transport
+from .asgi import Receive, Scope, Send, plain_response, scope_headers
+
+log = logging.getLogger(__name__)
+
+CONNECTION_ID_HEADER: Final = b"acp-connection-id"
+
+CLOSE_NORMAL: Final = 1000
+CLOSE_GOING_AWAY: Final = 1001
+CLOSE_PROTOCOL_ERROR: Final = 1002
+CLOSE_POLICY_VIOLATION: Final = 1008
+CLOSE_INTERNAL_ERROR: Final = 1011
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+PARSE_ERROR_FRAME: Final = _compact(
+    {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+)
+BATCH_ERROR_FRAME: Final = _compact(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid request: JSON-RPC batches are not supported"},
+    }
+)
+
+
+@runtime_checkable
+class Servable(Protocol):
+    """What serves one connection: a :class:`~acp_runtime.ConnectionBuilder` or a
+    :class:`~acp_runtime.VersionRouter`."""
+
+    async def serve(self, transport: Transport) -> None: ...
+
+
+HandlerFactory = Callable[[], "Servable | Attachable"]
+"""Called once per socket: a builder or router to serve it, or a handler with ``.attach``
+(an ``AgentHandler`` subclass; called with no arguments, the class itself will do)."""
+
+Authenticate = Callable[[Mapping[str, str]], "bool | Awaitable[bool]"]
+"""Sees the upgrade request's headers (lower-case names); False refuses with 403."""
+
+
+class WebSocketApp:
+    """ASGI 3 application: ``websocket`` scopes on ``path`` are ACP connections.
+
+    A plain HTTP request to ``path`` gets 426 (Upgrade Required), any other path 404.
+    """
+
+    def __init__(
+        self,
+        handler_factory: HandlerFactory,
+        *,
+        path: str | None = "/acp",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        authenticate: Authenticate | None = None,
+    ) -> None:
+        self._factory = handler_factory
+        self._path = path
+        self._max_message_bytes = max_message_bytes
+        self._authenticate = authenticate
+        self._sockets: set[_Socket] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http":
+            if self._path is not None and scope.get("path") != self._path:
+                await plain_response(send, 404, "Not found\n")
+            else:
+                await plain_response(
+                    send, 426, "This endpoint speaks ACP over WebSocket: send an upgrade.\n"
+                )
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+
+    async def aclose(self) -> None:
+        """Close every open socket with 1001 ``Server shutting down``."""
+        for socket in list(self._sockets):
+            await socket.close(CLOSE_GOING_AWAY, "Server shutting down")
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        connect = await receive()
+        if connect["type"] != "websocket.connect":
+            return
+        if self._path is not None and scope.get("path") != self._path:
+            await _deny(scope, send, 404, "Not found\n")
+            return
+        if self._authenticate is not None and not await _allowed(
+            self._authenticate, scope_headers(scope)
+        ):
+            await _deny(scope, send, 403, "Forbidden\n")
+            return
+        connection_id = str(uuid.uuid4())
+        await send(
+            {
+                "type": "websocket.accept",
+                "headers": [(CONNECTION_ID_HEADER, connection_id.encode())],
+            }
+        )
+        socket = _Socket(receive, send, self._max_message_bytes)
+        self._sockets.add(socket)
+        try:
+            await self._serve(socket)
+        finally:
+            self._sockets.discard(socket)
+
+    async def _serve(self, socket: _Socket) -> None:
+        try:
+            first = await _first_initialize(socket)
+            if first is None:
+                return
+            servable = _servable(self._factory())
+            await servable.serve(_SocketTransport(socket, first))
+        except Exception:
+            log.exception("ACP WebSocket connection failed")
+            await socket.close(CLOSE_INTERNAL_ERROR, "Internal error")
+            return
+        except BaseException:  # cancelled: the server is going away
+            await socket.close(CLOSE_GOING_AWAY, "Server shutting down")
+            raise
+        await socket.close(CLOSE_NORMAL, None)
+
+
+def websocket_app(
+    handler_factory: HandlerFactory,
+    *,
+    path: str | None = "/acp",
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    authenticate: Authenticate | None = None,
+) -> WebSocketApp:
+    """An ASGI application serving ACP over WebSocket at ``path`` (None: every path).
+
+    ``handler_factory`` is called once per socket, so every connection gets fresh state.
+    ``authenticate(headers)`` (sync or async) refuses the upgrade with 403 when it returns
+    False; the answer never echoes what was sent. ``max_message_bytes`` bounds each
+    incoming frame (1008 past it); set the ASGI server's own limit at least as high
+    (hypercorn: ``websocket_max_message_size``, 16 MiB by default).
+    """
+    return WebSocketApp(
+        handler_factory,
+        path=path,
+        max_message_bytes=max_message_bytes,
+        authenticate=authenticate,
+    )
+
+
+def _servable(made: Servable | Attachable) -> Servable:
+    if isinstance(made, Servable):
+        return made
+    builder = ConnectionBuilder(role="agent")
+    made.attach(builder)
+    return builder
+
+
+async def _allowed(authenticate: Authenticate, headers: Mapping[str, str]) -> bool:
+    """The hook's verdict; a hook that raises refuses (logged without the headers)."""
+    try:
+        verdict = authenticate(headers)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:
+        log.error("the authenticate hook raised %s: refusing the upgrade", type(exc).__name__)
+        return False
+    return verdict is True
+
+
+async def _deny(scope: Scope, send: Send, status: int, text: str) -> None:
+    """Refuse the upgrade with an HTTP status (the ASGI denial extension), or with the
+    server's default (403) where it lacks the extension."""
+    extensions: Mapping[str, object] = scope.get("extensions") or {}
+    if "websocket.http.response" not in extensions:
+        await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
+        return
+    body = text.encode()
+    await send(
+        {
+            "type": "websocket.http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "websocket.http.response.body", "body": body})
+
+
+class _Socket:
+    """One accepted socket: whole text frames in, text frames out, one close."""
+
+    def __init__(self, receive: Receive, send: Send, max_message_bytes: int) -> None:
+        self._receive = receive
+        self._send = send
+        self._max = max_message_bytes
+        self._lock = anyio.Lock(fast_acquire=True)  # uncontended: no checkpoint per frame
+        self._closed = False
+        self._disconnected = False
+
+    async def receive(self) -> bytes:
+        """The next text frame; EOF when the peer has gone or the socket was closed."""
+        while True:
+            if self._disconnected:
+                raise anyio.EndOfStream
+            message = await self._receive()
+            kind = message["type"]
+            if kind == "websocket.disconnect":
+                self._disconnected = True
+                raise anyio.EndOfStream
+            if kind != "websocket.receive":
+                continue
+            text: str | None = message.get("text")
+            if text is None:
+                log.warning("ignoring a binary ACP WebSocket frame")
+                continue
+            if self._closed:
+                continue  # closing: wait for the peer's disconnect
+            data = text.encode()
+            if len(data) > self._max:
+                log.warning("incoming frame over %d bytes: closing", self._max)
+                await self.close(CLOSE_POLICY_VIOLATION, f"Message exceeds {self._max} bytes")
+                continue
+            return data
+
+    async def send_text(self, text: str) -> None:
+        async with self._lock:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                await self._send({"type": "websocket.send", "text": text})
+            except OSError as exc:  # the ASGI server reports a gone peer this way
+                raise anyio.BrokenResourceError from exc
+
+    async def close(self, code: int, reason: str | None) -> None:
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                if self._closed or self._disconnected:
+                    self._closed = True
+                    return
+                self._closed = True
+                message: dict[str, object] = {"type": "websocket.close", "code": code}
+                if reason:
+                    message["reason"] = reason
+                try:
+                    await self._send(message)
+                except Exception:  # the peer is gone already
+                    log.debug("close frame not sent", exc_info=True)
+
+
+async def _first_initialize(socket: _Socket) -> bytes | None:
+    """Read until the first ``initialize`` request (as TS 2.4.0 does): unparsable frames,
+    arrays and non-objects are answered and skipped, answers dropped; anything else
+    closes with 1002. None when the socket ended first."""
+    while True:
+        try:
+            data = await socket.receive()
+        except anyio.EndOfStream:
+            return None
+        try:
+            value: object = json.loads(data, parse_constant=_reject_constant)
+        except ValueError:
+            await socket.send_text(PARSE_ERROR_FRAME)
+            continue
+        if isinstance(value, list):
+            await socket.send_text(BATCH_ERROR_FRAME)
+            continue
+        if not isinstance(value, dict):
+            await socket.send_text(_invalid_request_frame(value))
+            continue
+        value = cast("dict[str, object]", value)
+        if "method" not in value and ("id" in value or "result" in value or "error" in value):
+            continue  # an answer to nothing: dropped
+        if not _is_request_or_notification(value):
+            await socket.send_text(_invalid_request_frame(value))
+            continue
+        if value.get("method") != "initialize" or "id" not in value:
+            await socket.close(CLOSE_PROTOCOL_ERROR, "First message must be initialize")
+            return None
+        if value["id"] is None:
+            await socket.close(CLOSE_PROTOCOL_ERROR, "Initialize request must include an ID")
+            return None
+        return data
+
+
+def _reject_constant(name: str) -> object:
+    """``NaN`` and ``Infinity`` are not JSON (Python accepts them, JavaScript does not)."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_request_or_notification(value: dict[str, object]) -> bool:
+    """JSON-RPC 2.0 envelope, a string method, and (for a request) an id that is a string,
+    a finite number or null: the TS server's test, so the same frames pass it."""
+    if value.get("jsonrpc") != "2.0" or not isinstance(value.get("method"), str):
+        return False
+    if "id" not in value:
+        return True
+    request_id = value["id"]
+    if isinstance(request_id, bool):
+        return False
+    if isinstance(request_id, float):
+        return math.isfinite(request_id)
+    return request_id is None or isinstance(request_id, (str, int))
+
+
+def _invalid_request_frame(data: object) -> str:
+    error = {"code": -32600, "message": "Invalid request", "data": data}
+    return _compact({"jsonrpc": "2.0", "id": None, "error": error})
+
+
+def _second_initialize_id(data: bytes) -> tuple[bool, object]:
+    """Whether ``data`` is an ``initialize`` request, and its id; parsed only when the
+    bytes can be one, so ordinary traffic is not parsed twice."""
+    if b'"initialize"' not in data:
+        return False, None
+    try:
+        value: object = json.loads(data)
+    except ValueError:
+        return False, None
+    if not isinstance(value, dict):
+        return False, None
+    value = cast("dict[str, object]", value)
+    if value.get("method") != "initialize":
+        return False, None
+    request_id = value.get("id")
+    return request_id is not None, request_id
+
+
+class _SocketTransport:
+    """The connection's view of a socket: the ``initialize`` frame first, then the rest;
+    a second ``initialize`` is answered here (-32600) and never reaches the handler."""
+
+    def __init__(self, socket: _Socket, first: bytes) -> None:
+        self._socket = socket
+        self._first: bytes | None = first
+
+    async def receive(self) -> bytes:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        while True:
+            data = await self._socket.receive()
+            is_initialize, request_id = _second_initialize_id(data)
+            if not is_initialize:
+                return data
+            error = {"code": -32600, "message": "Initialize not allowed on existing connection"}
+            answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
+            await self._socket.send_text(_compact(answer))
+
+    async def send(self, message: bytes) -> None:
+        await self._socket.send_text(message.decode())
+
+    async def aclose(self) -> None:
+        """Nothing: the app closes the socket once ``serve`` returns, with the code
+        that says how it ended (1000, or 1011 after a failure)."""

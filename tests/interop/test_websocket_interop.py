@@ -1,0 +1,226 @@
+"""ACP over WebSocket against the TypeScript SDK 2.4.0, both directions, both backends.
+
+Our client (``connect_websocket``) against the TS ``AcpServer`` with its Node upgrade
+handler (peers/ws_server.mjs), and the TS ``createWebSocketStream`` client
+(peers/ws_client.mjs) against our ASGI server under hypercorn. Each runs initialize,
+session/new, a prompt with a permission round trip, a prompt reading a file, a prompt
+cancelled with ``$/cancel_request``, and close.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from remote.hypercorn_server import serving  # tests/ is on sys.path (rootdir)
+
+from acp_generated import v1
+from acp_generated.v1 import builders as b
+from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder
+from acp_runtime.remote import connect_websocket, websocket_app
+
+from .node_peers import PEERS_DIR, REPO_ROOT
+
+pytestmark = pytest.mark.anyio
+
+FILE_TEXT = "line one\nline two\n"
+
+
+class Client(v1.ClientHandler):
+    """Collects the agent's text chunks, allows every permission, serves one file."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    async def session_update(self, params: v1.SessionNotification, cx: Connection) -> None:
+        update = params.update
+        if isinstance(update, v1.AgentMessageChunkSessionUpdate) and isinstance(
+            update.content, v1.TextContentBlock
+        ):
+            self.texts.append(update.content.text)
+
+    async def session_request_permission(
+        self,
+        params: v1.RequestPermissionRequest,
+        responder: Responder[v1.RequestPermissionResponse],
+    ) -> v1.RequestPermissionResponse:
+        outcome = v1.SelectedRequestPermissionOutcome(
+            outcome="selected", option_id=params.options[0].option_id
+        )
+        return v1.RequestPermissionResponse(outcome=outcome)
+
+    async def fs_read_text_file(
+        self, params: v1.ReadTextFileRequest, responder: Responder[v1.ReadTextFileResponse]
+    ) -> v1.ReadTextFileResponse:
+        return v1.ReadTextFileResponse(content=FILE_TEXT)
+
+
+async def test_our_client_against_the_ts_websocket_server(node: str) -> None:
+    async with await anyio.open_process(
+        [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        with anyio.fail_after(20):
+            port = int((await process.stdout.receive()).decode().split()[0])
+        client = Client()
+        builder = ConnectionBuilder(role="client")
+        client.attach(builder)
+        with anyio.fail_after(30):
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+                assert transport.connection_id
+                async with builder.connect(transport) as cx:
+                    agent = v1.RemoteAgent(cx)
+                    fs = v1.FileSystemCapabilities(read_text_file=True)
+                    await agent.initialize(
+                        protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs)
+                    )
+                    session = await agent.new_session(cwd="/tmp", mcp_servers=[])
+                    sid = session.session_id
+
+                    async def prompt(text: str) -> str:
+                        answer = await agent.prompt(session_id=sid, prompt=[b.text(text=text)])
+                        return answer.stop_reason
+
+                    assert await prompt("permission") == "end_turn"
+                    assert await prompt("read /any/file") == "end_turn"
+                    params = {"sessionId": sid, "prompt": [{"type": "text", "text": "sleep 30000"}]}
+                    sleeping = cx.send_raw_request("session/prompt", params)
+                    await anyio.sleep(0.2)
+                    sleeping.cancel()
+                    with pytest.raises(RequestError) as caught:
+                        await sleeping
+        await process.stdin.aclose()
+        with anyio.fail_after(10):
+            await process.wait()
+    assert caught.value.code == -32800
+    assert "permission:selected:allow" in client.texts
+    assert FILE_TEXT in client.texts
+    assert process.returncode == 0
+
+
+async def test_the_ts_server_shutting_down_ends_our_connection(node: str) -> None:
+    """``AcpServer.close()`` sends a close frame without a code (seen as 1005), not 1001."""
+    async with await anyio.open_process(
+        [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        with anyio.fail_after(20):
+            port = int((await process.stdout.receive()).decode().split()[0])
+        with anyio.fail_after(20):
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+                async with ConnectionBuilder(role="client").connect(transport) as cx:
+                    await v1.RemoteAgent(cx).initialize(protocol_version=1)
+                    await process.stdin.aclose()  # the peer calls AcpServer.close()
+                    await cx.wait_incoming_closed()
+            await process.wait()
+    assert (transport.close_code, transport.close_reason) == (1005, "")
+
+
+async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO_ROOT / "examples"))
+    try:
+        from echo_agent import EchoAgent
+    finally:
+        sys.path.remove(str(REPO_ROOT / "examples"))
+    async with serving(websocket_app(EchoAgent)) as port:
+        with anyio.fail_after(60):
+            done = await anyio.run_process(
+                [node, str(PEERS_DIR / "ws_client.mjs"), f"ws://127.0.0.1:{port}/acp", "/x"],
+                check=False,
+            )
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert report["ok"] is True
+    assert report["stopReasons"] == ["end_turn", "end_turn"]
+    assert "permission:selected:allow" in report["seen"]
+    assert FILE_TEXT in report["seen"]
+    assert report["cancelCode"] == -32800
+
+
+# -- the same raw frames to both servers -------------------------------------------------
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+
+
+async def observe(url: str) -> dict[str, object]:
+    """What a server answers to bad frames, before and after ``initialize``, and how it
+    closes on a bad first message: exact frames where the wire is fixed."""
+    import httpx
+    from httpx_ws import WebSocketDisconnect, aconnect_ws
+
+    seen: dict[str, object] = {}
+    async with httpx.AsyncClient() as http:
+
+        async def closing(first: dict[str, object]) -> tuple[int, str]:
+            async with aconnect_ws(url, http, keepalive_ping_interval_seconds=None) as ws:
+                await ws.send_text(json.dumps(first))
+                with anyio.fail_after(5), pytest.raises(WebSocketDisconnect) as caught:
+                    while True:
+                        await ws.receive()
+            return caught.value.code, caught.value.reason
+
+        async with aconnect_ws(url, http, keepalive_ping_interval_seconds=None) as ws:
+            assert ws.response is not None
+            seen["connection id header"] = "acp-connection-id" in ws.response.headers
+            seen["subprotocol"] = ws.subprotocol
+            before: list[str] = []
+            for frame in (
+                "{not json",
+                "NaN",
+                "[1,2]",
+                "42",
+                "null",
+                '{"id":1,"method":"initialize"}',
+                '{"jsonrpc":"2.0","id":true,"method":"initialize"}',
+                '{"jsonrpc":"2.0","id":1,"method":7}',
+            ):
+                await ws.send_text(frame)
+                with anyio.fail_after(5):
+                    before.append(await ws.receive_text())
+            seen["before initialize"] = before
+            await ws.send_text('{"jsonrpc":"2.0","id":7,"result":{}}')  # dropped by both
+            await ws.send_bytes(b"binary")  # ignored by both
+            await ws.send_text(json.dumps(INITIALIZE))
+            with anyio.fail_after(5):
+                seen["initialize answer id"] = json.loads(await ws.receive_text())["id"]
+            await ws.send_text(json.dumps({**INITIALIZE, "id": 2}))
+            with anyio.fail_after(5):
+                seen["second initialize"] = await ws.receive_text()
+            after: list[tuple[object, object]] = []
+            for frame in ("{oops", "[]", "[1]"):
+                await ws.send_text(frame)
+                with anyio.fail_after(5):
+                    answer = json.loads(await ws.receive_text())
+                after.append((answer["id"], answer["error"]["code"]))
+            seen["after initialize (id, code)"] = after
+        request = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {}}
+        seen["request first"] = await closing(request)
+        notification = {"jsonrpc": "2.0", "method": "initialize", "params": {}}
+        seen["initialize notification"] = await closing(notification)
+        seen["initialize with id null"] = await closing({**INITIALIZE, "id": None})
+    return seen
+
+
+async def test_our_server_answers_raw_frames_as_the_ts_server_does(node: str) -> None:
+    async with await anyio.open_process(
+        [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        with anyio.fail_after(20):
+            port = int((await process.stdout.receive()).decode().split()[0])
+        theirs = await observe(f"http://127.0.0.1:{port}/acp")
+        await process.stdin.aclose()
+        await process.wait()
+    sys.path.insert(0, str(REPO_ROOT / "examples"))
+    try:
+        from echo_agent import EchoAgent
+    finally:
+        sys.path.remove(str(REPO_ROOT / "examples"))
+    async with serving(websocket_app(EchoAgent)) as port:
+        ours = await observe(f"http://127.0.0.1:{port}/acp")
+    assert ours == theirs
+    assert theirs["request first"] == (1002, "First message must be initialize")
