@@ -70,9 +70,26 @@ METRICS: list[tuple[str, bool]] = [
 ]
 
 
-def driver_command(impl: str, spec: Spec) -> list[str]:
-    arg = json.dumps(spec)
+def agent_command(impl: str) -> list[str]:
+    """The benchmark agent of ``impl`` (``bench/peers``), as the TS client spawns it."""
     if impl == "ts":
+        node = shutil.which("node")
+        assert node is not None
+        return [node, str(REPO / "bench/peers/ts_agent.mjs")]
+    return [sys.executable, str(REPO / f"bench/peers/{impl}_agent.py")]
+
+
+def agent_spec(impl: str, spec: Spec, agent_side: bool) -> Spec:
+    """The PyPI package cannot handle ``$/cancel_request``, which the TS client's cancel
+    workload sends: under the TS client its agent skips that workload."""
+    if agent_side and impl == "pypi":
+        return {**spec, "cancel": 0}
+    return spec
+
+
+def driver_command(impl: str, spec: Spec, *, agent_side: bool = False) -> list[str]:
+    arg = json.dumps(spec)
+    if impl == "ts" or agent_side:
         node = shutil.which("node")
         assert node is not None
         return [node, str(REPO / "bench/peers/ts_client.mjs"), arg]
@@ -99,10 +116,16 @@ def unavailable(impl: str) -> str | None:
     return None
 
 
-def run_driver(impl: str, spec: Spec, timeout: float) -> dict[str, Any]:
+def run_driver(
+    impl: str, spec: Spec, timeout: float, *, agent_side: bool = False
+) -> dict[str, Any]:
+    """One run of ``impl``'s client and agent; with ``agent_side``, the TS client drives
+    ``impl``'s agent (what an editor on the TS SDK does to an agent written with it)."""
     started = time.perf_counter()
+    env = {**os.environ, "BENCH_AGENT": json.dumps(agent_command(impl))} if agent_side else None
     proc = subprocess.run(
-        driver_command(impl, spec),
+        driver_command(impl, spec, agent_side=agent_side),
+        env=env,
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
@@ -116,9 +139,11 @@ def run_driver(impl: str, spec: Spec, timeout: float) -> dict[str, Any]:
     return figures
 
 
-def figure(figures: dict[str, Any], path: str) -> float:
+def figure(figures: dict[str, Any], path: str) -> float | None:
+    """One figure of a run; None where the run skipped that workload."""
     workload, name = path.split(".")
-    return float(figures[workload][name])
+    value = figures.get(workload, {}).get(name)
+    return None if value is None else float(value)
 
 
 def ratio(ours: float, peer: float, higher_is_better: bool) -> float | None:
@@ -132,8 +157,9 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     for path, higher in METRICS:
         entry: dict[str, Any] = {"higher_is_better": higher}
         for impl, records in runs.items():
-            if records:
-                entry[impl] = spread([figure(r, path) for r in records])
+            values = [v for v in (figure(r, path) for r in records) if v is not None]
+            if values:
+                entry[impl] = spread(values)
         if "this" in entry:
             for peer in PEERS:
                 if peer in entry:
@@ -174,7 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         default="stdio",
         help="websocket: each agent behind its SDK's WebSocket server on loopback (this, ts)",
     )
+    parser.add_argument(
+        "--agent-side",
+        action="store_true",
+        help="the TS SDK client drives each implementation's agent (stdio)",
+    )
     args = parser.parse_args(argv)
+    if args.agent_side and args.transport != "stdio":
+        parser.error("--agent-side runs over stdio")
     if args.transport == "websocket":
         os.environ["BENCH_TRANSPORT"] = "websocket"  # read by the drivers and agents
     spec = QUICK if args.quick else FULL
@@ -184,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         reason = unavailable(impl)
         if reason is None and args.transport == "websocket" and impl not in WEBSOCKET_IMPLS:
             reason = "no WebSocket transport in this driver"
+        if reason is None and args.agent_side:
+            reason = unavailable("ts")  # the TS client drives every agent
         if reason is None:
             impls.append(impl)
         else:
@@ -195,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(runs_wanted):
         for impl in impls:
             load = os.getloadavg()[0]
-            figures = run_driver(impl, spec, timeout)
+            figures = run_driver(
+                impl, agent_spec(impl, spec, args.agent_side), timeout, agent_side=args.agent_side
+            )
             runs[impl].append(figures)
             emit({"kind": "run", "impl": impl, "run": k, "load_1m": round(load, 2), **figures})
     metrics = summarize(runs)
@@ -206,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             "impls": impls,
             "quick": args.quick,
             "transport": args.transport,
+            "agent_side": args.agent_side,
             "spec": dict(spec),
             "duration_s": round(time.time() - started, 1),
             "load_1m": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},

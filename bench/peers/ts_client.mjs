@@ -63,8 +63,13 @@ const app = acp.client({ name: "ts-bench-client" }).onNotification(acp.methods.c
   }
 });
 
+// BENCH_AGENT (a JSON argument list) picks another agent: the agent-side mode of
+// `python -m bench --agent-side`, where this client drives every implementation's agent.
 const agentPath = fileURLToPath(new URL("./ts_agent.mjs", import.meta.url));
-const child = spawn(process.execPath, [agentPath], { stdio: ["pipe", "pipe", "inherit"] });
+const [agentExe, ...agentArgs] = process.env.BENCH_AGENT
+  ? JSON.parse(process.env.BENCH_AGENT)
+  : [process.execPath, agentPath];
+const child = spawn(agentExe, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
 const exited = new Promise((resolve) => child.on("exit", resolve));
 const connection = app.connect(await agentStream());
 

@@ -59,3 +59,31 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
     for run in (r for r in records if r["kind"] == "run"):
         assert run["notify"]["n"] == summary["spec"]["notify"]
         assert run["cancel"]["p50_us"] > 0
+
+
+def test_quick_agent_side_bench_drives_every_agent_with_the_ts_client() -> None:
+    """``--agent-side`` (issue #17): the TS SDK client drives each implementation's agent;
+    the PyPI agent, which cannot handle ``$/cancel_request``, skips the cancel workload."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--agent-side"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    summary = records[-1]
+    assert summary["kind"] == "summary" and summary["agent_side"] is True
+    runs = {r["impl"]: r for r in records if r["kind"] == "run"}
+    skipped = {r["impl"] for r in records if r["kind"] == "skipped"}
+    if skipped == {"this", "pypi", "ts", "floor"}:
+        return  # no node here: every agent needs the TS client
+    assert set(runs) | skipped == {"this", "pypi", "ts", "floor"} and "this" in runs
+    for impl, run in runs.items():
+        assert run["ping"]["n"] == summary["spec"]["ping"], impl
+        assert run["notify"]["n"] == summary["spec"]["notify"], impl
+    assert runs["this"]["cancel"]["p50_us"] > 0
+    if "pypi" in runs:
+        assert runs["pypi"]["cancel"]["n"] == 0
