@@ -236,7 +236,13 @@ def _lenient_edit(
                 kept.append(f"{_one_line(seg(key))}: {_one_line(seg(value))}")
         if not markers:
             return None
-        rest = [_one_line(seg(k)) for k in part.keywords if k is not extra]
+        # A default-on-error field falls back to its default (``[]`` for a required list, as
+        # the TS SDK and serde do), so the fallback must satisfy the field: ``minItems``
+        # goes, or the salvage would produce a value the model refuses.
+        dropped = {"min_length"} if "DefaultOnError" in markers else set()
+        rest = [
+            _one_line(seg(k)) for k in part.keywords if k is not extra and k.arg not in dropped
+        ]
         if kept:
             rest.append(f"json_schema_extra={{{', '.join(kept)}}}")
         texts = [_one_line(seg(p)) for p in parts]

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from acp_runtime.model import AcpModel
 from tests.codegen.schemas import IDS, PACKAGES, Package
@@ -36,14 +35,11 @@ TRANSCRIPTS = CORPUS / "transcripts"
 
 Case = tuple[str, str, Any]  # (def, label, value)
 
-KNOWN_DIFFERENCES = {
-    ("SessionConfigSelectGroup", "options"): (
-        "required, default-on-error and minItems 1: the TypeScript SDK (and serde) fall back "
-        "to [] although it breaks minItems; a pydantic model stays within its constraints, "
-        "so we refuse the message"
-    ),
-}
-"""(def, property) -> why the two SDKs differ there on purpose; mutations of it are skipped."""
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
+"""(def, property) -> why the two SDKs differ there on purpose; mutations of it are skipped.
+Empty: ``SessionConfigSelectGroup.options`` (required, default-on-error, minItems 1) was the
+one entry until the generator dropped ``minItems`` where a default-on-error fallback needs
+``[]``, as the TypeScript SDK and serde fall back."""
 
 
 def _wrong(value: Any) -> Any:
@@ -247,16 +243,6 @@ def _strictly_valid(model: Any, value: Any) -> bool:
     return True
 
 
-def _only_too_short(model: Any, value: Any) -> bool:
-    """What the TypeScript SDK produced breaks a ``minItems`` of our model (in a union, the
-    other variants' errors come along)."""
-    try:
-        model.model_validate(value)
-    except ValidationError as error:
-        return any(e["type"] == "too_short" for e in error.errors())
-    return False
-
-
 @pytest.mark.parametrize("pkg", PACKAGES, ids=IDS)
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
@@ -278,8 +264,6 @@ def test_random_mutations_agree_with_the_typescript_sdk(pkg: Package, data: st.D
         ours = None
     if ours is not None and not ts["ok"] and _strictly_valid(model, value):
         return  # not a salvage: the strict models' known gaps (docs/lenient-parsing.md)
-    if ours is None and ts["ok"] and _only_too_short(model, ts["value"]):
-        return  # KNOWN_DIFFERENCES: the TS fallback breaks the schema's own minItems
     assert (ours is not None) == ts["ok"], f"{name} at {where}: {json.dumps(value)[:300]}"
     if ours is not None:
         assert _kept(ts["value"], ours), f"{name} at {where}: {ts['value']} vs {ours}"

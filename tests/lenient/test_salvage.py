@@ -272,3 +272,20 @@ def test_params_typed_as_a_union_salvage_through_their_codec() -> None:
     parsed = binding.params.load(params)
     assert binding.params.dump(parsed) == {"sessionId": SESSION, "configId": "c", "value": "v"}
     assert salvaged(parsed) == (Salvage(("_meta",), "dict_type", "default"),)
+
+
+def test_a_default_on_error_list_with_min_items_falls_back_to_empty_as_the_ts_sdk() -> None:
+    """``SessionConfigSelectGroup.options`` (v2): required, default-on-error, ``minItems: 1``.
+    The generator drops ``minItems`` there, so the fallback ``[]`` is a value the model
+    takes (the TS SDK and serde fall back the same way) instead of refusing the message."""
+    from acp_generated.v2 import models as v2
+
+    group = v2.SessionConfigSelectGroup.model_validate_lenient(
+        {"groupId": "g", "name": "Group", "options": "not a list"}
+    )
+    assert group.options == []
+    assert [(s.path, s.error_type, s.action) for s in group.salvaged] == [
+        (("options",), "list_type", "default")
+    ]
+    empty = v2.SessionConfigSelectGroup.model_validate({"groupId": "g", "name": "G", "options": []})
+    assert empty.options == []

@@ -2847,7 +2847,7 @@ class SessionConfigSelectGroup(AcpModel):
     """
     Human-readable label for this group.
     """
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1), DefaultOnError, SkipInvalidItems]
+    options: Annotated[list[SessionConfigSelectOption], DefaultOnError, SkipInvalidItems]
     """
     The set of option values in this group. MUST contain at least one value.
     """
