@@ -24,12 +24,15 @@ def scope_headers(scope: Scope) -> dict[str, str]:
     return headers
 
 
-async def plain_response(send: Send, status: int, text: str) -> None:
-    """A short ``text/plain`` HTTP answer."""
+async def plain_response(
+    send: Send, status: int, text: str, *, event: str = "http.response"
+) -> None:
+    """A short ``text/plain`` HTTP answer; ``event="websocket.http.response"`` sends it as
+    the denial of a WebSocket upgrade (the ASGI denial extension)."""
     body = text.encode()
     await send(
         {
-            "type": "http.response.start",
+            "type": f"{event}.start",
             "status": status,
             "headers": [
                 (b"content-type", b"text/plain; charset=utf-8"),
@@ -37,4 +40,4 @@ async def plain_response(send: Send, status: int, text: str) -> None:
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": f"{event}.body", "body": body})

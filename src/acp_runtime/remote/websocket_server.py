@@ -213,18 +213,7 @@ async def _deny(scope: Scope, send: Send, status: int, text: str) -> None:
     if "websocket.http.response" not in extensions:
         await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
         return
-    body = text.encode()
-    await send(
-        {
-            "type": "websocket.http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "websocket.http.response.body", "body": body})
+    await plain_response(send, status, text, event="websocket.http.response")
 
 
 class _Socket:
