@@ -21,21 +21,17 @@ so cancellation goes on hop by hop.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 
-from ..errors import RequestError
 from ..responder import Responder
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack
 
     Args = TypeVarTuple("Args")
-
-log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
@@ -104,20 +100,23 @@ class PromptTurns(Generic[R]):
         work: Callable[..., Awaitable[R]],
         args: tuple[Any, ...],
     ) -> None:
-        outcome: tuple[R] | None = None
+        # ``respond_with`` answers a RequestError as itself (-32800 for $/cancel_request, or
+        # the work's own) and anything else, logged, as a bare -32603.
         try:
-            with turn.scope:
-                outcome = (await responder.cancellation.run_until_cancelled(work(turn, *args)),)
-        except RequestError as error:  # -32800 for $/cancel_request, or the work's own error
-            responder.respond_with_error(error)
-            return
-        except Exception:
-            log.exception("prompt turn of session %r failed", turn.session_id)
-            responder.respond_with_error(RequestError.internal_error())
-            return
+            await responder.respond_with(self._outcome(turn, responder, work, args))
         finally:
             self._forget(turn)
-        responder.respond(self._cancelled if outcome is None else outcome[0])
+
+    async def _outcome(
+        self,
+        turn: Turn,
+        responder: Responder[R],
+        work: Callable[..., Awaitable[R]],
+        args: tuple[Any, ...],
+    ) -> R:
+        with turn.scope:
+            return await responder.cancellation.run_until_cancelled(work(turn, *args))
+        return self._cancelled  # the scope took a session/cancel
 
     def _forget(self, turn: Turn) -> None:
         turns = self._running.get(turn.session_id, [])
