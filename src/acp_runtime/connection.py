@@ -271,27 +271,24 @@ class Connection:
     ) -> SentRequest[JsonValue]:
         """Like :meth:`send_raw_request`, but not published until consumed (OUT-8)."""
         request_id, payload = self._pending.allocate_id(), as_json(params)
-        record = (
-            PendingRequest(self, request_id, method, payload, peer or self.counterpart)
-            if self._observer is None
-            else ObservedPendingRequest(
-                self._observer, self, request_id, method, payload, peer or self.counterpart
-            )
-        )
-        return SentRequest(record, _identity)
+        return SentRequest(self._record(request_id, method, payload, peer), _identity)
 
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
         check_peer_handles(self.role, binding)
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
-        record = (
-            PendingRequest(self, request_id, binding.name, payload, peer or self.counterpart)
-            if self._observer is None
-            else ObservedPendingRequest(
-                self._observer, self, request_id, binding.name, payload, peer or self.counterpart
-            )
+        return SentRequest(
+            self._record(request_id, binding.name, payload, peer), binding.result.load
         )
-        return SentRequest(record, binding.result.load)
+
+    def _record(
+        self, request_id: int, method: str, payload: Payload, peer: Peer | None
+    ) -> PendingRequest:
+        """An outgoing request's record; observed when the connection is instrumented."""
+        peer = peer or self.counterpart
+        if self._observer is None:
+            return PendingRequest(self, request_id, method, payload, peer)
+        return ObservedPendingRequest(self._observer, self, request_id, method, payload, peer)
 
     @overload
     def send_notification(
