@@ -8,7 +8,17 @@ agent already runs. Nothing here is imported by ``import acp_runtime``.
 
 from __future__ import annotations
 
+from .cookies import CookieStore
+from .http_client import HttpTransport, connect_http
 from .websocket_client import WebSocketTransport, connect_websocket
 from .websocket_server import WebSocketApp, websocket_app
 
-__all__ = ["WebSocketApp", "WebSocketTransport", "connect_websocket", "websocket_app"]
+__all__ = [
+    "CookieStore",
+    "HttpTransport",
+    "WebSocketApp",
+    "WebSocketTransport",
+    "connect_http",
+    "connect_websocket",
+    "websocket_app",
+]

@@ -136,7 +136,7 @@ class HttpTransport:
         self._answers_tx, answers = anyio.create_memory_object_stream[tuple[bytes, Json]](
             LANE_BUFFER
         )
-        self._lanes_scope = anyio.CancelScope()
+        self._lane_scopes = (anyio.CancelScope(), anyio.CancelScope())
         self._lanes_left = 2
         self._lanes_done = anyio.Event()
         self._connection_scope = anyio.CancelScope()
@@ -147,8 +147,8 @@ class HttpTransport:
         self._ended = False
         self._failure: HttpTransportError | None = None
         self._closing = False
-        tg.start_soon(self._run_lane, calls)
-        tg.start_soon(self._run_lane, answers)
+        tg.start_soon(self._run_lane, calls, self._lane_scopes[0])
+        tg.start_soon(self._run_lane, answers, self._lane_scopes[1])
 
     # -- the Transport protocol -------------------------------------------------------------
 
@@ -190,19 +190,21 @@ class HttpTransport:
             if not self._ended:
                 with anyio.move_on_after(CLOSE_TIMEOUT):
                     await self._lanes_done.wait()
-            self._lanes_scope.cancel()
+            self._ended = True
+            self._stop_lanes()
             self._stop_streams()
             if self.connection_id is not None:
                 await self._delete()
             if self._owns_cookies and self._cookies is not None:
                 self._cookies.clear()
-            self._ended = True
             self._inbound_tx.close()
 
     # -- sending ---------------------------------------------------------------------------
 
-    async def _run_lane(self, lane: anyio.abc.ObjectReceiveStream[tuple[bytes, Json]]) -> None:
-        with self._lanes_scope:
+    async def _run_lane(
+        self, lane: anyio.abc.ObjectReceiveStream[tuple[bytes, Json]], scope: anyio.CancelScope
+    ) -> None:
+        with scope:
             async with lane:
                 async for message, parsed in lane:
                     try:
@@ -284,8 +286,8 @@ class HttpTransport:
             await self._answer_error(request_id, what)
             raise HttpTransportError(what)
         self.connection_id = connection_id
+        await self._put(answer.body)  # first: a stream failing at once comes after it
         self._tg.start_soon(self._read_stream, None, None)
-        await self._put(answer.body)
 
     async def _post(
         self, message: bytes, headers: dict[str, str], *, answer_limit: int | None = None
@@ -330,7 +332,7 @@ class HttpTransport:
 
     def _ensure_stream(self, session_id: str) -> _SessionStream | None:
         """The session's stream, its GET started if it was not open (None: failed)."""
-        if session_id in self._failed_sessions or self._ended or self._closing:
+        if session_id in self._failed_sessions or self._ended:
             return None
         stream = self._sessions.get(session_id)
         if stream is None:
@@ -486,9 +488,13 @@ class HttpTransport:
         if failure is not None:
             log.warning("%s", failure)
         self._failure = failure
-        self._lanes_scope.cancel()
+        self._stop_lanes()
         self._stop_streams()
         self._inbound_tx.close()
+
+    def _stop_lanes(self) -> None:
+        for scope in self._lane_scopes:
+            scope.cancel()
 
     def _stop_streams(self) -> None:
         self._connection_scope.cancel()
