@@ -320,6 +320,24 @@ async def test_a_409_fails_the_session_until_it_is_loaded_again() -> None:
     assert posted == [(0, None), (1, "s1"), (3, "s2"), (4, "s1"), (5, "s1")]
 
 
+async def test_a_409_fails_the_session_requests_already_in_flight() -> None:
+    server = FakeServer()
+
+    async def conflict_second(server: FakeServer, seen: Seen) -> httpx.Response | None:
+        return httpx.Response(409) if seen.body.get("id") == 2 else None
+
+    server.on_post = conflict_second
+    async with connected(server) as transport:
+        await transport.send(prompt(1, "s1"))
+        await transport.send(prompt(3, "s2"))
+        await transport.send(prompt(2, "s1"))
+        failed = [await next_message(transport), await next_message(transport)]
+        await server.push("s2", {"jsonrpc": "2.0", "id": 3, "result": {}})
+        assert (await next_message(transport))["id"] == 3
+    assert sorted(answer["id"] for answer in failed) == [1, 2]
+    assert {answer["error"]["message"] for answer in failed} == {"ACP POST failed: 409 Conflict"}
+
+
 async def test_a_409_on_the_session_stream_fails_the_session() -> None:
     server = FakeServer()
     server.get_status["s1"] = 409

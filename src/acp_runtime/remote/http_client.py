@@ -353,41 +353,42 @@ class HttpTransport:
             raise stream.error
 
     async def _read_stream(self, session_id: str | None, stream: _SessionStream | None) -> None:
+        """Read one SSE stream to its end; then act on how it ended (outside its cancel
+        scope, which failing the session cancels)."""
         scope = self._connection_scope if stream is None else stream.scope
         headers = {"Accept": "text/event-stream", CONNECTION_ID_HEADER: str(self.connection_id)}
         if session_id is not None:
             headers[SESSION_ID_HEADER] = session_id
-        failure: HttpTransportError | None = None
+        outcome: Exception | None = None  # None: the server ended the stream
+        aborted = True
         with scope:
             try:
                 await self._read_events(session_id, stream, headers)
-            except HttpStatusError as exc:  # 409 on a session stream
-                assert session_id is not None and stream is not None
-                stream.error = exc
-                await self._fail_session(session_id, exc)
-            except HttpTransportError as exc:
-                failure = exc
+            except (HttpStatusError, HttpTransportError) as exc:
+                outcome = exc
             except httpx.HTTPError as exc:
-                failure = HttpTransportError(self._redact(f"ACP SSE stream failed: {exc!r}"))
-            else:
-                if session_id is None:
-                    log.debug("the connection's SSE stream ended")
-                    self._end(None)
-                elif not (self._ended or self._closing):
-                    await self._fail_requests(session_id, "ACP session SSE stream closed")
-            finally:
-                if stream is not None:
-                    if self._sessions.get(str(session_id)) is stream:
-                        del self._sessions[str(session_id)]
-                    if not stream.ready.is_set():
-                        stream.error = (
-                            stream.error
-                            or failure
-                            or HttpTransportError("ACP session SSE stream closed before opening")
-                        )
-                        stream.ready.set()
-        if failure is not None and not self._closing:
-            self._end(failure)
+                outcome = HttpTransportError(self._redact(f"ACP SSE stream failed: {exc!r}"))
+            aborted = False
+        if stream is not None:
+            if session_id is not None and self._sessions.get(session_id) is stream:
+                del self._sessions[session_id]
+            if not stream.ready.is_set():
+                closed = HttpTransportError("ACP session SSE stream closed before opening")
+                stream.error = outcome or closed
+                stream.ready.set()
+        if aborted or self._ended:
+            return
+        if isinstance(outcome, HttpStatusError) and session_id is not None:  # 409
+            await self._fail_session(session_id, outcome)
+        elif isinstance(outcome, HttpTransportError):
+            self._end(outcome)
+        elif outcome is not None:
+            self._end(HttpTransportError(str(outcome)))
+        elif session_id is None:
+            log.debug("the connection's SSE stream ended")
+            self._end(None)
+        else:
+            await self._fail_requests(session_id, "ACP session SSE stream closed")
 
     async def _read_events(
         self, session_id: str | None, stream: _SessionStream | None, headers: dict[str, str]
