@@ -8,6 +8,7 @@ agent already runs. Nothing here is imported by ``import acp_runtime``.
 
 from __future__ import annotations
 
+from .connect import connect_remote, connect_to_remote_agent
 from .cookies import CookieStore
 from .http_client import HttpTransport, connect_http
 from .websocket_client import WebSocketTransport, connect_websocket
@@ -19,6 +20,8 @@ __all__ = [
     "WebSocketApp",
     "WebSocketTransport",
     "connect_http",
+    "connect_remote",
+    "connect_to_remote_agent",
     "connect_websocket",
     "websocket_app",
 ]
