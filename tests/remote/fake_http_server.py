@@ -25,6 +25,7 @@ class Seen:
     method: str
     headers: httpx.Headers
     body: Any = None
+    timeout: dict[str, float | None] = field(default_factory=dict[str, "float | None"])
 
     @property
     def session(self) -> str | None:
@@ -94,7 +95,12 @@ class FakeServer:
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
-        seen = Seen(request.method, request.headers, json.loads(body) if body else None)
+        seen = Seen(
+            request.method,
+            request.headers,
+            json.loads(body) if body else None,
+            request.extensions.get("timeout", {}),
+        )
         self.seen.append(seen)
         response = await self._answer(seen)
         cookies = [("set-cookie", cookie) for cookie in self.set_cookies]

@@ -70,6 +70,7 @@ async def test_initialize_is_posted_alone_then_the_connection_stream_opens() -> 
     assert "acp-connection-id" not in post.headers and "acp-session-id" not in post.headers
     assert get.method == "GET" and get.headers["accept"] == "text/event-stream"
     assert get.headers["acp-connection-id"] == CONNECTION_ID and get.session is None
+    assert get.timeout["read"] is None  # an SSE stream may be quiet for as long as it likes
     assert delete.method == "DELETE" and delete.headers["acp-connection-id"] == CONNECTION_ID
 
 
@@ -127,6 +128,14 @@ async def test_an_initialize_refused_with_a_jsonrpc_error_is_passed_up() -> None
         await transport.send(INITIALIZE)
         assert (await next_message(transport))["result"] == {"protocolVersion": 1}
         assert transport.connection_id == CONNECTION_ID
+
+
+async def test_a_request_that_cannot_be_made_fails_the_transport_not_the_app() -> None:
+    async with connect_http("http://[::1/acp") as transport:  # no closing bracket
+        await transport.send(INITIALIZE)
+        with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError) as caught:
+            await transport.receive()
+    assert "ACP HTTP failed: InvalidURL" in str(caught.value)
 
 
 # -- Acp-Session-Id, session streams, lanes -------------------------------------------------

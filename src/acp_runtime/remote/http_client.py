@@ -211,6 +211,8 @@ class HttpTransport:
                         await self._deliver(message, parsed)
                     except HttpTransportError as exc:
                         self._end(exc)
+                    except Exception as exc:  # a bad URL, a stream error: not fatal to the app
+                        self._end(HttpTransportError(self._redact(f"ACP HTTP failed: {exc!r}")))
         self._lanes_left -= 1
         if not self._lanes_left:
             self._lanes_done.set()
@@ -366,7 +368,7 @@ class HttpTransport:
                 await self._read_events(session_id, stream, headers)
             except (HttpStatusError, HttpTransportError) as exc:
                 outcome = exc
-            except httpx.HTTPError as exc:
+            except Exception as exc:  # network errors, and any other: the stream is gone
                 outcome = HttpTransportError(self._redact(f"ACP SSE stream failed: {exc!r}"))
             aborted = False
         if stream is not None:
@@ -456,6 +458,9 @@ class HttpTransport:
         self._failed_sessions[session_id] = error
         stream = self._sessions.pop(session_id, None)
         if stream is not None:
+            if not stream.ready.is_set():  # a message waiting for it is refused, not fatal
+                stream.error = error
+                stream.ready.set()
             stream.scope.cancel()
         await self._fail_requests(session_id, error)
 
