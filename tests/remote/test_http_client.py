@@ -400,6 +400,25 @@ async def test_a_session_stream_ending_fails_only_its_requests_and_reopens() -> 
     assert gets.count("s1") == 2
 
 
+async def test_a_session_stream_ending_fails_its_pending_request_in_the_runtime() -> None:
+    server = FakeServer()
+    async with server.client() as http, connect_http(URL, http_client=http) as transport:
+        async with ConnectionBuilder(role="client").connect(transport) as cx:
+            await cx.send_raw_request("initialize", {"protocolVersion": 1})
+            lost = cx.send_raw_request("session/prompt", {"sessionId": "s1", "prompt": []})
+            kept = cx.send_raw_request("session/prompt", {"sessionId": "s2", "prompt": []})
+            await wait_for(lambda: len(server.posts()) == 3)
+            server.end("s1")
+            with anyio.fail_after(5), pytest.raises(RequestError) as caught:
+                await lost
+            kept_id = next(p.body["id"] for p in server.posts() if p.session == "s2")
+            answer = {"jsonrpc": "2.0", "id": kept_id, "result": {"stopReason": "end_turn"}}
+            await server.push("s2", answer)
+            with anyio.fail_after(5):
+                assert await kept == {"stopReason": "end_turn"}
+    assert (caught.value.code, caught.value.message) == (-32603, "ACP session SSE stream closed")
+
+
 async def test_the_connection_stream_ending_ends_the_transport() -> None:
     server = FakeServer()
     async with connected(server) as transport:
