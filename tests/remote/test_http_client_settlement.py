@@ -1,0 +1,76 @@
+"""Whatever the server does to each request (answers it, fails its POST with 500, 409 or
+401, ends its session's stream, or never answers), every request the connection sent
+settles exactly once by the time the block ends, on both backends."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_runtime import ConnectionBuilder, RequestError
+from acp_runtime.remote import connect_http
+
+from .fake_http_server import FakeServer, Seen
+
+OUTCOMES = ["answer", "500", "409", "401", "eof", "silent"]
+URL = "http://agent.test/acp"
+
+
+async def run(plan: list[tuple[str, str]]) -> list[object]:
+    """Send one prompt per (session, outcome); what each settled with."""
+    server = FakeServer()
+
+    async def script(server: FakeServer, seen: Seen) -> httpx.Response | None:
+        if seen.body.get("method") != "session/prompt":
+            return None
+        session, outcome = seen.session, seen.body["params"]["prompt"]
+        if outcome == "answer":
+            await server.push(session, {"jsonrpc": "2.0", "id": seen.body["id"], "result": {}})
+        elif outcome == "eof":
+            server.end(session)
+        elif outcome in ("500", "409", "401"):
+            return httpx.Response(int(outcome), text=outcome)
+        return None
+
+    server.on_post = script
+    results: list[object] = []
+    async with server.client() as http, connect_http(URL, http_client=http) as transport:
+        async with ConnectionBuilder(role="client").connect(transport) as cx:
+            await cx.send_raw_request("initialize", {"protocolVersion": 1})
+            sent = [
+                cx.send_raw_request("session/prompt", {"sessionId": session, "prompt": outcome})
+                for session, outcome in plan
+            ]
+            await anyio.sleep(0.05)
+    for request in sent:  # the block has ended: each is settled, awaiting does not wait
+        with anyio.fail_after(1):
+            try:
+                results.append(await request)
+            except RequestError as error:
+                results.append(error.code)
+    return results
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.sampled_from(OUTCOMES)), max_size=8))
+def test_every_request_settles_whatever_the_server_does(
+    backend: str, plan: list[tuple[str, str]]
+) -> None:
+    results = anyio.run(run, plan, backend=backend)
+    assert len(results) == len(plan)
+    fatal = any(outcome == "401" for _, outcome in plan)
+    for i, ((session, outcome), result) in enumerate(zip(plan, results, strict=True)):
+        if outcome == "500" and not fatal:
+            assert result == -32603
+        # a 409 fails the session's requests in flight too; after an eof the stream that
+        # carries the answer may be the one that ended
+        earlier = [o for s, o in plan[:i] if s == session]
+        conflict = any(s == session and o == "409" for s, o in plan)
+        if outcome == "answer" and not (fatal or conflict or "eof" in earlier):
+            assert result == {}
