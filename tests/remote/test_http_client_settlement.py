@@ -10,13 +10,27 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_runtime import ConnectionBuilder, RequestError
+from acp_runtime import ConnectionBuilder, JsonValue, RequestError, SentRequest
 from acp_runtime.remote import connect_http
 
 from .fake_http_server import FakeServer, Seen
 
 OUTCOMES = ["answer", "500", "409", "401", "eof", "silent"]
 URL = "http://agent.test/acp"
+
+
+def answered(plan: list[tuple[str, str]]) -> list[bool]:
+    """Which prompts must get their answer: neither a 401 (the transport fails) nor a 409
+    in their session (which fails its requests in flight too), nor an earlier stream end
+    there (the stream that carries the answer may be the one that ended)."""
+    fatal = any(outcome == "401" for _, outcome in plan)
+    return [
+        outcome == "answer"
+        and not fatal
+        and ("409" not in [o for s, o in plan if s == session])
+        and ("eof" not in [o for s, o in plan[:i] if s == session])
+        for i, (session, outcome) in enumerate(plan)
+    ]
 
 
 async def run(plan: list[tuple[str, str]]) -> list[object]:
@@ -35,8 +49,15 @@ async def run(plan: list[tuple[str, str]]) -> list[object]:
             return httpx.Response(int(outcome), text=outcome)
         return None
 
+    async def outcome_of(request: SentRequest[JsonValue]) -> object:
+        with anyio.fail_after(5):
+            try:
+                return await request
+            except RequestError as error:
+                return error.code
+
     server.on_post = script
-    results: list[object] = []
+    results: dict[int, object] = {}
     async with server.client() as http, connect_http(URL, http_client=http) as transport:
         async with ConnectionBuilder(role="client").connect(transport) as cx:
             await cx.send_raw_request("initialize", {"protocolVersion": 1})
@@ -44,19 +65,18 @@ async def run(plan: list[tuple[str, str]]) -> list[object]:
                 cx.send_raw_request("session/prompt", {"sessionId": session, "prompt": outcome})
                 for session, outcome in plan
             ]
-            await anyio.sleep(0.05)
-    for request in sent:  # the block has ended: each is settled, awaiting does not wait
-        with anyio.fail_after(1):
-            try:
-                results.append(await request)
-            except RequestError as error:
-                results.append(error.code)
-    return results
+            for i, must in enumerate(answered(plan)):
+                if must:  # before the block ends, or closing would settle it first
+                    results[i] = await outcome_of(sent[i])
+    for i, request in enumerate(sent):  # the block has ended: the rest are settled too
+        if i not in results:
+            results[i] = await outcome_of(request)
+    return [results[i] for i in range(len(plan))]
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.sampled_from(OUTCOMES)), max_size=8))
 def test_every_request_settles_whatever_the_server_does(
@@ -65,12 +85,8 @@ def test_every_request_settles_whatever_the_server_does(
     results = anyio.run(run, plan, backend=backend)
     assert len(results) == len(plan)
     fatal = any(outcome == "401" for _, outcome in plan)
-    for i, ((session, outcome), result) in enumerate(zip(plan, results, strict=True)):
+    for (_, outcome), result, must in zip(plan, results, answered(plan), strict=True):
         if outcome == "500" and not fatal:
             assert result == -32603
-        # a 409 fails the session's requests in flight too; after an eof the stream that
-        # carries the answer may be the one that ended
-        earlier = [o for s, o in plan[:i] if s == session]
-        conflict = any(s == session and o == "409" for s, o in plan)
-        if outcome == "answer" and not (fatal or conflict or "eof" in earlier):
+        if must:
             assert result == {}
