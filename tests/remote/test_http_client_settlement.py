@@ -7,7 +7,7 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from acp_runtime import ConnectionBuilder, JsonValue, RequestError, SentRequest
@@ -79,6 +79,7 @@ async def run(plan: list[tuple[str, str]]) -> list[object]:
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.sampled_from(OUTCOMES)), max_size=8))
+@example(plan=[("s1", "500"), ("s1", "silent"), ("s1", "eof"), ("s1", "409")])  # found: a race
 def test_every_request_settles_whatever_the_server_does(
     backend: str, plan: list[tuple[str, str]]
 ) -> None:

@@ -467,10 +467,12 @@ class HttpTransport:
     async def _fail_requests(self, session_id: str, error: HttpStatusError | str) -> None:
         """Answer the session's requests in flight with ``error``: their answers were
         to come on a stream that is gone."""
-        for key, (session, request_id) in list(self._in_flight.items()):
-            if session == session_id:
-                del self._in_flight[key]
-                await self._answer_error(request_id, error)
+        mine = [key for key, (session, _) in self._in_flight.items() if session == session_id]
+        for key in mine:
+            # another failure (a 409, a POST error) may have answered it meanwhile
+            pending = self._in_flight.pop(key, None)
+            if pending is not None:
+                await self._answer_error(pending[1], error)
 
     async def _answer_error(self, request_id: Json, error: HttpStatusError | str) -> None:
         body: dict[str, Json] = {"code": -32603, "message": str(error)}
