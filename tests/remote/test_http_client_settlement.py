@@ -1,6 +1,7 @@
-"""Whatever the server does to each request (answers it, fails its POST with 500, 409 or
-401, ends its session's stream, or never answers), every request the connection sent
-settles exactly once by the time the block ends, on both backends."""
+"""Whatever the server does to each request (answers it, asks the client something first,
+fails its POST with 500, 409 or 401, ends its session's stream, or never answers), every
+request the connection sent settles exactly once by the time the block ends, on both
+backends."""
 
 from __future__ import annotations
 
@@ -15,33 +16,48 @@ from acp_runtime.remote import connect_http
 
 from .fake_http_server import FakeServer, Seen
 
-OUTCOMES = ["answer", "500", "409", "401", "eof", "silent"]
+OUTCOMES = ["answer", "ask", "500", "409", "401", "eof", "silent"]
 URL = "http://agent.test/acp"
 
 
 def answered(plan: list[tuple[str, str]]) -> list[bool]:
-    """Which prompts must get their answer: neither a 401 (the transport fails) nor a 409
-    in their session (which fails its requests in flight too), nor an earlier stream end
-    there (the stream that carries the answer may be the one that ended)."""
+    """Which prompts must get their answer: not after a 401 (the transport fails), nor with
+    a 409 in their session (which fails its requests in flight too), nor after a stream
+    end there (the stream that carries the answer may be the one that ended)."""
     fatal = any(outcome == "401" for _, outcome in plan)
-    return [
-        outcome == "answer"
-        and not fatal
-        and ("409" not in [o for s, o in plan if s == session])
-        and ("eof" not in [o for s, o in plan[:i] if s == session])
-        for i, (session, outcome) in enumerate(plan)
-    ]
+    must: list[bool] = []
+    for i, (session, outcome) in enumerate(plan):
+        everywhere = [o for s, o in plan if s == session]
+        before = [o for s, o in plan[:i] if s == session]
+        # an "ask" is answered only after the client's answer: a later end can beat it
+        ended = "eof" in (everywhere if outcome == "ask" else before)
+        must.append(outcome in ("answer", "ask") and not (fatal or "409" in everywhere or ended))
+    return must
 
 
 async def run(plan: list[tuple[str, str]]) -> list[object]:
     """Send one prompt per (session, outcome); what each settled with."""
     server = FakeServer()
 
+    asked: dict[str, object] = {}  # the id of our question -> the prompt it holds
+
     async def script(server: FakeServer, seen: Seen) -> httpx.Response | None:
+        if "method" not in seen.body:  # the client's answer to a question: the prompt ends
+            assert seen.session is not None  # the answer names the question's session
+            prompt_id = asked.pop(seen.body["id"])
+            await server.push(seen.session, {"jsonrpc": "2.0", "id": prompt_id, "result": {}})
+            return None
         if seen.body.get("method") != "session/prompt":
             return None
         session, outcome = seen.session, seen.body["params"]["prompt"]
-        if outcome == "answer":
+        if outcome == "ask":  # the client has no handler for it: it answers -32601
+            question = f"q{seen.body['id']}"
+            asked[question] = seen.body["id"]
+            params = {"sessionId": session}
+            await server.push(
+                session, {"jsonrpc": "2.0", "id": question, "method": "x/ask", "params": params}
+            )
+        elif outcome == "answer":
             await server.push(session, {"jsonrpc": "2.0", "id": seen.body["id"], "result": {}})
         elif outcome == "eof":
             server.end(session)
