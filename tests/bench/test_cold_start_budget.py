@@ -32,6 +32,7 @@ print(json.dumps({
     "built": sum(1 for c in classes if c.__pydantic_complete__),
     "classes": len(classes),
     "modules": sorted(m for m in ("trio", "mcp", "httpx", "opentelemetry") if m in sys.modules),
+    "runtime": sorted(m for m in sys.modules if m.startswith("acp_runtime.")),
 }))
 """
 
@@ -68,6 +69,38 @@ def test_an_asyncio_agent_imports_no_optional_backend_or_extra(
     first_messages: dict[str, object],
 ) -> None:
     assert first_messages["modules"] == []
+
+
+UNUSED_BY_A_PLAIN_AGENT = (
+    "acp_runtime.memory",
+    "acp_runtime.process",
+    "acp_runtime.proxied",
+    "acp_runtime.proxy",
+    "acp_runtime.run",
+    "acp_runtime.trace",
+    "acp_runtime.version_router",
+)
+
+
+def test_the_runtime_package_loads_its_names_on_first_access(
+    first_messages: dict[str, object],
+) -> None:
+    """``acp_runtime/__init__`` is lazy (PEP 562): answering ``initialize`` imports no
+    proxy, version router, process, trace or memory-transport module."""
+    runtime = first_messages["runtime"]
+    assert isinstance(runtime, list)
+    assert "acp_runtime.lenient" in runtime
+    assert [m for m in UNUSED_BY_A_PLAIN_AGENT if m in runtime] == []
+
+
+def test_every_public_runtime_name_still_resolves() -> None:
+    import acp_runtime
+
+    for name in acp_runtime.__all__:
+        assert getattr(acp_runtime, name) is not None, name
+    assert set(acp_runtime.__all__) <= set(dir(acp_runtime))
+    with pytest.raises(AttributeError, match="no attribute 'Conection'"):
+        _ = acp_runtime.Conection  # type: ignore[attr-defined]
 
 
 def test_models_are_built_on_first_use_only(first_messages: dict[str, object]) -> None:
