@@ -17,7 +17,6 @@ from pydantic.fields import FieldInfo
 from typing_extensions import Self
 
 from .lenient import Salvage, salvaged
-from .salvage import validate_salvaging
 
 
 class AcpModel(BaseModel):
@@ -56,6 +55,8 @@ class AcpModel(BaseModel):
         try:
             return validate(raw)
         except ValidationError as error:
+            from .salvage import validate_salvaging  # only once some input fails (cold start)
+
             binding = cls.__dict__.get("__acp_method__")
             return validate_salvaging(
                 cls.model_validate,
