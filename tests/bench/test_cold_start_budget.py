@@ -113,9 +113,11 @@ def test_models_are_built_on_first_use_only(first_messages: dict[str, object]) -
     assert classes > 100 and built < classes // 10, (built, classes)
 
 
-def test_first_messages_cost_at_most_four_pydantic_imports() -> None:
-    """Measured: about 3x with deferred building, about 5x without (2-core VM)."""
+def test_first_messages_cost_at_most_1_8_pydantic_starts() -> None:
+    """Against importing pydantic and creating one model (2-core VM, medians of 5,
+    2026-12-04): 1.51x here, 2.09x before the lazy runtime package and evaluated
+    annotations, about 5x without deferred building."""
     run(FIRST_MESSAGES)
     ours = statistics.median(float(run(FIRST_MESSAGES)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
     base = statistics.median(float(run(PYDANTIC)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
-    assert ours < 4 * base, f"first messages {ours * 1000:.0f} ms, pydantic {base * 1000:.0f} ms"
+    assert ours < 1.8 * base, f"first messages {ours * 1000:.0f} ms, pydantic {base * 1000:.0f} ms"
