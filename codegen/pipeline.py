@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .annotations import evaluated_annotations
 from .authoring import ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
@@ -213,7 +214,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
     init_py = render("init.py.j2", **ctx, exports=exports, has_unstable=has_unstable)
     d = v.directory
     return {
-        f"{d}/models.py": models,
+        f"{d}/models.py": evaluated_annotations(models),
         f"{d}/methods.py": methods_py,
         f"{d}/handlers.py": handlers_py,
         f"{d}/builders.py": builders_py,

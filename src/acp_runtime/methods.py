@@ -21,9 +21,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from .salvage import validate_salvaging
-
-JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+JsonValue: TypeAlias = (
+    bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+)
 """Any value JSON can carry, as :func:`json.loads` returns it."""
 
 Side = Literal["agent", "client", "protocol", "proxy", "both"]
@@ -84,6 +84,8 @@ class _Codec(Generic[R]):
             try:
                 return model.model_validate(raw)  # type: ignore[return-value]
             except ValidationError as error:
+                from .salvage import validate_salvaging  # only once some input fails (cold start)
+
                 schema: Any = model.__pydantic_core_schema__
                 validate: Callable[[Any], R] = model.model_validate  # type: ignore[assignment]
                 return validate_salvaging(validate, schema, raw, error, method=self._method)
@@ -91,6 +93,8 @@ class _Codec(Generic[R]):
         try:
             return adapter.validate_python(raw)
         except ValidationError as error:
+            from .salvage import validate_salvaging
+
             return validate_salvaging(
                 adapter.validate_python, adapter.core_schema, raw, error, method=self._method
             )

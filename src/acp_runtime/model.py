@@ -17,7 +17,6 @@ from pydantic.fields import FieldInfo
 from typing_extensions import Self
 
 from .lenient import Salvage, salvaged
-from .salvage import validate_salvaging
 
 
 class AcpModel(BaseModel):
@@ -56,6 +55,8 @@ class AcpModel(BaseModel):
         try:
             return validate(raw)
         except ValidationError as error:
+            from .salvage import validate_salvaging  # only once some input fails (cold start)
+
             binding = cls.__dict__.get("__acp_method__")
             return validate_salvaging(
                 cls.model_validate,
@@ -127,26 +128,63 @@ def _constant_tags(cls: type[AcpModel]) -> _Tags:
 
 
 def _constructor(tags: _Tags) -> Callable[..., None]:
-    """A class's ``__init__``: fill in its constant tags, validate, refuse unknown keywords."""
+    """A class's ``__init__``: fill in its constant tags, validate, refuse unknown keywords.
 
-    def __init__(self: AcpModel, /, **data: Any) -> None:
-        for name, alias, constant in tags:
+    This runs for every model built in code (three per streamed chunk), so it comes in one
+    shape per tag count, each as few bytecodes as the checks allow: a loop over one tag,
+    the ``try`` and the call that checks for typos cost about 1,700 instructions per chunk
+    more than this (callgrind, bench/README "Agent side"). Failures take the slow path.
+    """
+    if not tags:
+
+        def __init__(self: AcpModel, /, **data: Any) -> None:
+            try:
+                self.__pydantic_validator__.validate_python(data, self_instance=self)
+            except ValidationError:
+                _refuse_unknown_keywords(type(self), data)
+                raise
+            if self.__pydantic_extra__:  # extra="allow" kept what names no field
+                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
+
+    elif len(tags) == 1:
+        ((name, alias, constant),) = tags
+
+        def __init__(self: AcpModel, /, **data: Any) -> None:
             if name not in data and alias not in data:
                 data[name] = constant
-        try:
-            self.__pydantic_validator__.validate_python(data, self_instance=self)
-        except ValidationError:  # a typo first: it may be why a field is missing
-            unknown = set(data) - _keywords(type(self))
-            if unknown:
-                raise _unknown_keywords(type(self), unknown) from None
-            raise
-        if self.__pydantic_extra__:  # extra="allow" kept what names no field
-            raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
+            try:
+                self.__pydantic_validator__.validate_python(data, self_instance=self)
+            except ValidationError:
+                _refuse_unknown_keywords(type(self), data)
+                raise
+            if self.__pydantic_extra__:
+                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
+
+    else:
+
+        def __init__(self: AcpModel, /, **data: Any) -> None:
+            for name, alias, constant in tags:
+                if name not in data and alias not in data:
+                    data[name] = constant
+            try:
+                self.__pydantic_validator__.validate_python(data, self_instance=self)
+            except ValidationError:
+                _refuse_unknown_keywords(type(self), data)
+                raise
+            if self.__pydantic_extra__:
+                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
 
     # pydantic validates nested models without calling ``__init__`` unless a class has a
     # custom one; this marks ours as the base's, so wire parsing keeps its fast path.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
     return __init__
+
+
+def _refuse_unknown_keywords(cls: type[AcpModel], data: dict[str, Any]) -> None:
+    """After a failed validation, a typo first: it may be why a field is missing."""
+    unknown = set(data) - _keywords(cls)
+    if unknown:
+        raise _unknown_keywords(cls, unknown) from None
 
 
 if not TYPE_CHECKING:

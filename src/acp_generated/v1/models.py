@@ -2,8 +2,6 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Pydantic models of ACP protocol v1 (stable): camelCase on the wire, snake_case in Python."""
 
-from __future__ import annotations
-
 import importlib
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 

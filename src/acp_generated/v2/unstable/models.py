@@ -2,8 +2,6 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Pydantic models of ACP protocol v2 (unstable superset): camelCase on the wire, snake_case in Python."""
 
-from __future__ import annotations
-
 import importlib
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
