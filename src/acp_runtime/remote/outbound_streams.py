@@ -1,0 +1,97 @@
+"""One SSE stream's queue on the Streamable HTTP server: what the agent sent to it, kept
+until its one reader takes it, so output that races the client's GET is not lost.
+
+A stream knows nothing of limits; its connection counts the bytes it holds (and closes
+itself past its bounds) through the ``on_taken`` callback.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+import anyio
+
+KEEP_ALIVE = b":\n\n"
+"""The SSE comment TS 2.4.0 sends to a waiting reader: ignored by every parser, it keeps
+proxies and clients (Node's fetch gives up on a body after 300 s without a chunk) from
+calling the stream dead."""
+
+
+def sse_event(message: bytes) -> bytes:
+    """One message as one SSE event, exactly as TS writes it: ``data: <json>\\n\\n``. The
+    runtime's JSON texts are compact and have no line breaks, so no re-encoding."""
+    return b"data: " + message + b"\n\n"
+
+
+class OutboundStream:
+    """A queue of SSE events with at most one reader at a time."""
+
+    __slots__ = ("_events", "_finished", "_on_taken", "_reader", "_wake", "session_id")
+
+    def __init__(self, session_id: str | None, on_taken: Callable[[int], None]) -> None:
+        self.session_id = session_id
+        """None for the connection's stream."""
+        self._events: deque[bytes] = deque()
+        self._on_taken = on_taken
+        self._reader: object | None = None
+        self._finished = False
+        self._wake = anyio.Event()
+
+    @property
+    def has_reader(self) -> bool:
+        return self._reader is not None
+
+    @property
+    def has_queued(self) -> bool:
+        return bool(self._events)
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def push(self, event: bytes) -> bool:
+        """Queue one event; False (and nothing queued) once the stream has finished."""
+        if self._finished:
+            return False
+        self._events.append(event)
+        self._wake.set()
+        return True
+
+    def acquire(self) -> object | None:
+        """A token for the one reader, or None when the stream already has one (409)
+        or has finished."""
+        if self._reader is not None or self._finished:
+            return None
+        self._reader = object()
+        return self._reader
+
+    def release(self, token: object) -> None:
+        if self._reader is token:
+            self._reader = None
+
+    async def next_event(self, keep_alive_seconds: float) -> bytes | None:
+        """The next event to write, :data:`KEEP_ALIVE` after ``keep_alive_seconds``
+        without one, None once the stream has finished and is drained."""
+        with anyio.move_on_after(keep_alive_seconds):
+            while not self._events:
+                if self._finished:
+                    return None
+                if self._wake.is_set():
+                    self._wake = anyio.Event()
+                await self._wake.wait()
+            event = self._events.popleft()
+            self._on_taken(len(event))
+            return event
+        return KEEP_ALIVE
+
+    def finish(self, *, discard: bool) -> int:
+        """No more events; the reader ends after what is queued, or at once with
+        ``discard``. Returns the bytes discarded."""
+        self._finished = True
+        dropped = 0
+        if discard:
+            dropped = sum(len(event) for event in self._events)
+            self._events.clear()
+        self._wake.set()
+        return dropped
