@@ -394,7 +394,9 @@ async def _text(send: Send, status: int, text: str) -> None:
 
 
 async def _empty(send: Send, status: int) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": []})
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]}
+    )
     await send({"type": "http.response.body", "body": b""})
 
 
