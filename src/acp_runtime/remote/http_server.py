@@ -172,6 +172,10 @@ class StreamableHttpApp:
             await receive()
             await send({"type": "websocket.close", "code": 1008})
 
+    def connection(self, connection_id: str) -> HttpConnection | None:
+        """The open connection with that id (for metrics: ``buffered_bytes``)."""
+        return self._connections.get(connection_id)
+
     async def aclose(self) -> None:
         """End every connection: its SSE streams end, its runtime is cancelled."""
         for connection in list(self._connections.values()):
