@@ -3,10 +3,17 @@ tests: loading a session replays one chunk ``replay <id>`` before answering."""
 
 from __future__ import annotations
 
-from echo_agent import EchoAgent
+import sys
+from pathlib import Path
 
-from acp_generated import v1
-from acp_runtime import Responder
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+if str(EXAMPLES) not in sys.path:  # also imported from tests/interop
+    sys.path.insert(0, str(EXAMPLES))
+
+from echo_agent import EchoAgent  # noqa: E402
+
+from acp_generated import v1  # noqa: E402
+from acp_runtime import Responder  # noqa: E402
 
 
 class LoadingEchoAgent(EchoAgent):
