@@ -13,6 +13,7 @@ import httpx
 import pytest
 from httpx_ws import aconnect_ws
 
+from acp_runtime import Transport
 from acp_runtime.remote import Refusal, acp_app, http_app
 
 from .http_agent import LoadingEchoAgent
@@ -154,3 +155,30 @@ async def test_acp_app_serves_http_and_websocket_on_one_path() -> None:
     assert answer.status_code == 200
     assert over_ws == answer.json()
     assert other.status_code == 404
+
+
+class _AnswersInitializeThenEnds:
+    """A servable that answers ``initialize`` and one more message, then stops serving."""
+
+    async def serve(self, transport: Transport) -> None:
+        first = json.loads(await transport.receive())
+        await transport.send(
+            json.dumps({"jsonrpc": "2.0", "id": first["id"], "result": {}}).encode()
+        )
+        second = json.loads(await transport.receive())
+        await transport.send(
+            json.dumps({"jsonrpc": "2.0", "id": second["id"], "result": "bye"}).encode()
+        )
+
+
+async def test_when_the_agent_stops_readers_drain_then_the_connection_is_gone() -> None:
+    app = http_app(_AnswersInitializeThenEnds)
+    async with peer(app) as p:
+        cid = await p.initialize()
+        h = {"acp-connection-id": cid}
+        async with p.stream(cid) as connection:
+            assert (await p.post(new_session(), h)).status_code == 202
+            assert (await connection.message())["result"] == "bye"
+            assert await connection.rest() == b""
+        await until_gone(lambda: p.post(new_session(3), h))
+    assert app.connection(cid) is None

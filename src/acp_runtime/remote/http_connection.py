@@ -111,6 +111,7 @@ class HttpConnection:
         self._activity = anyio.Event()
         self._busy = 0
         self._closed = False
+        self._agent_ended = False
         self.closed_event = anyio.Event()
         self._initialize_key: IdKey | None = None
         self._initialize_answer: bytes | None = None
@@ -180,7 +181,9 @@ class HttpConnection:
             raise ConnectionClosed
         stream: OutboundStream | None = self.connection_stream
         if session_id is not None:
-            stream = self._sessions.get(session_id) or self._new_session(session_id)
+            stream = self._sessions.get(session_id)
+            if stream is None and not self._agent_ended:
+                stream = self._new_session(session_id)
         if stream is None:
             raise ConnectionClosed
         token = stream.acquire()
@@ -211,6 +214,8 @@ class HttpConnection:
         self._busy += delta
         self._activity.set()
         self._activity = anyio.Event()
+        if self._agent_ended and self._busy == 0:
+            self.close()
 
     async def watch_idle(self) -> None:
         """Close the connection once nothing used it for ``idle_timeout`` seconds."""
@@ -254,12 +259,17 @@ class HttpConnection:
             self.on_close(self)
 
     def agent_ended(self) -> None:
-        """The runtime stopped serving: readers get what is queued, then EOF."""
+        """The runtime stopped serving: POSTs get 404, readers get what is queued and then
+        EOF; the connection closes once no reader is left."""
+        self._agent_ended = True
+        self._inbound_send.close()
         self.connection_stream.finish(discard=False)
         for stream in self._sessions.values():
             stream.finish(discard=False)
         self._initialized.set()
         self._progress.set()
+        if self._busy == 0:
+            self.close()
 
     # -- routing and bounds --------------------------------------------------------------
 

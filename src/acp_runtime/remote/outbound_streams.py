@@ -59,9 +59,9 @@ class OutboundStream:
         return True
 
     def acquire(self) -> object | None:
-        """A token for the one reader, or None when the stream already has one (409)
-        or has finished."""
-        if self._reader is not None or self._finished:
+        """A token for the one reader, or None when the stream already has one (409).
+        A finished stream still gives what it holds, then EOF."""
+        if self._reader is not None:
             return None
         self._reader = object()
         return self._reader
