@@ -11,7 +11,7 @@ is imported by ``import acp_runtime``.
 from __future__ import annotations
 
 from .acp_app import AcpApp, acp_app
-from .http_connection import HttpLimits
+from .http_connection import HttpConnection, HttpLimits
 from .http_server import StreamableHttpApp, http_app
 from .serving import Authenticate, HandlerFactory, Refusal, Servable
 from .websocket_client import WebSocketTransport, connect_websocket
@@ -21,6 +21,7 @@ __all__ = [
     "AcpApp",
     "Authenticate",
     "HandlerFactory",
+    "HttpConnection",
     "HttpLimits",
     "Refusal",
     "Servable",
