@@ -23,9 +23,7 @@ from pydantic_core import PydanticSerializationError
 
 from .salvage import validate_salvaging
 
-JsonValue: TypeAlias = (
-    bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
-)
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """Any value JSON can carry, as :func:`json.loads` returns it."""
 
 Side = Literal["agent", "client", "protocol", "proxy", "both"]

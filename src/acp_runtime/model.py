@@ -72,7 +72,6 @@ class AcpModel(BaseModel):
         return salvaged(self)
 
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
-
         # Each class gets its own ``__init__`` (``_constructor``) when it is created, with
         # its constant tags bound in: no lookup per construction.
 

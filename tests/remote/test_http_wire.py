@@ -130,6 +130,11 @@ async def test_server_requests_and_their_answers_are_routed_by_session() -> None
                 assert posted.status_code == expected
                 if expected == 400:
                     assert posted.text == "Mismatched Acp-Session-Id"
+                    # refused, not consumed: the right header is still taken after it
+                    right = {**headers, "acp-session-id": "sess-1"}
+                    assert (await p.post(answer, right)).status_code == 202
+                    assert (await session.message())["method"] == "session/update"
+                    assert (await session.message())["result"] == {"stopReason": "end_turn"}
                     continue
                 update = await session.message()
                 assert update["params"]["update"]["content"]["text"] == "permission:selected:allow"

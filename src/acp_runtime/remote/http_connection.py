@@ -171,8 +171,13 @@ class HttpConnection:
         self._request_routes[request_key] = None if method == SESSION_LOAD else route
 
     def client_response_route(self, key: IdKey | None) -> Route:
-        """The stream the server request a client answers went out on (and forget it)."""
-        return None if key is None else self._client_response_routes.pop(key, None)
+        """The stream the server request a client answers went out on."""
+        return None if key is None else self._client_response_routes.get(key)
+
+    def answered(self, key: IdKey | None) -> None:
+        """The client's answer to a server request was taken: forget its route."""
+        if key is not None:
+            self._client_response_routes.pop(key, None)
 
     def acquire(self, session_id: str | None) -> tuple[OutboundStream, object] | None:
         """The stream a GET reads and its reader token; None when it already has a reader.

@@ -259,6 +259,7 @@ class StreamableHttpApp:
         route = connection.client_response_route(key)
         if header and route is not None and header != route:
             raise HttpAnswer(400, "Mismatched Acp-Session-Id")
+        connection.answered(key)
 
     def _note_request(
         self, connection: HttpConnection, message: dict[str, object], header: str | None
