@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from acp_runtime import ConnectionBuilder, RequestError, Responder
 from acp_runtime.remote import http_app
 
 from .http_agent import LoadingEchoAgent
-from .http_raw import INITIALIZE, SSE, new_session, peer, prompt
+from .http_raw import INITIALIZE, SSE, Peer, new_session, peer, prompt
+from .hypercorn_server import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -316,3 +319,27 @@ async def test_a_malformed_message_on_a_connection_is_answered_by_the_runtime() 
     assert answer["id"] in (9, None)
     assert answer["error"]["code"] == -32600
     assert json.dumps(answer)
+
+
+async def test_a_chunked_body_over_the_limit_is_413_too() -> None:
+    async def body() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b"x" * 500  # no Content-Length: the server counts as it reads
+
+    async with peer(http_app(LoadingEchoAgent, max_message_bytes=4000)) as p:
+        headers = {"content-type": "application/json"}
+        answer = await p.client.post(p.url, content=body(), headers=headers)
+    assert (answer.status_code, answer.text) == (413, "Request body exceeds 4000 bytes")
+
+
+async def test_over_http2_the_sse_answer_has_no_connection_header() -> None:
+    """``Connection`` is illegal in HTTP/2; the stream works without it."""
+    async with serving(http_app(LoadingEchoAgent)) as port:
+        async with httpx.AsyncClient(http1=False, http2=True, timeout=10) as client:
+            p = Peer(client, f"http://127.0.0.1:{port}/acp")
+            cid = await p.initialize()
+            async with p.stream(cid) as connection:
+                assert connection.response.http_version == "HTTP/2"
+                assert "connection" not in connection.response.headers
+                await p.post(new_session(), {"acp-connection-id": cid})
+                assert (await connection.message())["result"] == {"sessionId": "sess-1"}
