@@ -70,20 +70,36 @@ class OutboundStream:
         if self._reader is token:
             self._reader = None
 
-    async def next_event(self, keep_alive_seconds: float) -> bytes | None:
-        """The next event to write, :data:`KEEP_ALIVE` after ``keep_alive_seconds``
-        without one, None once the stream has finished and is drained."""
-        with anyio.move_on_after(keep_alive_seconds):
-            while not self._events:
-                if self._finished:
-                    return None
-                if self._wake.is_set():
-                    self._wake = anyio.Event()
-                await self._wake.wait()
-            event = self._events.popleft()
-            self._on_taken(len(event))
-            return event
-        return KEEP_ALIVE
+    def take(self, limit: int) -> bytes:
+        """The queued events joined, oldest first, as many as fit in ``limit`` bytes (at
+        least one): one write for a burst of notifications instead of one each. Empty
+        when nothing is queued."""
+        events = self._events
+        if not events:
+            return b""
+        if len(events) == 1:
+            taken = events.popleft()
+        else:
+            batch = [events.popleft()]
+            size = len(batch[0])
+            while events and size + len(events[0]) <= limit:
+                size += len(events[0])
+                batch.append(events.popleft())
+            taken = b"".join(batch)
+        self._on_taken(len(taken))
+        return taken
+
+    async def wait(self, seconds: float) -> bool:
+        """Wait until an event is queued or the stream finishes: False after ``seconds``
+        without either (time for a keep-alive comment)."""
+        if self._events or self._finished:
+            return True
+        if self._wake.is_set():
+            self._wake = anyio.Event()
+        with anyio.move_on_after(seconds):
+            await self._wake.wait()
+            return True
+        return False
 
     def finish(self, *, discard: bool) -> int:
         """No more events; the reader ends after what is queued, or at once with

@@ -8,9 +8,11 @@ import anyio
 
 from .asgi import Receive, Scope, Send
 from .http_connection import HttpConnection
-from .outbound_streams import OutboundStream
+from .outbound_streams import KEEP_ALIVE, OutboundStream
 
 EVENT_STREAM: bytes = b"text/event-stream"
+BATCH_BYTES = 256 * 1024
+"""At most this much of a stream's queued events goes out in one write."""
 
 
 def sse_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
@@ -50,8 +52,15 @@ async def write_sse(
                     "headers": sse_headers(scope),
                 }
                 await send(start)
-                while (event := await stream.next_event(keep_alive)) is not None:
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
+                while True:
+                    chunk = stream.take(BATCH_BYTES)
+                    if not chunk:
+                        if stream.finished:
+                            break
+                        if await stream.wait(keep_alive):
+                            continue
+                        chunk = KEEP_ALIVE
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
             except OSError:  # the ASGI server reports a gone client this way
                 gone = True
             tg.cancel_scope.cancel()
