@@ -4,6 +4,7 @@
 // The twin of examples/router_agent.py.
 //
 // Usage: node router_agent.mjs [--quiet] [--versions 1,2] [--report]
+// Imported, it only exports the router (`router`), as agent.mjs exports its app.
 //   --versions  the routes configured: "1,2" (default), "1" or "2"
 //   --report    instead of the echo agents (agent.mjs, v2_agent.mjs), apps whose
 //               `initialize` answers with its params in `_meta.initializeParams`: on v1
@@ -12,6 +13,7 @@
 import * as v1 from "@agentclientprotocol/sdk";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { app as echoV1 } from "./agent.mjs";
 import { app as echoV2 } from "./v2_agent.mjs";
 
@@ -32,10 +34,13 @@ const reportV2 = v2.agent({ name: "ts-router-v2" }).onRequest(v2.methods.agent.i
   _meta: { initializeParams: params },
 }));
 
-let router = v2.agentProtocolRouter();
-if (versions.includes(1)) router = router.withV1(report ? reportV1 : echoV1);
-if (versions.includes(2)) router = router.withV2(report ? reportV2 : echoV2);
+let routes = v2.agentProtocolRouter();
+if (versions.includes(1)) routes = routes.withV1(report ? reportV1 : echoV1);
+if (versions.includes(2)) routes = routes.withV2(report ? reportV2 : echoV2);
+export const router = routes;
 
-const connection = router.connect(v1.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
-await connection.closed;
-process.exit(0);
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const connection = router.connect(v1.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+  await connection.closed;
+  process.exit(0);
+}
