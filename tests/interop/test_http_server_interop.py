@@ -18,6 +18,7 @@ from acp_runtime import VersionRouter
 from acp_runtime.remote import acp_app, http_app
 
 from .node_peers import PEERS_DIR, REPO_ROOT
+from .test_http_interop import ts_http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +101,103 @@ async def test_protocol_versions_through_the_router_over_http() -> None:
         "message": answers[4][1]["error"]["message"],
         "data": {"requested": 0, "supported": [1, 2]},
     }
+
+
+# -- the same raw requests to both servers ----------------------------------------------
+
+
+async def observe(url: str) -> list[tuple[str, object]]:
+    """Status, content type and body of what a server answers to good and bad requests
+    (except ``initialize``'s body, which is the agent's), and the SSE headers and bytes."""
+    seen: list[tuple[str, object]] = []
+    json_type = {"content-type": "application/json"}
+    long_id = "x" * 1025
+
+    def note(label: str, answer: httpx.Response) -> None:
+        seen.append((label, (answer.status_code, answer.headers.get("content-type"), answer.text)))
+
+    async with httpx.AsyncClient(timeout=10) as http:
+
+        async def post(body: object, **headers: str) -> httpx.Response:
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            return await http.post(url, content=raw, headers={**json_type, **headers})
+
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+        first = await post(init)
+        seen.append(("initialize", (first.status_code, first.headers.get("content-type"))))
+        cid = first.headers["acp-connection-id"]
+        h = {"acp-connection-id": cid}
+        new = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": "/tmp", "mcpServers": []},
+        }
+
+        def prompt(request_id: object, session_id: str | None) -> dict[str, object]:
+            params: dict[str, object] = {"prompt": [{"type": "text", "text": "hi"}]}
+            if session_id is not None:
+                params["sessionId"] = session_id
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "session/prompt",
+                "params": params,
+            }
+
+        note("put", await http.put(url, content=b"{}", headers=h))
+        note(
+            "text body", await http.post(url, content=b"{}", headers={"content-type": "text/plain"})
+        )
+        note("invalid json", await post(b"{nope"))
+        note("batch", await post(b"[1,2]", **h))
+        note("scalar", await post(b"42", **h))
+        note("no connection", await post(new))
+        note("unknown connection", await post(new, **{"acp-connection-id": "nope"}))
+        note("initialize again", await post(init, **h))
+        note("initialize id null", await post({**init, "id": None}))
+        note("long request id", await post({**new, "id": long_id}, **h))
+        note("long session id", await post(prompt(3, long_id), **h, **{"acp-session-id": long_id}))
+        note(
+            "mismatched session",
+            await post(prompt(3, "sess-1"), **h, **{"acp-session-id": "sess-2"}),
+        )
+        note("missing session", await post(prompt(3, None), **h))
+        note("get without accept", await http.get(url, headers=h))
+        sse = {"accept": "text/event-stream"}
+        note("get no connection", await http.get(url, headers=sse))
+        note("get unknown", await http.get(url, headers={**sse, "acp-connection-id": "nope"}))
+        async with http.stream("GET", url, headers={**sse, **h}) as stream:
+            seen.append(
+                (
+                    "sse headers",
+                    sorted(
+                        (k, v)
+                        for k, v in stream.headers.items()
+                        if k in ("content-type", "cache-control", "connection")
+                    ),
+                )
+            )
+            note("second reader", await http.get(url, headers={**sse, **h}))
+            note("session/new", await post(new, **h))
+            chunks = stream.aiter_raw()
+            buffer = b""
+            while not buffer.endswith(b"\n\n"):
+                buffer += await chunks.__anext__()
+            seen.append(("event", buffer))
+            note("delete", await http.delete(url, headers=h))
+        note("delete again", await http.delete(url, headers=h))
+        note("delete no connection", await http.delete(url))
+    return seen
+
+
+async def test_our_server_answers_raw_requests_as_the_ts_server_does(node: str) -> None:
+    async with ts_http_server(node) as url:
+        theirs = await observe(url)
+    async with serving(http_app(LoadingEchoAgent)) as port:
+        ours = await observe(f"http://127.0.0.1:{port}/acp")
+    assert dict(ours) == dict(theirs)
+    assert (
+        dict(theirs)["event"]
+        == b'data: {"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess-1"}}\n\n'
+    )
