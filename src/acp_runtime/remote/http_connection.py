@@ -108,7 +108,8 @@ class HttpConnection:
         self._client_response_routes: dict[IdKey, Route] = {}
         self.buffered_bytes = 0
         self._progress = anyio.Event()
-        self._activity = anyio.Event()
+        self._room_wanted = False
+        self._idle_since = anyio.current_time()
         self._busy = 0
         self._closed = False
         self._agent_ended = False
@@ -215,29 +216,29 @@ class HttpConnection:
             self.close("too many session streams without a reader")
 
     def busy(self, delta: int) -> None:
-        """A request or reader started (+1) or ended (-1): the idle clock restarts."""
+        """A request or reader started (+1) or ended (-1): the idle clock restarts. Only
+        noted here (no task woken per request); the idle watch reads it when it wakes."""
         self._busy += delta
-        self._activity.set()
-        self._activity = anyio.Event()
-        if self._agent_ended and self._busy == 0:
-            self.close()
+        if self._busy == 0:
+            self._idle_since = anyio.current_time()
+            if self._agent_ended:
+                self.close()
 
     async def watch_idle(self) -> None:
-        """Close the connection once nothing used it for ``idle_timeout`` seconds."""
+        """Close the connection once nothing used it for ``idle_timeout`` seconds: sleep
+        until the earliest moment it can be idle that long, then look."""
         timeout = self.limits.idle_timeout
         if math.isinf(timeout):
             return
         while not self._closed:
-            activity = self._activity
             if self._busy > 0:
-                await activity.wait()
+                await anyio.sleep(timeout)
                 continue
-            with anyio.move_on_after(timeout):
-                await activity.wait()
-                continue
-            if self._busy == 0:
+            remaining = self._idle_since + timeout - anyio.current_time()
+            if remaining <= 0:
                 self.close("idle")
                 return
+            await anyio.sleep(remaining)
 
     def close(self, reason: str | None = None) -> None:
         """End the connection: every stream ends (queued output discarded), the runtime
@@ -310,13 +311,16 @@ class HttpConnection:
 
     def _taken(self, size: int) -> None:
         self.buffered_bytes -= size
-        self._progress.set()
-        self._progress = anyio.Event()
+        if self._room_wanted:
+            self._room_wanted = False
+            self._progress.set()
+            self._progress = anyio.Event()
 
     async def _wait_for_room(self) -> None:
         """Backpressure: while the streams hold ``max_buffered_bytes``, the agent waits for
         a reader to take some; ``stall_timeout`` without that closes the connection."""
         while not self._closed and self.buffered_bytes >= self.limits.max_buffered_bytes:
+            self._room_wanted = True
             progress = self._progress
             with anyio.move_on_after(self.limits.stall_timeout):
                 await progress.wait()
