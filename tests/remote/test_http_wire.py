@@ -343,3 +343,25 @@ async def test_over_http2_the_sse_answer_has_no_connection_header() -> None:
                 assert "connection" not in connection.response.headers
                 await p.post(new_session(), {"acp-connection-id": cid})
                 assert (await connection.message())["result"] == {"sessionId": "sess-1"}
+
+
+def _broken_factory() -> ConnectionBuilder:
+    raise RuntimeError("no agent today")
+
+
+async def test_a_failing_factory_answers_initialize_500_and_keeps_no_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = http_app(_broken_factory)
+    async with peer(app) as p:
+        answer = await p.post(INITIALIZE)
+        again = await p.post(INITIALIZE)
+    assert answer.status_code == 500
+    assert answer.json() == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32603, "message": "Initialize failed"},
+    }
+    assert "acp-connection-id" not in answer.headers
+    assert again.status_code == 500  # the server goes on
+    assert "no agent today" in caplog.text  # logged, not sent

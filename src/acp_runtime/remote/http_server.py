@@ -300,7 +300,6 @@ class StreamableHttpApp:
                 answer = await self._initial_answer(receive, connection, request_id, body)
                 if answer is None:  # the client gave up waiting
                     return
-                connection.busy(-1)
                 if isinstance(answer, HttpAnswer):
                     await plain_response(send, answer.status, answer.text, content_type=JSON)
                     return
@@ -316,6 +315,7 @@ class StreamableHttpApp:
                     }
                 )
                 await send({"type": "http.response.body", "body": answer})
+                connection.busy(-1)  # after the answer: an ended agent closes at 0
                 await connection.closed_event.wait()
         finally:
             connection.close()
@@ -346,9 +346,8 @@ class StreamableHttpApp:
     async def _run(self, connection: HttpConnection) -> None:
         try:
             await servable(self._factory()).serve(connection)
-        except Exception:
+        except Exception:  # ends like a runtime that stopped: initialize gets its 500
             log.exception("ACP HTTP connection %s failed", connection.connection_id)
-            connection.close()
         finally:
             connection.agent_ended()
 
