@@ -79,7 +79,48 @@ def _string_field(value: object, name: str) -> str | None:
     return field if isinstance(field, str) and field else None
 
 
+_HEAD: Final = b'{"jsonrpc":"2.0",'
+_SESSION_PARAMS: Final = b',"params":{"sessionId":"'
+
+
+def _quick_outgoing(message: bytes) -> _Outgoing | None:
+    """:func:`_outgoing` without parsing, for the layouts the runtime's own encoders write
+    (``{"jsonrpc":"2.0","id":<int>,"method":...`` and the like); None for anything else,
+    which is then parsed. Saves a JSON parse per notification streamed."""
+    if not message.startswith(_HEAD):
+        return None
+    rest = len(_HEAD)
+    key: IdKey | None = None
+    if message.startswith(b'"id":', rest):
+        comma = message.find(b",", rest + 5)
+        digits = message[rest + 5 : comma]
+        if comma < 0 or not digits.isdigit():
+            return None  # a string or negative id: parsed
+        key = id_key(int(digits))
+        rest = comma + 1
+        if message.startswith(b'"result":', rest) or message.startswith(b'"error":', rest):
+            if b'"sessionId"' in message:
+                return None  # a session/new result: its id's length is checked
+            return _Outgoing(True, key, None, None)
+    if not message.startswith(b'"method":"', rest):
+        return None
+    end = message.find(b'"', rest + 10)
+    if end < 0 or b"\\" in message[rest + 10 : end]:
+        return None
+    if not message.startswith(_SESSION_PARAMS, end + 1):
+        return None  # params without a leading sessionId may still hold one: parsed
+    start = end + 1 + len(_SESSION_PARAMS)
+    close = message.find(b'"', start)
+    session = message[start:close]
+    if close < 0 or b"\\" in session or not session:
+        return None
+    return _Outgoing(False, key, session.decode(), None)
+
+
 def _outgoing(message: bytes) -> _Outgoing:
+    quick = _quick_outgoing(message)
+    if quick is not None:
+        return quick
     try:
         value: object = json.loads(message)
     except ValueError:
