@@ -56,3 +56,10 @@ async def test_one_reader_and_finish_discards_what_is_queued() -> None:
     stream.push(b"abc")
     assert stream.finish(discard=True) == 3
     assert stream.take(10) == b""
+
+
+def test_a_message_with_line_breaks_is_written_compact_as_one_event() -> None:
+    assert sse_event(b'{\n  "a": "\\u00e9\\n",\r\n  "b": [1, 2]\n}') == (
+        b'data: {"a":"\xc3\xa9\\n","b":[1,2]}\n\n'
+    )
+    assert sse_event(b'{"a":1}') == b'data: {"a":1}\n\n'

@@ -7,6 +7,7 @@ itself past its bounds) through the ``on_taken`` callback.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable
 
@@ -20,7 +21,12 @@ calling the stream dead."""
 
 def sse_event(message: bytes) -> bytes:
     """One message as one SSE event, exactly as TS writes it: ``data: <json>\\n\\n``. The
-    runtime's JSON texts are compact and have no line breaks, so no re-encoding."""
+    runtime's JSON texts are compact, so no re-encoding; one with a line break (JSON
+    whitespace: a relayed text) is written compact first, or it would end the event."""
+    if b"\n" in message or b"\r" in message:
+        message = json.dumps(
+            json.loads(message), separators=(",", ":"), ensure_ascii=False
+        ).encode()
     return b"data: " + message + b"\n\n"
 
 
