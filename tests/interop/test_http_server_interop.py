@@ -18,7 +18,7 @@ from acp_runtime import VersionRouter
 from acp_runtime.remote import acp_app, http_app
 
 from .node_peers import PEERS_DIR, REPO_ROOT
-from .test_http_interop import ts_http_server
+from .test_http_client_interop import ts_http_server
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from .node_peers import REPO_ROOT
-from .test_http_interop import ts_http_server
+from .test_http_client_interop import ts_http_server
 
 pytestmark = pytest.mark.anyio
 

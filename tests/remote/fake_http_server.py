@@ -25,6 +25,7 @@ class Seen:
     method: str
     headers: httpx.Headers
     body: Any = None
+    timeout: dict[str, float | None] = field(default_factory=dict[str, "float | None"])
 
     @property
     def session(self) -> str | None:
@@ -71,10 +72,12 @@ class FakeServer:
     async def push(self, key: str | None, message: dict[str, Any]) -> None:
         """Queue ``message`` as one event on a stream (buffered until its GET reads)."""
         frame = b"data: " + json.dumps(message, separators=(",", ":")).encode() + b"\n\n"
-        await self.stream(key).tx.send(frame)
+        await self.push_raw(key, frame)
 
     async def push_raw(self, key: str | None, data: bytes) -> None:
-        await self.stream(key).tx.send(data)
+        # no checkpoint between finding the stream and queueing: an end() racing with it
+        # (another request's handler) closes either the stream before or the one after
+        self.stream(key).tx.send_nowait(data)
 
     def end(self, key: str | None) -> None:
         """End a stream's response (EOF); a later GET opens a new one."""
@@ -94,7 +97,12 @@ class FakeServer:
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
-        seen = Seen(request.method, request.headers, json.loads(body) if body else None)
+        seen = Seen(
+            request.method,
+            request.headers,
+            json.loads(body) if body else None,
+            request.extensions.get("timeout", {}),
+        )
         self.seen.append(seen)
         response = await self._answer(seen)
         cookies = [("set-cookie", cookie) for cookie in self.set_cookies]

@@ -70,6 +70,7 @@ async def test_initialize_is_posted_alone_then_the_connection_stream_opens() -> 
     assert "acp-connection-id" not in post.headers and "acp-session-id" not in post.headers
     assert get.method == "GET" and get.headers["accept"] == "text/event-stream"
     assert get.headers["acp-connection-id"] == CONNECTION_ID and get.session is None
+    assert get.timeout["read"] is None  # an SSE stream may be quiet for as long as it likes
     assert delete.method == "DELETE" and delete.headers["acp-connection-id"] == CONNECTION_ID
 
 
@@ -129,6 +130,14 @@ async def test_an_initialize_refused_with_a_jsonrpc_error_is_passed_up() -> None
         assert transport.connection_id == CONNECTION_ID
 
 
+async def test_a_request_that_cannot_be_made_fails_the_transport_not_the_app() -> None:
+    async with connect_http("http://[::1/acp") as transport:  # no closing bracket
+        await transport.send(INITIALIZE)
+        with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError) as caught:
+            await transport.receive()
+    assert "ACP HTTP failed: InvalidURL" in str(caught.value)
+
+
 # -- Acp-Session-Id, session streams, lanes -------------------------------------------------
 
 
@@ -159,15 +168,18 @@ async def test_the_session_header_rule() -> None:
             asked = await next_message(transport)
             await transport.send(message(id=asked["id"], result={}))
         await wait_for(lambda: len(server.posts()) == 8)
-    assert [
-        (what, p.session) for what, p in zip(server.methods(), server.posts(), strict=True)
-    ] == [
+    posted = [(what, p.session) for what, p in zip(server.methods(), server.posts(), strict=True)]
+    calls = [(what, session) for what, session in posted if not isinstance(what, tuple)]
+    answers = [(what, session) for what, session in posted if isinstance(what, tuple)]
+    assert calls == [  # in the order sent
         ("initialize", None),
         ("session/prompt", "s1"),
         ("session/cancel", "s1"),
         ("$/cancel_request", None),
         ("session/new", None),
         ("_x/note", None),
+    ]
+    assert sorted(answers, key=repr) == [  # their own lane; the two streams race
         (("answer", "1"), "s1"),  # answers the request that named s1 (string id "1")
         (("answer", 1), None),  # the same id as a number is another request
     ]
@@ -389,6 +401,25 @@ async def test_a_session_stream_ending_fails_only_its_requests_and_reopens() -> 
     }
     gets = [s.session for s in server.seen if s.method == "GET"]
     assert gets.count("s1") == 2
+
+
+async def test_a_session_stream_ending_fails_its_pending_request_in_the_runtime() -> None:
+    server = FakeServer()
+    async with server.client() as http, connect_http(URL, http_client=http) as transport:
+        async with ConnectionBuilder(role="client").connect(transport) as cx:
+            await cx.send_raw_request("initialize", {"protocolVersion": 1})
+            lost = cx.send_raw_request("session/prompt", {"sessionId": "s1", "prompt": []})
+            kept = cx.send_raw_request("session/prompt", {"sessionId": "s2", "prompt": []})
+            await wait_for(lambda: len(server.posts()) == 3)
+            server.end("s1")
+            with anyio.fail_after(5), pytest.raises(RequestError) as caught:
+                await lost
+            kept_id = next(p.body["id"] for p in server.posts() if p.session == "s2")
+            answer = {"jsonrpc": "2.0", "id": kept_id, "result": {"stopReason": "end_turn"}}
+            await server.push("s2", answer)
+            with anyio.fail_after(5):
+                assert await kept == {"stopReason": "end_turn"}
+    assert (caught.value.code, caught.value.message) == (-32603, "ACP session SSE stream closed")
 
 
 async def test_the_connection_stream_ending_ends_the_transport() -> None:

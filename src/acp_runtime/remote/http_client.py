@@ -211,6 +211,8 @@ class HttpTransport:
                         await self._deliver(message, parsed)
                     except HttpTransportError as exc:
                         self._end(exc)
+                    except Exception as exc:  # a bad URL, a stream error: not fatal to the app
+                        self._end(HttpTransportError(self._redact(f"ACP HTTP failed: {exc!r}")))
         self._lanes_left -= 1
         if not self._lanes_left:
             self._lanes_done.set()
@@ -366,7 +368,7 @@ class HttpTransport:
                 await self._read_events(session_id, stream, headers)
             except (HttpStatusError, HttpTransportError) as exc:
                 outcome = exc
-            except httpx.HTTPError as exc:
+            except Exception as exc:  # network errors, and any other: the stream is gone
                 outcome = HttpTransportError(self._redact(f"ACP SSE stream failed: {exc!r}"))
             aborted = False
         if stream is not None:
@@ -456,16 +458,21 @@ class HttpTransport:
         self._failed_sessions[session_id] = error
         stream = self._sessions.pop(session_id, None)
         if stream is not None:
+            if not stream.ready.is_set():  # a message waiting for it is refused, not fatal
+                stream.error = error
+                stream.ready.set()
             stream.scope.cancel()
         await self._fail_requests(session_id, error)
 
     async def _fail_requests(self, session_id: str, error: HttpStatusError | str) -> None:
         """Answer the session's requests in flight with ``error``: their answers were
         to come on a stream that is gone."""
-        for key, (session, request_id) in list(self._in_flight.items()):
-            if session == session_id:
-                del self._in_flight[key]
-                await self._answer_error(request_id, error)
+        mine = [key for key, (session, _) in self._in_flight.items() if session == session_id]
+        for key in mine:
+            # another failure (a 409, a POST error) may have answered it meanwhile
+            pending = self._in_flight.pop(key, None)
+            if pending is not None:
+                await self._answer_error(pending[1], error)
 
     async def _answer_error(self, request_id: Json, error: HttpStatusError | str) -> None:
         body: dict[str, Json] = {"code": -32603, "message": str(error)}

@@ -125,6 +125,11 @@ async def load_on_fresh_connection(url: str, sid: str, client: Client) -> None:
         agent = v1.RemoteAgent(cx)
         await agent.initialize(protocol_version=1)
         await agent.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        # The answer comes on the connection's stream, the replay on the session's: the
+        # answer may overtake it, so the replay is waited for.
+        with anyio.fail_after(5):
+            while not client.texts:  # noqa: ASYNC110
+                await anyio.sleep(0.01)
 
 
 async def test_our_http_client_against_the_ts_server(node: str) -> None:
