@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import anyio
-from anyio.abc import Process
 import httpx
 import pytest
+from anyio.abc import Process
 from httpx_ws import aconnect_ws
 
 from .http_raw import INITIALIZE, Peer, new_session
