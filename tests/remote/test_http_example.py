@@ -16,7 +16,7 @@ from anyio.abc import Process
 from httpx_ws import aconnect_ws
 
 from .http_raw import INITIALIZE, Peer, new_session
-from .test_ws_example import free_port
+from .test_ws_example import free_port, listening
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +42,8 @@ async def exercise(process: Process, url: str) -> None:
     """Drive the running example, send SIGINT and wait for it to exit."""
     assert process.stdout is not None
     with anyio.fail_after(30):
-        await process.stdout.receive()  # "serving ACP on ..."
+        await process.stdout.receive()  # "serving ACP on ...", printed before it binds
+        await listening(url)
         async with httpx.AsyncClient(timeout=10) as client:
             p = Peer(client, url)
             missing = await p.post(INITIALIZE)
