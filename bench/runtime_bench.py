@@ -36,6 +36,9 @@ IMPLS = ("this", "pypi", "ts", "floor")
 PEERS = ("pypi", "ts", "floor")
 WEBSOCKET_IMPLS = ("this", "ts")
 """The drivers with a ``--transport websocket`` mode (our client and server, the TS ones)."""
+HTTP_IMPLS = ("this", "ts")
+"""The agents with a ``--transport http`` mode: the TS client drives each through its SDK's
+Streamable HTTP server (ours: ``http_app``; TS: ``AcpServer`` and its Node handler)."""
 """Ratios are printed against each. ``floor`` is no SDK at all (``bench/drivers/floor.py``):
 the bound the machine's pipes, event loop and JSON codec put under any Python client."""
 
@@ -196,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--transport",
-        choices=["stdio", "websocket"],
+        choices=["stdio", "websocket", "http"],
         default="stdio",
-        help="websocket: each agent behind its SDK's WebSocket server on loopback (this, ts)",
+        help="websocket: each agent behind its SDK's WebSocket server on loopback (this, ts); "
+        "http: the TS client drives each agent behind its SDK's Streamable HTTP server",
     )
     parser.add_argument(
         "--agent-side",
@@ -208,8 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.agent_side and args.transport != "stdio":
         parser.error("--agent-side runs over stdio")
-    if args.transport == "websocket":
-        os.environ["BENCH_TRANSPORT"] = "websocket"  # read by the drivers and agents
+    if args.transport != "stdio":
+        os.environ["BENCH_TRANSPORT"] = args.transport  # read by the drivers and agents
+    ts_drives = args.agent_side or args.transport == "http"
     spec = QUICK if args.quick else FULL
     runs_wanted = args.runs or (1 if args.quick else 3)
     impls: list[str] = []
@@ -217,7 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         reason = unavailable(impl)
         if reason is None and args.transport == "websocket" and impl not in WEBSOCKET_IMPLS:
             reason = "no WebSocket transport in this driver"
-        if reason is None and args.agent_side:
+        if reason is None and args.transport == "http" and impl not in HTTP_IMPLS:
+            reason = "no Streamable HTTP server for this agent"
+        if reason is None and ts_drives:
             reason = unavailable("ts")  # the TS client drives every agent
         if reason is None:
             impls.append(impl)
@@ -231,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         for impl in impls:
             load = os.getloadavg()[0]
             figures = run_driver(
-                impl, agent_spec(impl, spec, args.agent_side), timeout, agent_side=args.agent_side
+                impl, agent_spec(impl, spec, ts_drives), timeout, agent_side=ts_drives
             )
             runs[impl].append(figures)
             emit({"kind": "run", "impl": impl, "run": k, "load_1m": round(load, 2), **figures})
@@ -244,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
             "transport": args.transport,
             "agent_side": args.agent_side,
+            "ts_client_drives": ts_drives,
             "spec": dict(spec),
             "duration_s": round(time.time() - started, 1),
             "load_1m": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},

@@ -105,15 +105,16 @@ async def serve() -> None:
     await builder.serve(stdio_transport())
 
 
-async def serve_websocket() -> None:
-    """``BENCH_TRANSPORT=websocket``: the same agent behind ``websocket_app`` under
-    hypercorn on 127.0.0.1 (port printed on stdout) until stdin closes."""
+async def serve_remote() -> None:
+    """``BENCH_TRANSPORT=websocket`` (``http``): the same agent behind ``websocket_app``
+    (``http_app``) under hypercorn on 127.0.0.1 (port printed on stdout) until stdin
+    closes."""
     import socket
 
     import sniffio
     from hypercorn.config import Config
 
-    from acp_runtime.remote import websocket_app
+    from acp_runtime.remote import http_app, websocket_app
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -127,7 +128,8 @@ async def serve_websocket() -> None:
     async def stdin_closed() -> None:
         await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
 
-    app = websocket_app(BenchAgent)
+    http = os.environ.get("BENCH_TRANSPORT") == "http"
+    app = http_app(BenchAgent) if http else websocket_app(BenchAgent)
     if sniffio.current_async_library() == "trio":
         from hypercorn.trio import serve as hypercorn_serve
     else:
@@ -136,5 +138,6 @@ async def serve_websocket() -> None:
 
 
 if __name__ == "__main__":
-    main = serve_websocket if os.environ.get("BENCH_TRANSPORT") == "websocket" else serve
+    remote = os.environ.get("BENCH_TRANSPORT") in ("websocket", "http")
+    main = serve_remote if remote else serve
     anyio.run(main, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio")

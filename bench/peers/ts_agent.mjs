@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark agent on the TypeScript SDK, over stdio. Same command language as
+// Benchmark agent on the TypeScript SDK, over stdio (or BENCH_TRANSPORT=websocket / http). Same command language as
 // this_agent.py (see its docstring): noop, chunks <n> size <s>, wait-cancel
 // (answers -32800 with data.observedNs once the request's signal aborts),
 // _echo/ping and _bench/stats.
@@ -59,6 +59,15 @@ if (process.env.BENCH_TRANSPORT === "websocket") {
   const server = new AcpServer({ createAgent: () => app });
   const http = createServer((req, res) => res.writeHead(426).end());
   http.on("upgrade", createNodeWebSocketUpgradeHandler(server, new WebSocketServer({ noServer: true })));
+  http.listen(0, "127.0.0.1", () => console.log(http.address().port));
+  process.stdin.on("end", () => process.exit(0)).resume();
+} else if (process.env.BENCH_TRANSPORT === "http") {
+  // The SDK's AcpServer and Node HTTP handler (Streamable HTTP) on 127.0.0.1, port on stdout.
+  const { createServer } = await import("node:http");
+  const { AcpServer } = await interop("@agentclientprotocol/sdk/experimental/server");
+  const { createNodeHttpHandler } = await interop("@agentclientprotocol/sdk/experimental/node");
+  const server = new AcpServer({ createAgent: () => app });
+  const http = createServer(createNodeHttpHandler(server));
   http.listen(0, "127.0.0.1", () => console.log(http.address().port));
   process.stdin.on("end", () => process.exit(0)).resume();
 } else {

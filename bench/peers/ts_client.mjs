@@ -73,12 +73,18 @@ const child = spawn(agentExe, agentArgs, { stdio: ["pipe", "pipe", "inherit"] })
 const exited = new Promise((resolve) => child.on("exit", resolve));
 const connection = app.connect(await agentStream());
 
-/** The agent's pipes, or with BENCH_TRANSPORT=websocket a WebSocket to the port it prints. */
+/** The agent's pipes, or with BENCH_TRANSPORT=websocket (http) a WebSocket (Streamable
+ * HTTP) to the port it prints. */
 async function agentStream() {
-  if (process.env.BENCH_TRANSPORT !== "websocket") {
+  const transport = process.env.BENCH_TRANSPORT;
+  if (transport !== "websocket" && transport !== "http") {
     return acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
   }
   const port = await new Promise((resolve) => child.stdout.once("data", (data) => resolve(String(data).trim())));
+  if (transport === "http") {
+    const { createHttpStream } = await interop("@agentclientprotocol/sdk/experimental/http-client");
+    return createHttpStream(`http://127.0.0.1:${port}/acp`);
+  }
   const { createWebSocketStream } = await interop("@agentclientprotocol/sdk/experimental/ws-client");
   const { default: WebSocket } = await interop("ws");
   return createWebSocketStream(`ws://127.0.0.1:${port}/acp`, { WebSocket });

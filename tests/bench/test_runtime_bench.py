@@ -61,6 +61,33 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
         assert run["cancel"]["p50_us"] > 0
 
 
+def test_quick_runtime_bench_over_http_drives_both_servers_with_the_ts_client() -> None:
+    """``--transport http``: the TS client against our ``http_app`` and against the TS
+    ``AcpServer`` with its Node handler, in the same run."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--transport", "http"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    summary = records[-1]
+    assert summary["kind"] == "summary" and summary["transport"] == "http"
+    assert summary["ts_client_drives"] is True
+    ran = {r["impl"] for r in records if r["kind"] == "run"}
+    skipped = {r["impl"]: r["reason"] for r in records if r["kind"] == "skipped"}
+    assert ran == {"this", "ts"}
+    assert {"pypi", "floor"} <= set(skipped)
+    for run in (r for r in records if r["kind"] == "run"):
+        assert run["notify"]["n"] == summary["spec"]["notify"]
+        assert run["inflight"]["n"] == summary["spec"]["inflight_total"]
+    for figure in ("prompt.per_s", "inflight.per_s", "notify.per_s"):
+        assert "this_vs_ts" in summary["metrics"][figure]
+
+
 def test_quick_agent_side_bench_drives_every_agent_with_the_ts_client() -> None:
     """``--agent-side`` (issue #17): the TS SDK client drives each implementation's agent;
     the PyPI agent, which cannot handle ``$/cancel_request``, skips the cancel workload."""

@@ -16,7 +16,7 @@ import pytest
 from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 
 from acp_runtime import ConnectionBuilder, Responder
-from acp_runtime.remote import WebSocketApp, websocket_app
+from acp_runtime.remote import Refusal, WebSocketApp, websocket_app
 
 from .hypercorn_server import serving
 
@@ -239,3 +239,13 @@ async def test_plain_http_gets_426_on_the_path_and_404_elsewhere() -> None:
 async def test_a_websocket_on_another_path_is_refused_404() -> None:
     refused = await upgrade_answer(websocket_app(echo_agent), path="/elsewhere")
     assert refused.status_code == 404
+
+
+async def test_a_refusal_from_the_hook_sets_the_upgrade_status_and_challenge() -> None:
+    def authenticate(headers: Mapping[str, str]) -> bool | Refusal:
+        return Refusal(401, challenge='Bearer realm="acp"')
+
+    refused = await upgrade_answer(websocket_app(echo_agent, authenticate=authenticate))
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == 'Bearer realm="acp"'
+    assert refused.text == "Unauthorized\n"

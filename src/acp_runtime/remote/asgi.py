@@ -1,9 +1,12 @@
-"""The few ASGI 3 types the WebSocket server needs (no framework, no dependency)."""
+"""The few ASGI 3 types and answers the remote servers need (no framework, no dependency)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .serving import Refusal
 
 Scope = Mapping[str, Any]
 Message = Mapping[str, Any]
@@ -11,6 +14,10 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Any], Awaitable[None]]
 """Takes ``Any``: servers type their ``send`` with their own ``TypedDict`` events (hypercorn
 does), and a callable taking those is not one taking any mapping."""
+
+Headers = Sequence[tuple[bytes, bytes]]
+
+STATUS_TEXT: Mapping[int, str] = {401: "Unauthorized\n", 403: "Forbidden\n"}
 
 
 def scope_headers(scope: Scope) -> dict[str, str]:
@@ -24,19 +31,34 @@ def scope_headers(scope: Scope) -> dict[str, str]:
     return headers
 
 
+def challenge_headers(refused: Refusal | None) -> Headers:
+    """``WWW-Authenticate`` for a 401 that names its scheme; nothing otherwise."""
+    if refused is None or refused.challenge is None:
+        return ()
+    return ((b"www-authenticate", refused.challenge.encode("latin-1")),)
+
+
 async def plain_response(
-    send: Send, status: int, text: str, *, event: str = "http.response"
+    send: Send,
+    status: int,
+    text: str,
+    *,
+    event: str = "http.response",
+    content_type: bytes = b"text/plain; charset=utf-8",
+    headers: Headers = (),
 ) -> None:
-    """A short ``text/plain`` HTTP answer; ``event="websocket.http.response"`` sends it as
-    the denial of a WebSocket upgrade (the ASGI denial extension)."""
+    """A short HTTP answer with a body (``text/plain`` unless told); ``event=
+    "websocket.http.response"`` sends it as the denial of a WebSocket upgrade (the ASGI
+    denial extension)."""
     body = text.encode()
     await send(
         {
             "type": f"{event}.start",
             "status": status,
             "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
+                *headers,
             ],
         }
     )

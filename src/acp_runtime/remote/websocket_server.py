@@ -12,21 +12,28 @@ on asyncio and trio.
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import math
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Final, Protocol, cast, runtime_checkable
+from collections.abc import Mapping
+from typing import Final, cast
 
 import anyio
 
-from ..builder import ConnectionBuilder
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES
-from ..run import Attachable
-from ..transport import Transport
-from .asgi import Receive, Scope, Send, plain_response, scope_headers
+from .asgi import (
+    STATUS_TEXT,
+    Receive,
+    Scope,
+    Send,
+    challenge_headers,
+    plain_response,
+    scope_headers,
+)
+from .serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
+
+__all__ = ["Authenticate", "HandlerFactory", "Servable", "WebSocketApp", "websocket_app"]
 
 log = logging.getLogger(__name__)
 
@@ -53,22 +60,6 @@ BATCH_ERROR_FRAME: Final = _compact(
         "error": {"code": -32600, "message": "Invalid request: JSON-RPC batches are not supported"},
     }
 )
-
-
-@runtime_checkable
-class Servable(Protocol):
-    """What serves one connection: a :class:`~acp_runtime.ConnectionBuilder` or a
-    :class:`~acp_runtime.VersionRouter`."""
-
-    async def serve(self, transport: Transport) -> None: ...
-
-
-HandlerFactory = Callable[[], "Servable | Attachable"]
-"""Called once per socket: a builder or router to serve it, or a handler with ``.attach``
-(an ``AgentHandler`` subclass; called with no arguments, the class itself will do)."""
-
-Authenticate = Callable[[Mapping[str, str]], "bool | Awaitable[bool]"]
-"""Sees the upgrade request's headers (lower-case names); False refuses with 403."""
 
 
 class WebSocketApp:
@@ -127,10 +118,9 @@ class WebSocketApp:
         if self._path is not None and scope.get("path") != self._path:
             await _deny(scope, send, 404, "Not found\n")
             return
-        if self._authenticate is not None and not await _allowed(
-            self._authenticate, scope_headers(scope)
-        ):
-            await _deny(scope, send, 403, "Forbidden\n")
+        refused = await refusal(self._authenticate, scope_headers(scope))
+        if refused is not None:
+            await _deny(scope, send, refused.status, STATUS_TEXT[refused.status], refused)
             return
         connection_id = str(uuid.uuid4())
         await send(
@@ -151,8 +141,8 @@ class WebSocketApp:
             first = await _first_initialize(socket)
             if first is None:
                 return
-            servable = _servable(self._factory())
-            await servable.serve(_SocketTransport(socket, first))
+            made = servable(self._factory())
+            await made.serve(_SocketTransport(socket, first))
         except Exception:
             log.exception("ACP WebSocket connection failed")
             await socket.close(CLOSE_INTERNAL_ERROR, "Internal error")
@@ -174,7 +164,8 @@ def websocket_app(
 
     ``handler_factory`` is called once per socket, so every connection gets fresh state.
     ``authenticate(headers)`` (sync or async) refuses the upgrade with 403 when it returns
-    False; the answer never echoes what was sent. ``max_message_bytes`` bounds each
+    False, or with a :class:`~acp_runtime.remote.Refusal`'s status; the answer never
+    echoes what was sent. ``max_message_bytes`` bounds each
     incoming frame (1008 past it); set the ASGI server's own limit at least as high
     (hypercorn: ``websocket_max_message_size``, 16 MiB by default).
     """
@@ -186,34 +177,18 @@ def websocket_app(
     )
 
 
-def _servable(made: Servable | Attachable) -> Servable:
-    if isinstance(made, Servable):
-        return made
-    builder = ConnectionBuilder(role="agent")
-    made.attach(builder)
-    return builder
-
-
-async def _allowed(authenticate: Authenticate, headers: Mapping[str, str]) -> bool:
-    """The hook's verdict; a hook that raises refuses (logged without the headers)."""
-    try:
-        verdict = authenticate(headers)
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-    except Exception as exc:
-        log.error("the authenticate hook raised %s: refusing the upgrade", type(exc).__name__)
-        return False
-    return verdict is True
-
-
-async def _deny(scope: Scope, send: Send, status: int, text: str) -> None:
+async def _deny(
+    scope: Scope, send: Send, status: int, text: str, refused: Refusal | None = None
+) -> None:
     """Refuse the upgrade with an HTTP status (the ASGI denial extension), or with the
     server's default (403) where it lacks the extension."""
     extensions: Mapping[str, object] = scope.get("extensions") or {}
     if "websocket.http.response" not in extensions:
         await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
         return
-    await plain_response(send, status, text, event="websocket.http.response")
+    await plain_response(
+        send, status, text, event="websocket.http.response", headers=challenge_headers(refused)
+    )
 
 
 class _Socket:
