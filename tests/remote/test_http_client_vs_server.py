@@ -13,15 +13,10 @@ import pytest
 from acp_generated import v1
 from acp_generated.v1 import builders as b
 from acp_runtime import ConnectionBuilder, RequestError
-from acp_runtime.remote import connect_http
-
-from .hypercorn_server import serving
-
-# The server is on its own branch (http-server) until both are merged; then this runs.
-pytest.importorskip("acp_runtime.remote.http_server", reason="needs the Streamable HTTP server")
-from acp_runtime.remote import Refusal, http_app
+from acp_runtime.remote import Refusal, connect_http, http_app
 
 from .http_agent import LoadingEchoAgent
+from .hypercorn_server import serving
 
 pytestmark = pytest.mark.anyio
 
