@@ -209,12 +209,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the TS SDK client drives each implementation's agent (stdio)",
     )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="with --transport http: each SDK's client drives its own server (client side)",
+    )
     args = parser.parse_args(argv)
+    if args.pairs and args.transport != "http":
+        parser.error("--pairs goes with --transport http (websocket already runs in pairs)")
     if args.agent_side and args.transport != "stdio":
         parser.error("--agent-side runs over stdio")
     if args.transport != "stdio":
         os.environ["BENCH_TRANSPORT"] = args.transport  # read by the drivers and agents
-    ts_drives = args.agent_side or args.transport == "http"
+    ts_drives = args.agent_side or (args.transport == "http" and not args.pairs)
     spec = QUICK if args.quick else FULL
     runs_wanted = args.runs or (1 if args.quick else 3)
     impls: list[str] = []

@@ -101,19 +101,22 @@ async def open_client() -> AsyncIterator[BenchClient]:
 
 @asynccontextmanager
 async def agent_transport() -> AsyncIterator[Transport]:
-    """The agent's pipes, or with ``BENCH_TRANSPORT=websocket`` a WebSocket to it (it
-    prints its port, and stops when its stdin closes)."""
-    if os.environ.get("BENCH_TRANSPORT") != "websocket":
+    """The agent's pipes, or with ``BENCH_TRANSPORT=websocket`` (``http``) a WebSocket
+    (Streamable HTTP) connection to it (it prints its port, and stops when its stdin
+    closes)."""
+    kind = os.environ.get("BENCH_TRANSPORT")
+    if kind not in ("websocket", "http"):
         async with spawn_agent(python_command(AGENT)) as agent:
             yield agent.transport
         return
-    from acp_runtime.remote import connect_websocket
+    from acp_runtime.remote import connect_remote
 
     async with await anyio.open_process(python_command(AGENT), stderr=None) as process:
         assert process.stdout is not None and process.stdin is not None
         port = int((await process.stdout.receive()).decode().split()[0])
         try:
-            async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            scheme = "ws" if kind == "websocket" else "http"
+            async with connect_remote(f"{scheme}://127.0.0.1:{port}/acp") as transport:
                 yield transport
         finally:
             await process.stdin.aclose()

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -61,11 +63,14 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
         assert run["cancel"]["p50_us"] > 0
 
 
-def test_quick_runtime_bench_over_http_drives_both_servers_with_the_ts_client() -> None:
+@pytest.mark.parametrize("pairs", [False, True], ids=["ts-client-drives", "pairs"])
+def test_quick_runtime_bench_over_http_runs_ours_and_ts(pairs: bool) -> None:
     """``--transport http``: the TS client against our ``http_app`` and against the TS
-    ``AcpServer`` with its Node handler, in the same run."""
+    ``AcpServer`` with its Node handler, in the same run; with ``--pairs`` each SDK's
+    client drives its own server instead (our ``connect_http`` against ``http_app``)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--transport", "http"],
+        [sys.executable, "-m", "bench", "--quick", "--transport", "http"]
+        + (["--pairs"] if pairs else []),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -76,7 +81,7 @@ def test_quick_runtime_bench_over_http_drives_both_servers_with_the_ts_client() 
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     summary = records[-1]
     assert summary["kind"] == "summary" and summary["transport"] == "http"
-    assert summary["ts_client_drives"] is True
+    assert summary["ts_client_drives"] is not pairs
     ran = {r["impl"] for r in records if r["kind"] == "run"}
     skipped = {r["impl"]: r["reason"] for r in records if r["kind"] == "skipped"}
     assert ran == {"this", "ts"}
