@@ -4,7 +4,7 @@ Our client (``connect_websocket``) against the TS ``AcpServer`` with its Node up
 handler (peers/ws_server.mjs), and the TS ``createWebSocketStream`` client
 (peers/ws_client.mjs) against our ASGI server under hypercorn. Each runs initialize,
 session/new, a prompt with a permission round trip, a prompt reading a file, a prompt
-cancelled with ``$/cancel_request``, and close.
+cancelled with ``$/cancel_request``, a prompt ended by ``session/cancel``, and close.
 """
 
 from __future__ import annotations
@@ -93,10 +93,15 @@ async def test_our_client_against_the_ts_websocket_server(node: str) -> None:
                     sleeping.cancel()
                     with pytest.raises(RequestError) as caught:
                         await sleeping
+                    turn = cx.send_raw_request("session/prompt", params)
+                    await anyio.sleep(0.2)
+                    await agent.cancel(session_id=sid)  # session/cancel: the turn ends
+                    cancelled_turn = (await turn)["stopReason"]
         await process.stdin.aclose()
         with anyio.fail_after(10):
             await process.wait()
     assert caught.value.code == -32800
+    assert cancelled_turn == "cancelled"
     assert "permission:selected:allow" in client.texts
     assert FILE_TEXT in client.texts
     assert process.returncode == 0
@@ -139,6 +144,7 @@ async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: P
     assert "permission:selected:allow" in report["seen"]
     assert FILE_TEXT in report["seen"]
     assert report["cancelCode"] == -32800
+    assert report["cancelledTurn"] == "cancelled"
 
 
 # -- the same raw frames to both servers -------------------------------------------------
