@@ -15,6 +15,9 @@ Reading rules:
 * a UTF-8 byte-order mark at the very start of the stream is dropped (some Windows
   tools write one); anywhere else it is part of the line;
 * a partial final line at EOF is returned as a message;
+* a line longer than ``LONG_LINE_BYTES`` is collected in an :class:`io.BytesIO`, whose
+  buffer becomes the returned ``bytes`` without a copy, so a long line costs its size
+  (plus the buffer's growth headroom, never touched), not twice that;
 * a line longer than ``max_message_bytes`` is discarded without being buffered, then
   :class:`~acp_runtime.transport.MessageTooLarge` is raised once and reading resumes at
   the next line; if EOF comes before that line's newline, the next receive raises
@@ -30,6 +33,8 @@ then take the normal ``receive`` path.
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -54,6 +59,10 @@ EAGER_MAX_BYTES = 64 * 1024
 """Larger reads (or partial lines) skip the eager path: it is for small messages, and
 re-joining a long partial line on every read would be quadratic."""
 
+LONG_LINE_BYTES = 1024 * 1024
+"""A partial line longer than this is collected without copies (see the module docs);
+shorter ones are cut out of the shared buffer, a copy that costs at most this much."""
+
 TOO_LARGE_PREFIX_BYTES = 1024
 """How much of a skipped line :class:`MessageTooLarge` keeps (ids usually come early);
 never more than the limit itself."""
@@ -63,11 +72,13 @@ _CR = 0x0D
 _BOM = b"\xef\xbb\xbf"
 _WHITE_SPACE = b" \t\r"
 _WHITE_SPACE_BYTES = frozenset(_WHITE_SPACE)
+_BLANK = re.compile(rb"[ \t\r]*")
 
 
 def _has_content(line: bytes) -> bool:
-    """False for a line of JSON white space only, which is skipped like an empty one."""
-    return bool(line.strip(_WHITE_SPACE))
+    """False for a line of JSON white space only, which is skipped like an empty one.
+    (A match, not ``strip``: stripping a long line would copy it.)"""
+    return _BLANK.fullmatch(line) is None
 
 
 class LineReader:
@@ -86,16 +97,20 @@ class LineReader:
         *,
         max_line_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         read_chunk_bytes: int = READ_CHUNK_BYTES,
+        long_line_bytes: int = LONG_LINE_BYTES,
     ) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
         self.stream = stream
         self.max_line_bytes = max_line_bytes
         self._read_chunk_bytes = read_chunk_bytes
+        self._long_line_bytes = long_line_bytes
         self._prefix_bytes = min(TOO_LARGE_PREFIX_BYTES, max_line_bytes)
         self._buffer = bytearray()
         self._scanned = 0  # self._buffer[:self._scanned] is known to hold no newline
         self._skipping: bytes | None = None  # prefix of the over-limit line being skipped
+        self._long: io.BytesIO | None = None  # a long line so far (no newline in it)
+        self._long_ended = False  # its newline has come (what follows it is in _buffer)
         self._at_start = True  # a byte-order mark may still come first
         self._eof = False
         self._guard = anyio.ResourceGuard("reading from")
@@ -114,7 +129,7 @@ class LineReader:
             while True:
                 if self._skipping is not None:
                     await self._skip_rest_of_line(self._skipping)
-                line = self._take_line()
+                line = self._take_line() if self._long is None else self._take_long_line()
                 if line:
                     return line
                 if line is None:
@@ -145,6 +160,11 @@ class LineReader:
                     buffer.clear()
                     self._scanned = 0
                     return b""
+                if len(buffer) > self._long_line_bytes:  # from now on without copies
+                    self._long = io.BytesIO()
+                    self._long.write(buffer)
+                    buffer.clear()
+                    self._scanned = 0
                 return None
         end = newline - 1 if newline and buffer[newline - 1] == _CR else newline
         if end > self.max_line_bytes:  # keep only the prefix: no copy of the whole line
@@ -160,13 +180,45 @@ class LineReader:
             return b""
         return line
 
+    def _take_long_line(self) -> bytes | None:
+        """:meth:`_take_line` for a line collected in ``self._long``."""
+        long = cast(io.BytesIO, self._long)
+        end = long.tell()
+        if not self._long_ended and not self._eof:
+            if end <= self.max_line_bytes + 1:
+                return None
+            self._skipping = self._long_prefix()
+            self._long = None
+            return b""
+        with long.getbuffer() as view:
+            if view[end - 1] == _CR:
+                end -= 1
+        if end > self.max_line_bytes:
+            prefix = self._long_prefix()
+            self._long, self._long_ended = None, False
+            raise MessageTooLarge(self.max_line_bytes, prefix)
+        long.truncate(end)
+        line = long.getvalue()  # the buffer itself, shrunk in place: no copy
+        self._long, self._long_ended = None, False
+        if line[0] in _WHITE_SPACE_BYTES and not _has_content(line):
+            return b""
+        return line
+
+    def _long_prefix(self) -> bytes:
+        with cast(io.BytesIO, self._long).getbuffer() as view:
+            return bytes(view[: self._prefix_bytes])
+
     def offer_lines(self, chunk: bytes, receiver: EagerReceiver) -> bytes:
         """Hand the complete lines of the buffer plus ``chunk`` to ``receiver`` while it
         takes them; return what is left for ``receive`` (``b""`` if only a partial
         line remains, which stays buffered). Called while a ``receive`` waits for data,
         so nothing complete is buffered ahead of ``chunk``."""
         buffer = self._buffer
-        if self._skipping is not None or len(buffer) + len(chunk) > EAGER_MAX_BYTES:
+        if (
+            self._skipping is not None
+            or self._long is not None
+            or len(buffer) + len(chunk) > EAGER_MAX_BYTES
+        ):
             return chunk
         data = bytes(buffer) + chunk if buffer else chunk
         if self._at_start:
@@ -201,7 +253,15 @@ class LineReader:
         except anyio.EndOfStream:
             self._eof = True
         else:
-            self._buffer += chunk
+            long = self._long
+            if long is None:
+                self._buffer += chunk
+            elif (newline := chunk.find(_NEWLINE)) < 0:
+                long.write(chunk)
+            else:
+                long.write(memoryview(chunk)[:newline])
+                self._buffer += memoryview(chunk)[newline + 1 :]
+                self._long_ended = True
 
     async def _skip_rest_of_line(self, prefix: bytes) -> None:
         """Drop input up to the next newline, keeping nothing, then raise MessageTooLarge."""

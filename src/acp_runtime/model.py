@@ -30,6 +30,9 @@ class AcpModel(BaseModel):
 
     model_config = ConfigDict(
         extra="allow",
+        # As the JSON Schema and zod: no ``true`` -> ``1``, ``"1"`` -> ``1``, ``"yes"`` ->
+        # ``True`` or ``"1.5"`` -> ``1.5``; a JSON object still validates as a model.
+        strict=True,
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,

@@ -4,7 +4,7 @@ Our client (``connect_websocket``) against the TS ``AcpServer`` with its Node up
 handler (peers/ws_server.mjs), and the TS ``createWebSocketStream`` client
 (peers/ws_client.mjs) against our ASGI server under hypercorn. Each runs initialize,
 session/new, a prompt with a permission round trip, a prompt reading a file, a prompt
-cancelled with ``$/cancel_request``, and close.
+cancelled with ``$/cancel_request``, a prompt ended by ``session/cancel``, and close.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
+import httpx
 import pytest
+from httpx_ws import aconnect_ws
 from remote.hypercorn_server import serving  # tests/ is on sys.path (rootdir)
 
 from acp_generated import v1
@@ -93,10 +96,15 @@ async def test_our_client_against_the_ts_websocket_server(node: str) -> None:
                     sleeping.cancel()
                     with pytest.raises(RequestError) as caught:
                         await sleeping
+                    turn = cx.send_raw_request("session/prompt", params)
+                    await anyio.sleep(0.2)
+                    await agent.cancel(session_id=sid)  # session/cancel: the turn ends
+                    cancelled_turn = (await turn)["stopReason"]
         await process.stdin.aclose()
         with anyio.fail_after(10):
             await process.wait()
     assert caught.value.code == -32800
+    assert cancelled_turn == "cancelled"
     assert "permission:selected:allow" in client.texts
     assert FILE_TEXT in client.texts
     assert process.returncode == 0
@@ -139,6 +147,7 @@ async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: P
     assert "permission:selected:allow" in report["seen"]
     assert FILE_TEXT in report["seen"]
     assert report["cancelCode"] == -32800
+    assert report["cancelledTurn"] == "cancelled"
 
 
 # -- the same raw frames to both servers -------------------------------------------------
@@ -224,3 +233,55 @@ async def test_our_server_answers_raw_frames_as_the_ts_server_does(node: str) ->
         ours = await observe(f"http://127.0.0.1:{port}/acp")
     assert ours == theirs
     assert theirs["request first"] == (1002, "First message must be initialize")
+
+
+# -- the version router over WebSocket: ours and the TypeScript SDK's answer alike -------------
+
+ROUTED_VERSIONS: list[object] = [1, 2, 3, "1", 0]
+
+
+async def initialize_over_websocket(port: int, version: object) -> Any:
+    """The answer to one ``initialize`` with ``version``, each on a fresh socket."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "info": {"name": "t", "version": "1"}},
+    }
+    async with httpx.AsyncClient() as http:
+        url = f"http://127.0.0.1:{port}/acp"
+        async with aconnect_ws(url, http, keepalive_ping_interval_seconds=None) as ws:
+            await ws.send_text(json.dumps(request))
+            with anyio.fail_after(10):
+                return json.loads(await ws.receive_text())
+
+
+def verdict(answer: Any) -> tuple[object, ...]:
+    """What a router decided: the version it answered with, or its error (code, data)."""
+    if "result" in answer:
+        return ("version", answer["result"]["protocolVersion"])
+    return ("error", answer["error"]["code"], answer["error"].get("data"))
+
+
+async def test_both_version_routers_over_websocket_pick_and_refuse_alike(node: str) -> None:
+    sys.path.insert(0, str(REPO_ROOT / "examples"))
+    try:
+        from router_agent import make_router
+    finally:
+        sys.path.remove(str(REPO_ROOT / "examples"))
+    async with serving(websocket_app(lambda: make_router({1, 2}, 0.0)[0])) as port:
+        ours = [verdict(await initialize_over_websocket(port, v)) for v in ROUTED_VERSIONS]
+    async with await anyio.open_process(
+        [node, str(PEERS_DIR / "ws_router_server.mjs")], stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        with anyio.fail_after(20):
+            port = int((await process.stdout.receive()).decode().split()[0])
+        theirs = [verdict(await initialize_over_websocket(port, v)) for v in ROUTED_VERSIONS]
+        await process.stdin.aclose()
+        with anyio.fail_after(10):
+            await process.wait()
+    assert ours[:3] == [("version", 1), ("version", 2), ("version", 2)]
+    assert ours[4] == ("error", -32022, {"requested": 0, "supported": [1, 2]})
+    assert ours[3][:2] == ("error", -32602)
+    assert ours == theirs

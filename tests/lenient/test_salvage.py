@@ -289,3 +289,42 @@ def test_a_default_on_error_list_with_min_items_falls_back_to_empty_as_the_ts_sd
     ]
     empty = v2.SessionConfigSelectGroup.model_validate({"groupId": "g", "name": "G", "options": []})
     assert empty.options == []
+
+
+# -- no lax coercions: the models are strict like the JSON Schema and zod ----------------
+
+
+@pytest.mark.parametrize("models", [v1, v2], ids=["v1", "v2"])
+@pytest.mark.parametrize("version", [True, "1", 1.5])
+def test_a_protocol_version_that_is_not_an_integer_is_refused(models: Any, version: Any) -> None:
+    def errors_at_the_version(value: Any) -> list[str]:
+        try:
+            models.InitializeRequest.model_validate_lenient({"protocolVersion": value})
+        except ValidationError as error:
+            return [e["type"] for e in error.errors() if e["loc"] == ("protocolVersion",)]
+        return []
+
+    assert errors_at_the_version(version) == ["int_type"]
+    assert errors_at_the_version(1) == []
+
+
+@pytest.mark.parametrize("line", [True, "3"])
+def test_a_line_number_that_is_a_bool_or_a_numeric_string_is_refused(line: Any) -> None:
+    with pytest.raises(ValidationError, match="int_type"):
+        v1.ReadTextFileRequest.model_validate_lenient(
+            {"sessionId": SESSION, "path": "/a", "line": line}
+        )
+
+
+def test_a_bool_given_as_a_string_is_not_coerced_but_salvaged_where_the_schema_says() -> None:
+    raw = {"readTextFile": "yes", "writeTextFile": True}
+    with pytest.raises(ValidationError, match="bool_type"):
+        v1.FileSystemCapabilities.model_validate(raw)
+    parsed = v1.FileSystemCapabilities.model_validate_lenient(raw)  # default-on-error
+    assert (parsed.read_text_file, parsed.write_text_file) == (False, True)
+    assert [s.path for s in parsed.salvaged] == [("readTextFile",)]
+
+
+def test_a_number_given_as_a_string_is_refused() -> None:
+    with pytest.raises(ValidationError, match="minimum"):
+        v1.NumberPropertySchema.model_validate({"type": "number", "minimum": "1.5"})

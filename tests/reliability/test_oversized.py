@@ -1,5 +1,8 @@
 """A 64 MiB line through real pipes, framing and connection: a clear error, bounded memory.
 
+A bad line under the limit (issue #16, item 5) costs its own size, not a copy of it
+and its decoded text.
+
 The peer writes the line in 1 MiB pieces into an OS pipe; tracemalloc's peak over the
 whole transfer shows what the receiving side buffered. With a line that can be skipped
 (its newline comes) the connection answers -32600 ``message_too_large`` and keeps
@@ -131,6 +134,22 @@ async def test_a_line_just_over_the_default_64_mib_limit_is_refused_in_bounded_m
         assert (await peer.receive())["id"] == 2
     print(f"\n[oversized] 64 MiB + 54 B line, 64 MiB limit: peak heap {peak[0] / MIB:.1f} MiB")
     assert peak[0] < bounded_by(DEFAULT_MAX_MESSAGE_BYTES)
+
+
+async def test_a_bad_60_mib_line_under_the_limit_costs_its_size_not_twice() -> None:
+    size = 60 * MIB
+    async with over_pipes(DEFAULT_MAX_MESSAGE_BYTES) as (_cx, peer):
+        async with peak_heap() as peak:
+            await peer.write_huge_line(size, newline=False)  # its string never ends
+            await peer.to_cx.send(b"\n")
+            reply = await peer.receive()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await peer.to_cx.send(b'{"jsonrpc":"2.0","id":2,"method":"echo"}\n')
+        assert (await peer.receive())["id"] == 2
+    print(f"\n[oversized] bad 60 MiB line, 64 MiB limit: peak heap {peak[0] / MIB:.1f} MiB")
+    # The line, its buffer's growth headroom (an eighth, allocated but never written, so
+    # not resident) and a few reads. A copy of it or its decoded text would be 60 MiB more.
+    assert peak[0] < size + size // 8 + 4 * READ_CHUNK_BYTES + MIB
 
 
 async def test_an_endless_line_gets_the_error_then_a_clean_close_settling_pending_requests() -> (

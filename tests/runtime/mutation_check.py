@@ -625,6 +625,22 @@ MUTATIONS: list[Mutation] = [
         "        pass\n",
         (("framing.py", "            data = data.removeprefix(_BOM)\n", "            pass\n"),),
     ),
+    Mutation(
+        "M64",
+        "REL-5",
+        "a large message is parsed from its decoded text (a bad one costs its text)",
+        "jsonrpc.py",
+        "    if len(data) >= LARGE_MESSAGE_BYTES and (parsed := _decode_large(data)) is not None:\n",
+        "    if False and (parsed := _decode_large(data)) is not None:\n",
+    ),
+    Mutation(
+        "M65",
+        "REL-5",
+        "a long line is cut out of the shared read buffer (a copy of it)",
+        "framing.py",
+        "                if len(buffer) > self._long_line_bytes:  # from now on without copies\n",
+        "                if False:\n",
+    ),
 ]
 
 

@@ -384,21 +384,49 @@ async def test_rel6_a_byte_order_mark_at_the_start_and_white_space_lines_get_no_
         assert (await receive_line(peer, buffer))["id"] == 3
 
 
-async def test_rel5_a_bad_line_costs_its_decoded_text_and_a_constant_not_more() -> None:
-    """Answering an unparsable 16 MiB line holds the line (the test's own bytes), its
-    text while the parser fails, and a 200-character quote: never two copies of it."""
-    size = 16 * 1024 * 1024
-    line = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":["' + b"x" * size  # never closed
+MIB = 1024 * 1024
+BAD_LINE = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":["' + b"x" * (16 * MIB)
+"""An unparsable 16 MiB line: its string is never closed."""
+
+
+async def test_rel5_a_bad_line_is_refused_without_decoding_its_text() -> None:
+    """Answering an unparsable 16 MiB line holds the line (the test's own bytes) and a
+    200-character quote: it is parsed from its bytes, never decoded whole (16 MiB)."""
     async with wire_connection(echo_builder()) as (_cx, peer):
         await assert_alive(peer)
         tracemalloc.start()
         try:
-            before = tracemalloc.get_traced_memory()[0]
-            await peer.send(line)
+            await peer.send(BAD_LINE)
             reply = await peer.receive()
-            peak = tracemalloc.get_traced_memory()[1] - before
+            peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
         assert reply["error"]["code"] == -32700
-        assert reply["error"]["data"]["line"] == line[:200].decode()
-        assert peak < size + 1024 * 1024, f"{peak / 2**20:.1f} MiB for a 16 MiB line"
+        assert reply["error"]["data"]["line"] == BAD_LINE[:200].decode()
+        assert peak < MIB, f"{peak / MIB:.1f} MiB for a 16 MiB line"
+
+
+async def send_in_pieces(stream: SocketStream, data: bytes, piece: int = 65536) -> None:
+    """Send ``data`` so that the sending side never holds a copy of it all (asyncio's
+    transport buffers what the socket does not take at once)."""
+    for start in range(0, len(data), piece):
+        await stream.send(data[start : start + piece])
+
+
+async def test_rel5_a_bad_line_through_the_framing_costs_its_size_not_a_copy() -> None:
+    """Over the newline framing the line is read into a buffer that becomes the message
+    without a copy: its size plus the buffer's growth headroom (an eighth, allocated but
+    never written), never a second 16 MiB."""
+    size, line = len(BAD_LINE), BAD_LINE + b"\n"
+    async with framed_connection(echo_builder()) as peer:
+        tracemalloc.start()
+        try:
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(send_in_pieces, peer, line)
+                    reply = await receive_line(peer, bytearray())
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert reply["error"]["code"] == -32700
+        assert peak < size + size // 8 + 2 * MIB, f"{peak / MIB:.1f} MiB for a 16 MiB line"

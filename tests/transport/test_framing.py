@@ -27,7 +27,7 @@ def transport_over(chunks: list[bytes], limit: int = 1024) -> LineTransport:
     return LineTransport(ScriptedReceiveStream(chunks), SlowSendStream(), max_message_bytes=limit)
 
 
-async def receive_all(transport: LineTransport) -> list[bytes | TooLarge]:
+async def receive_all(transport: LineTransport | LineReader) -> list[bytes | TooLarge]:
     """Every receive outcome until EOF: a message, or ("too_large", prefix)."""
     results: list[bytes | TooLarge] = []
     with anyio.fail_after(5):
@@ -259,6 +259,70 @@ def test_any_chunking_yields_the_messages_in_order_with_limits_applied(
     ]
     got = anyio.run(receive_all, transport_over(chunks, limit=limit))
     assert got == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(wires(), st.integers(1, 48))
+def test_long_lines_collected_without_copies_follow_the_same_rules(
+    case: tuple[list[bytes], bytes, list[int], int, bool], long_line_bytes: int
+) -> None:
+    """The same property with the long-line path (LONG_LINE_BYTES) taken by short lines."""
+    messages, wire, cuts, limit, _ = case
+    bounds = [0, *cuts, len(wire)]
+    chunks = [wire[a:b] for a, b in pairwise(bounds) if b > a]
+    if messages and messages[0].startswith(BOM):
+        messages = [messages[0][len(BOM) :], *messages[1:]]
+    expected: list[bytes | TooLarge] = [
+        m if len(m) <= limit else ("too_large", m[:limit])
+        for m in messages
+        if len(m) > limit or m.strip(b" \t\r")
+    ]
+    reader = LineReader(
+        ScriptedReceiveStream(chunks), max_line_bytes=limit, long_line_bytes=long_line_bytes
+    )
+    assert anyio.run(receive_all, reader) == expected
+
+
+async def received_in_peak(reader: LineReader) -> tuple[bytes, int]:
+    """One line from ``reader`` and tracemalloc's peak (bytes) while it was read."""
+    tracemalloc.start()
+    try:
+        with anyio.fail_after(30):
+            line = await reader.receive()
+        return line, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.anyio
+async def test_a_long_line_is_handed_over_without_a_copy_of_it() -> None:
+    size, chunk = 48 * 1024 * 1024, b"x" * 65536
+    reader = LineReader(ScriptedReceiveStream(endless_line(size, chunk)), max_line_bytes=2 * size)
+    line, peak = await received_in_peak(reader)
+    assert len(line) == size and line.count(b"x") == size
+    # The line, the buffer's growth headroom (an eighth, allocated but never written,
+    # so not resident) and a read chunk; cut out of a shared buffer it costs twice that.
+    assert peak < size + size // 8 + 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+    assert await reader.receive() == b'{"after":true}'
+
+
+@pytest.mark.anyio
+async def test_a_long_line_keeps_its_bytes_across_reads_and_a_cancelled_receive() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](8)
+    reader = LineReader(QueueReceiveStream(receive), max_line_bytes=64, long_line_bytes=4)
+    with anyio.fail_after(5):
+        await send.send(b"0123456")  # past long_line_bytes: collected on the long path
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(reader.receive)
+                await anyio.wait_all_tasks_blocked()
+                scope.cancel()
+        await send.send(b"789\r")
+        await send.send(b"\nnext\n")
+        assert await reader.receive() == b"0123456789"
+        assert await reader.receive() == b"next"
+    send.close()
+    receive.close()
 
 
 @pytest.mark.anyio

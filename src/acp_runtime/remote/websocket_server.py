@@ -6,8 +6,11 @@ first message must be an ``initialize`` request (else close 1002), invalid JSON 
 gets ``-32700`` and an array ``-32600`` (both with ``id: null``, the socket kept), a
 second ``initialize`` ``-32600``, a frame over the size limit closes with 1008, a failing
 handler with 1011, and :meth:`WebSocketApp.aclose` (or the ASGI lifespan shutdown) with
-1001. No framework: the ASGI message protocol directly, so it runs under any ASGI server,
-on asyncio and trio.
+1001. A peer that does not take a frame within the stall timeout (it stopped reading and the
+server's send buffer is full) is closed with 1008 and its connection settled, as the TS
+server does after ``maxOutputStallMs``; a socket with no frame either way for the idle
+timeout (off by default) is closed with 1001. No framework: the ASGI message protocol
+directly, so it runs under any ASGI server, on asyncio and trio.
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ CLOSE_PROTOCOL_ERROR: Final = 1002
 CLOSE_POLICY_VIOLATION: Final = 1008
 CLOSE_INTERNAL_ERROR: Final = 1011
 
+DEFAULT_STALL_TIMEOUT: Final = 60.0
+"""Seconds a frame may wait for the peer to read (the TS server's ``maxOutputStallMs``)."""
+
+STALLED_CLOSE_TIMEOUT: Final = 5.0
+"""Seconds a stalled or idle socket's close frame may wait to be taken."""
+
 
 def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -75,11 +84,15 @@ class WebSocketApp:
         path: str | None = "/acp",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         authenticate: Authenticate | None = None,
+        stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
+        idle_timeout: float | None = None,
     ) -> None:
         self._factory = handler_factory
         self._path = path
         self._max_message_bytes = max_message_bytes
         self._authenticate = authenticate
+        self._stall_timeout = stall_timeout
+        self._idle_timeout = idle_timeout
         self._sockets: set[_Socket] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -129,10 +142,19 @@ class WebSocketApp:
                 "headers": [(CONNECTION_ID_HEADER, connection_id.encode())],
             }
         )
-        socket = _Socket(receive, send, self._max_message_bytes)
+        socket = _Socket(
+            receive,
+            send,
+            self._max_message_bytes,
+            stall_timeout=self._stall_timeout,
+            idle_timeout=self._idle_timeout,
+        )
         self._sockets.add(socket)
         try:
-            await self._serve(socket)
+            async with anyio.create_task_group() as watchers:
+                watchers.start_soon(socket.watch)
+                await self._serve(socket)
+                watchers.cancel_scope.cancel()
         finally:
             self._sockets.discard(socket)
 
@@ -142,7 +164,8 @@ class WebSocketApp:
             if first is None:
                 return
             made = servable(self._factory())
-            await made.serve(_SocketTransport(socket, first))
+            with socket.serve_scope:  # a stalled peer ends the connection from outside
+                await made.serve(_SocketTransport(socket, first))
         except Exception:
             log.exception("ACP WebSocket connection failed")
             await socket.close(CLOSE_INTERNAL_ERROR, "Internal error")
@@ -159,6 +182,8 @@ def websocket_app(
     path: str | None = "/acp",
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     authenticate: Authenticate | None = None,
+    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
+    idle_timeout: float | None = None,
 ) -> WebSocketApp:
     """An ASGI application serving ACP over WebSocket at ``path`` (None: every path).
 
@@ -168,12 +193,21 @@ def websocket_app(
     echoes what was sent. ``max_message_bytes`` bounds each
     incoming frame (1008 past it); set the ASGI server's own limit at least as high
     (hypercorn: ``websocket_max_message_size``, 16 MiB by default).
+
+    ``stall_timeout`` (seconds, None: never) closes a socket with 1008 when a frame waits
+    that long for the peer to read, and settles its connection (its pending requests fail
+    as closed), so a client that stopped reading holds no handler. ``idle_timeout``
+    (seconds, None: never, the default) closes a socket with 1001 when no frame went
+    either way for that long; a quiet prompt turn counts as idle, so set it above the
+    longest silence a turn may have.
     """
     return WebSocketApp(
         handler_factory,
         path=path,
         max_message_bytes=max_message_bytes,
         authenticate=authenticate,
+        stall_timeout=stall_timeout,
+        idle_timeout=idle_timeout,
     )
 
 
@@ -192,29 +226,86 @@ async def _deny(
 
 
 class _Socket:
-    """One accepted socket: whole text frames in, text frames out, one close."""
+    """One accepted socket: whole text frames in, text frames out, one close.
 
-    def __init__(self, receive: Receive, send: Send, max_message_bytes: int) -> None:
+    :meth:`watch` runs beside it and ends it when the peer stalls (a frame waiting for the
+    peer to read longer than ``stall_timeout``) or when it is idle (no frame either way for
+    ``idle_timeout``): the receive waiting gets EOF, so the connection settles what is
+    pending, a send waiting is cancelled where the server lets it be (hypercorn on trio
+    finishes its writes shielded), and the close says why (1008, or 1001).
+    """
+
+    def __init__(
+        self,
+        receive: Receive,
+        send: Send,
+        max_message_bytes: int,
+        *,
+        stall_timeout: float | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
         self._receive = receive
         self._send = send
         self._max = max_message_bytes
+        self._stall_timeout = stall_timeout
+        self._idle_timeout = idle_timeout
         self._lock = anyio.Lock(fast_acquire=True)  # uncontended: no checkpoint per frame
         self._closed = False
         self._disconnected = False
+        self._ended: tuple[int, str] | None = None  # (code, reason) once stalled or idle
+        self._last_frame = anyio.current_time()
+        self._sending_since: float | None = None
+        self._receive_scope: anyio.CancelScope | None = None
+        self._send_scope: anyio.CancelScope | None = None
+        self.serve_scope = anyio.CancelScope()
+        """Where the app serves the connection: cancelled on a stall, whose writer may be
+        stuck (and whose reader paused behind the outbox's high-water mark)."""
+
+    async def watch(self) -> None:
+        """Poll for a stall or idleness (a tenth of the shorter timeout) until one ends
+        the socket; cancelled when the socket's connection is over."""
+        timeouts = [t for t in (self._stall_timeout, self._idle_timeout) if t is not None]
+        if not timeouts:
+            return
+        while self._ended is None:
+            await anyio.sleep(min(timeouts) / 10)
+            now = anyio.current_time()
+            sending_since = self._sending_since
+            if self._stall_timeout is not None and sending_since is not None:
+                if now - sending_since >= self._stall_timeout:
+                    log.warning("peer read nothing for %s s: closing", self._stall_timeout)
+                    reason = f"Connection output stalled for {self._stall_timeout:g} s"
+                    self._end(CLOSE_POLICY_VIOLATION, reason)
+                    self.serve_scope.cancel()
+            elif self._idle_timeout is not None and now - self._last_frame >= self._idle_timeout:
+                log.info("no frame for %s s: closing", self._idle_timeout)
+                self._end(CLOSE_GOING_AWAY, "Idle timeout")
+
+    def _end(self, code: int, reason: str) -> None:
+        self._ended = (code, reason)
+        for scope in (self._receive_scope, self._send_scope):
+            if scope is not None:
+                scope.cancel()
 
     async def receive(self) -> bytes:
         """The next text frame; EOF when the peer has gone or the socket was closed."""
         while True:
-            if self._disconnected:
+            if self._disconnected or self._ended is not None:
                 raise anyio.EndOfStream
-            message = await self._receive()
+            message: Mapping[str, object] | None = None
+            with anyio.CancelScope() as self._receive_scope:
+                message = await self._receive()
+            self._receive_scope = None
+            if message is None or self._ended is not None:
+                raise anyio.EndOfStream
             kind = message["type"]
             if kind == "websocket.disconnect":
                 self._disconnected = True
                 raise anyio.EndOfStream
             if kind != "websocket.receive":
                 continue
-            text: str | None = message.get("text")
+            self._last_frame = anyio.current_time()
+            text = cast("str | None", message.get("text"))
             if text is None:
                 log.warning("ignoring a binary ACP WebSocket frame")
                 continue
@@ -229,27 +320,41 @@ class _Socket:
 
     async def send_text(self, text: str) -> None:
         async with self._lock:
-            if self._closed:
+            if self._closed or self._ended is not None:
                 raise anyio.ClosedResourceError
+            self._sending_since = anyio.current_time()
             try:
-                await self._send({"type": "websocket.send", "text": text})
+                with anyio.CancelScope() as self._send_scope:
+                    await self._send({"type": "websocket.send", "text": text})
             except OSError as exc:  # the ASGI server reports a gone peer this way
                 raise anyio.BrokenResourceError from exc
+            finally:
+                self._send_scope = None
+                self._sending_since = None
+            self._last_frame = anyio.current_time()
+            if self._ended is not None:  # stalled: the frame may be cut off
+                raise anyio.BrokenResourceError
 
     async def close(self, code: int, reason: str | None) -> None:
+        """Send the close frame once; a socket ended by :meth:`watch` says why instead.
+        A stalled peer may never take the frame: the wait for it is bounded."""
+        if self._ended is not None:
+            code, reason = self._ended
         with anyio.CancelScope(shield=True):
-            async with self._lock:
-                if self._closed or self._disconnected:
+            with anyio.move_on_after(STALLED_CLOSE_TIMEOUT if self._ended else math.inf):
+                async with self._lock:
+                    if self._closed or self._disconnected:
+                        self._closed = True
+                        return
                     self._closed = True
-                    return
-                self._closed = True
-                message: dict[str, object] = {"type": "websocket.close", "code": code}
-                if reason:
-                    message["reason"] = reason
-                try:
-                    await self._send(message)
-                except Exception:  # the peer is gone already
-                    log.debug("close frame not sent", exc_info=True)
+                    message: dict[str, object] = {"type": "websocket.close", "code": code}
+                    if reason:
+                        message["reason"] = reason
+                    try:
+                        await self._send(message)
+                    except Exception:  # the peer is gone already
+                        log.debug("close frame not sent", exc_info=True)
+            self._closed = True
 
 
 async def _first_initialize(socket: _Socket) -> bytes | None:

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The TypeScript SDK's WebSocket client (`createWebSocketStream`, with `ws` 8) against an
 // echo agent at a ws:// URL: initialize, session/new, a prompt with a permission round
-// trip, a prompt reading a file, a prompt cancelled with $/cancel_request, then close.
-// Prints one JSON line: {ok, connectionId?, seen, stopReasons, cancelCode}.
+// trip, a prompt reading a file, a prompt cancelled with $/cancel_request, a prompt ended
+// by session/cancel, then close.
+// Prints one JSON line: {ok, connectionId?, seen, stopReasons, cancelCode, cancelledTurn}.
 //
 // Usage: node ws_client.mjs <ws://host:port/acp> <absolute path to read>
 import * as acp from "@agentclientprotocol/sdk";
@@ -24,6 +25,7 @@ const app = client({ name: "ts-ws-client" })
 
 const stopReasons = [];
 let cancelCode = null;
+let cancelledTurn = null;
 await app.connectWith(createWebSocketStream(url, { WebSocket }), async (ctx) => {
   await ctx.request(methods.agent.initialize, {
     protocolVersion: 1,
@@ -42,6 +44,9 @@ await app.connectWith(createWebSocketStream(url, { WebSocket }), async (ctx) => 
   } catch (error) {
     cancelCode = error.code ?? String(error);
   }
+  const turn = prompt("sleep 30000");
+  setTimeout(() => ctx.notify(methods.agent.session.cancel, { sessionId }), 200);
+  cancelledTurn = (await turn).stopReason;
 });
-console.log(JSON.stringify({ ok: true, seen, stopReasons, cancelCode }));
+console.log(JSON.stringify({ ok: true, seen, stopReasons, cancelCode, cancelledTurn }));
 process.exit(0);

@@ -1,0 +1,152 @@
+"""The server's stall and idle timeouts, against hypercorn on both backends.
+
+A peer that stops reading: the server's writes fill the socket buffers and the next frame
+waits; past ``stall_timeout`` the socket is closed with 1008 and the connection settles
+(the agent's pending request to that client fails as closed). A raw client (wsproto on a
+plain TCP stream) is needed to stop reading: httpx-ws reads in the background.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+import wsproto
+import wsproto.events as ws_events
+from anyio.abc import SocketStream
+
+from acp_runtime import ConnectionBuilder, RequestError, Responder
+from acp_runtime.remote import websocket_app
+
+from .hypercorn_server import serving
+
+pytestmark = pytest.mark.anyio
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+CHUNK = "x" * (256 * 1024)
+
+
+class RawClient:
+    """A WebSocket client that reads only when told to."""
+
+    def __init__(self, stream: SocketStream) -> None:
+        self.stream = stream
+        self.ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+        self.events: list[ws_events.Event] = []
+
+    @classmethod
+    async def connect(cls, port: int) -> RawClient:
+        client = cls(await anyio.connect_tcp("127.0.0.1", port))
+        await client.stream.send(client.ws.send(ws_events.Request(host="127.0.0.1", target="/acp")))
+        while not any(isinstance(e, ws_events.AcceptConnection) for e in client.events):
+            await client.read_some()
+        return client
+
+    async def send(self, message: Any) -> None:
+        await self.stream.send(self.ws.send(ws_events.TextMessage(json.dumps(message))))
+
+    async def read_some(self) -> None:
+        try:
+            data = await self.stream.receive(1 << 20)
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            data = None
+        self.ws.receive_data(data)
+        self.events.extend(self.ws.events())
+
+    async def next_text(self) -> Any:
+        while True:
+            for i, event in enumerate(self.events):
+                if isinstance(event, ws_events.TextMessage):
+                    del self.events[: i + 1]
+                    return json.loads(event.data)
+            await self.read_some()
+
+    async def close_code(self) -> int | None:
+        """Read to the end; the code of the close frame (None: the stream ended without)."""
+        while self.ws.state not in (wsproto.connection.ConnectionState.CLOSED,):
+            for event in self.events:
+                if isinstance(event, ws_events.CloseConnection):
+                    return event.code
+            self.events.clear()
+            if self.ws.state is wsproto.connection.ConnectionState.CLOSED:
+                break
+            await self.read_some()
+        return next((e.code for e in self.events if isinstance(e, ws_events.CloseConnection)), None)
+
+
+def flooding_agent(questions: list[Any], flooding: anyio.Event) -> ConnectionBuilder:
+    """``flood``: asks the client something it will never answer (the request goes to
+    ``questions``), then writes 256 KiB notifications until the socket is gone."""
+    builder = ConnectionBuilder(role="untyped")
+
+    async def handle(method: str, params: Any, responder: Responder[Any]) -> Any:
+        if method == "initialize":
+            return {"protocolVersion": 1}
+        connection = responder.connection
+        questions.append(connection.send_raw_request("client/question", {}))
+        flooding.set()
+        while True:
+            await connection.send_raw_notification("agent/chunk", {"text": CHUNK})
+
+    builder.on_raw_request(handle)
+    return builder
+
+
+async def test_a_client_that_stops_reading_is_closed_with_1008_and_its_requests_settle() -> None:
+    questions: list[Any] = []
+    flooding = anyio.Event()
+    app = websocket_app(lambda: flooding_agent(questions, flooding), stall_timeout=0.5)
+    async with serving(app) as port:
+        client = await RawClient.connect(port)
+        await client.send(INITIALIZE)
+        assert (await client.next_text())["id"] == 1
+        await client.send({"jsonrpc": "2.0", "id": 2, "method": "flood"})
+        with anyio.fail_after(10):
+            await flooding.wait()
+            with pytest.raises(RequestError) as failure:  # the client reads nothing meanwhile
+                await questions[0]
+        assert failure.value.is_connection_closed
+        with anyio.fail_after(10):
+            assert await client.close_code() == 1008
+        await client.stream.aclose()
+
+
+def echo_agent() -> ConnectionBuilder:
+    builder = ConnectionBuilder(role="untyped")
+
+    async def handle(method: str, params: Any, responder: Responder[Any]) -> Any:
+        return {"protocolVersion": 1} if method == "initialize" else {"echo": params}
+
+    builder.on_raw_request(handle)
+    return builder
+
+
+async def test_an_idle_socket_is_closed_with_1001_and_traffic_keeps_it_open() -> None:
+    app = websocket_app(echo_agent, idle_timeout=0.6)
+    async with serving(app) as port:
+        client = await RawClient.connect(port)
+        await client.send(INITIALIZE)
+        assert (await client.next_text())["id"] == 1
+        for n in range(4):  # 1.2 s of traffic, a frame every 0.3 s: never idle
+            await anyio.sleep(0.3)
+            await client.send({"jsonrpc": "2.0", "id": 10 + n, "method": "ping"})
+            assert (await client.next_text())["id"] == 10 + n
+        started = anyio.current_time()
+        with anyio.fail_after(5):
+            assert await client.close_code() == 1001
+        assert anyio.current_time() - started >= 0.5
+        await client.stream.aclose()
+
+
+async def test_an_idle_timeout_is_off_by_default() -> None:
+    app = websocket_app(echo_agent)
+    async with serving(app) as port:
+        client = await RawClient.connect(port)
+        await client.send(INITIALIZE)
+        assert (await client.next_text())["id"] == 1
+        await anyio.sleep(1.0)
+        await client.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert (await client.next_text())["id"] == 2
+        await client.stream.aclose()
