@@ -299,7 +299,8 @@ def _param(name: str, annotation: ast.expr, default: ast.expr | None) -> Param:
     if name in _RESERVED:
         raise AuthoringError(f"a field named {name!r} would shadow a helper's own name")
     converted, sequence = _as_sequence(annotation)
-    text = ast.unparse(converted)
+    # ``JsonInt`` is the model's business (it takes ``1.0``); a caller passes an ``int``.
+    text = re.sub(r"\bJsonInt\b", "int", ast.unparse(converted))
     if default is None:
         return Param(name, text, True, "", sequence, False)
     if isinstance(default, ast.Constant) and default.value is not None:

@@ -6,7 +6,9 @@
 * ``alias=`` becomes ``validation_alias=`` + ``serialization_alias=`` so that type checkers
   (pydantic's ``dataclass_transform``, no plugin) see snake_case constructor keywords;
 * dict-literal defaults of model fields become ``default_factory`` (type-correct);
-* ``float`` becomes ``int | float`` so ``1`` round-trips as ``1``, not ``1.0``;
+* ``float`` becomes ``int | float`` so ``1`` round-trips as ``1``, not ``1.0``, and a lone
+  ``int`` becomes the runtime's ``JsonInt``, which takes ``1.0`` as JSON Schema does (the
+  models are strict, so ``true`` and ``"1"`` stay refused);
 * open unions are tried left to right (known tags first) and their catch-all refuses
   known tags, so a malformed known variant is an error instead of silently "other";
 * unions of models dump through the value's own class (``SerializeAsAny``): pydantic's
@@ -104,11 +106,11 @@ def _structural_edits(
     guards = {cls: u for u in open_unions for cls in u.classes}
     unguarded = set(guards)
     markers_used: set[str] = set()
-    floats = [_Edit(*_span(n, starts), "int | float") for n in _lone_floats(tree)]
+    floats = [_Edit(*_span(n, starts), text) for n, text in _lone_numbers(tree)]
     edits: list[_Edit] = []
 
     def fixed_seg(node: ast.AST) -> str:
-        """``seg`` with the ``float`` edits inside it applied (they are then done)."""
+        """``seg`` with the number edits inside it applied (they are then done)."""
         start, end = _span(node, starts)
         inside = [e for e in floats if start <= e.start and e.end <= end]
         for e in inside:
@@ -326,8 +328,9 @@ def _union_members(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
-def _lone_floats(tree: ast.Module) -> list[ast.Name]:
-    """``float`` names in annotations and type aliases whose union has no ``int`` beside them."""
+def _lone_numbers(tree: ast.Module) -> list[tuple[ast.Name, str]]:
+    """``float`` and ``int`` names in annotations and type aliases whose union has not the
+    other beside them, each with its replacement (``int | float``, ``JsonInt``)."""
     roots: list[ast.expr] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign):
@@ -338,20 +341,21 @@ def _lone_floats(tree: ast.Module) -> list[ast.Name]:
             and node.func.id == "TypeAliasType"
         ):
             roots.append(node.args[1])
-    found: list[ast.Name] = []
+    found: list[tuple[ast.Name, str]] = []
+    lone = {"float": "int | float", "int": "JsonInt"}
 
     def visit(node: ast.expr) -> None:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             members = _union_members(node)
-            has_int = any(isinstance(m, ast.Name) and m.id == "int" for m in members)
+            names = {m.id for m in members if isinstance(m, ast.Name)}
             for m in members:
-                if isinstance(m, ast.Name) and m.id == "float":
-                    if not has_int:
-                        found.append(m)
+                if isinstance(m, ast.Name) and m.id in lone:
+                    if not {"int", "float"} <= names:
+                        found.append((m, lone[m.id]))
                 else:
                     visit(m)
-        elif isinstance(node, ast.Name) and node.id == "float":
-            found.append(node)
+        elif isinstance(node, ast.Name) and node.id in lone:
+            found.append((node, lone[node.id]))
         else:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
@@ -401,6 +405,8 @@ def postprocess(
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
     imports = BASE_IMPORT
+    if "JsonInt" in rest:
+        imports = "from acp_runtime.model import JsonInt\n" + imports
     if markers:
         imports = f"from acp_runtime.lenient import {', '.join(sorted(markers))}\n" + imports
     return dependency_order(header + head + "\n\n" + imports + "\n\n\n" + rest)

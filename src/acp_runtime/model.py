@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 from typing_extensions import Self
 
 from .lenient import Salvage, salvaged
+
+
+def _integral_float_as_int(value: object) -> object:
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_integral_float_as_int)]
+"""A JSON Schema ``integer``, as generated models type one: ``1.0`` counts (JSON Schema and
+zod say so, and a Python peer's ``json.dumps(1.0)`` sends it) and is kept as ``1``; the
+models are strict, so ``true``, ``"1"`` and ``1.5`` stay refused."""
 
 
 class AcpModel(BaseModel):

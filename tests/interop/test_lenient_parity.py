@@ -172,6 +172,7 @@ BAD_VALUES = st.sampled_from(
         12345,
         -1,
         1.5,
+        1.0,  # an integer for JSON Schema and zod (JsonInt), not a bad value
         True,
         "1",
         "teleport",

@@ -316,6 +316,18 @@ def test_a_line_number_that_is_a_bool_or_a_numeric_string_is_refused(line: Any) 
         )
 
 
+def test_an_integral_float_is_an_integer_as_json_schema_says() -> None:
+    """``1.0`` is a JSON Schema integer (a Python peer's ``json.dumps(1.0)``): strictness
+    takes it, kept as ``1``, with nothing salvaged."""
+    parsed = v1.InitializeRequest.model_validate({"protocolVersion": 1.0})
+    assert parsed.protocol_version == 1 and type(parsed.protocol_version) is int
+    read = v1.ReadTextFileRequest.model_validate_lenient(
+        {"sessionId": SESSION, "path": "/a", "line": 3.0, "limit": 2.0}
+    )
+    assert (read.line, read.limit, read.salvaged) == (3, 2, ())
+    assert read.model_dump(mode="json", by_alias=True)["line"] == 3
+
+
 def test_a_bool_given_as_a_string_is_not_coerced_but_salvaged_where_the_schema_says() -> None:
     raw = {"readTextFile": "yes", "writeTextFile": True}
     with pytest.raises(ValidationError, match="bool_type"):

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
+from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -793,7 +794,7 @@ class CancelNotification(AcpModel, TypedNotification):
     """
 
 
-RequestId = TypeAliasType("RequestId", int | str | None)
+RequestId = TypeAliasType("RequestId", JsonInt | str | None)
 """
 JSON RPC Request Id
 
@@ -1218,7 +1219,7 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    size: Annotated[int | None, DefaultOnError] = None
+    size: Annotated[JsonInt | None, DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
     """
@@ -1880,7 +1881,7 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     Working directory for the command. Must be an absolute path.
     """
-    output_byte_limit: Annotated[int | None, Field(validation_alias="outputByteLimit", serialization_alias="outputByteLimit", ge=0)] = (
+    output_byte_limit: Annotated[JsonInt | None, Field(validation_alias="outputByteLimit", serialization_alias="outputByteLimit", ge=0)] = (
         None
     )
     """
@@ -2187,13 +2188,13 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    min_length: Annotated[JsonInt | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
     """
     Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    max_length: Annotated[JsonInt | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
     """
     Maximum string length.
 
@@ -2327,19 +2328,19 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None = None
+    minimum: JsonInt | None = None
     """
     Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None = None
+    maximum: JsonInt | None = None
     """
     Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: Annotated[int | None, DefaultOnError] = None
+    default: Annotated[JsonInt | None, DefaultOnError] = None
     """
     Default value.
 
@@ -2459,13 +2460,13 @@ class MultiSelectPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    min_items: Annotated[JsonInt | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
     """
     Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    max_items: Annotated[JsonInt | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
     """
     Maximum number of items to select.
 
@@ -2620,7 +2621,7 @@ class ElicitationSessionScope(AcpModel):
     """
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | JsonInt)
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2715,7 +2716,7 @@ class Implementation(AcpModel):
 
 
 ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+    "ProtocolVersion", Annotated[JsonInt, Field(ge=0, le=65535)]
 )
 """
 Protocol version identifier.
@@ -3613,11 +3614,11 @@ class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
     """
     Absolute path to the file to read.
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[JsonInt | None, Field(ge=0)] = None
     """
     Line number to start reading from (1-based).
     """
-    limit: Annotated[int | None, Field(ge=0)] = None
+    limit: Annotated[JsonInt | None, Field(ge=0)] = None
     """
     Maximum number of lines to read.
     """
@@ -3870,7 +3871,7 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=0), DefaultOnError] = None
+    line: Annotated[JsonInt | None, Field(ge=0), DefaultOnError] = None
     """
     Optional 1-based line number within the file.
     """
@@ -4351,11 +4352,11 @@ class UsageUpdate(AcpModel):
     Context window and cost update for a session.
     """
 
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[JsonInt, Field(ge=0)]
     """
     Tokens currently in context.
     """
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[JsonInt, Field(ge=0)]
     """
     Total context window size in tokens.
     """
@@ -4588,7 +4589,7 @@ class TerminalExitStatus(AcpModel):
     Exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
+    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
@@ -4746,7 +4747,7 @@ class WaitForTerminalExitResponse(AcpModel):
     Response containing the exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
+    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
+from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -612,7 +613,7 @@ class ResourceLink(AcpModel):
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: Annotated[int | None, Field(ge=0), DefaultOnError] = None
+    size: Annotated[JsonInt | None, Field(ge=0), DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
 
@@ -1366,7 +1367,7 @@ class CancelCreateElicitationResponse(AcpModel):
         action: Literal["cancel"]
 
 
-RequestId = TypeAliasType("RequestId", int | str)
+RequestId = TypeAliasType("RequestId", JsonInt | str)
 """
 A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
@@ -3042,13 +3043,13 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    min_length: Annotated[JsonInt | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
     """
     Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    max_length: Annotated[JsonInt | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
     """
     Maximum string length.
 
@@ -3182,19 +3183,19 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None = None
+    minimum: JsonInt | None = None
     """
     Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None = None
+    maximum: JsonInt | None = None
     """
     Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: Annotated[int | None, DefaultOnError] = None
+    default: Annotated[JsonInt | None, DefaultOnError] = None
     """
     Default value.
 
@@ -3308,13 +3309,13 @@ class MultiSelectPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    min_items: Annotated[JsonInt | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
     """
     Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    max_items: Annotated[JsonInt | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
     """
     Maximum number of items to select.
 
@@ -3564,7 +3565,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
         stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | JsonInt)
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3575,7 +3576,7 @@ range LSP reserves (-32899 to -32800).
 
 
 ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+    "ProtocolVersion", Annotated[JsonInt, Field(ge=0, le=65535)]
 )
 """
 Protocol version identifier.
@@ -5760,7 +5761,7 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=1), DefaultOnError] = None
+    line: Annotated[JsonInt | None, Field(ge=1), DefaultOnError] = None
     """
     Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
@@ -6706,7 +6707,7 @@ class TerminalExitStatus(AcpModel):
     an exit code nor a signal is known.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
+    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
     """
     Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
@@ -6792,11 +6793,11 @@ class TerminalSize(AcpModel):
     The size of an agent-owned terminal in character cells.
     """
 
-    cols: Annotated[int, Field(ge=1, le=65535)]
+    cols: Annotated[JsonInt, Field(ge=1, le=65535)]
     """
     Number of columns.
     """
-    rows: Annotated[int, Field(ge=1, le=65535)]
+    rows: Annotated[JsonInt, Field(ge=1, le=65535)]
     """
     Number of rows.
     """
@@ -7007,11 +7008,11 @@ class UsageUpdate(AcpModel):
     Context window and cost update for a session.
     """
 
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[JsonInt, Field(ge=0)]
     """
     Tokens currently in context.
     """
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[JsonInt, Field(ge=0)]
     """
     Total context window size in tokens.
     """

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
+from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -1301,7 +1302,7 @@ class CancelNotification(AcpModel, TypedNotification):
     """
 
 
-RequestId = TypeAliasType("RequestId", int | str | None)
+RequestId = TypeAliasType("RequestId", JsonInt | str | None)
 """
 JSON RPC Request Id
 
@@ -1345,27 +1346,27 @@ class Usage(AcpModel):
     Token usage information for a prompt turn.
     """
 
-    total_tokens: Annotated[int, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
+    total_tokens: Annotated[JsonInt, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
     """
     Sum of all token types across session.
     """
-    input_tokens: Annotated[int, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
+    input_tokens: Annotated[JsonInt, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
     """
     Total input tokens across all turns.
     """
-    output_tokens: Annotated[int, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
+    output_tokens: Annotated[JsonInt, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
     """
     Total output tokens across all turns.
     """
-    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0), DefaultOnError] = None
+    thought_tokens: Annotated[JsonInt | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0), DefaultOnError] = None
     """
     Total thought/reasoning tokens
     """
-    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0), DefaultOnError] = None
+    cached_read_tokens: Annotated[JsonInt | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0), DefaultOnError] = None
     """
     Total cache read tokens.
     """
-    cached_write_tokens: Annotated[int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0), DefaultOnError] = None
+    cached_write_tokens: Annotated[JsonInt | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0), DefaultOnError] = None
     """
     Total cache write tokens.
     """
@@ -1884,7 +1885,7 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    size: Annotated[int | None, DefaultOnError] = None
+    size: Annotated[JsonInt | None, DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
     """
@@ -2546,7 +2547,7 @@ class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
     """
     Working directory for the command. Must be an absolute path.
     """
-    output_byte_limit: Annotated[int | None, Field(validation_alias="outputByteLimit", serialization_alias="outputByteLimit", ge=0)] = (
+    output_byte_limit: Annotated[JsonInt | None, Field(validation_alias="outputByteLimit", serialization_alias="outputByteLimit", ge=0)] = (
         None
     )
     """
@@ -2905,13 +2906,13 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    min_length: Annotated[JsonInt | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
     """
     Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    max_length: Annotated[JsonInt | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
     """
     Maximum string length.
 
@@ -3045,19 +3046,19 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None = None
+    minimum: JsonInt | None = None
     """
     Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None = None
+    maximum: JsonInt | None = None
     """
     Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: Annotated[int | None, DefaultOnError] = None
+    default: Annotated[JsonInt | None, DefaultOnError] = None
     """
     Default value.
 
@@ -3177,13 +3178,13 @@ class MultiSelectPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    min_items: Annotated[JsonInt | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
     """
     Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    max_items: Annotated[JsonInt | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
     """
     Maximum number of items to select.
 
@@ -3388,7 +3389,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
         stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | int)
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | JsonInt)
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3435,7 +3436,7 @@ class McpError(AcpModel):
     Explicit `null` is preserved separately from an omitted key.
     """
 
-    code: int
+    code: JsonInt
     """
     Inner MCP error code. Never an ACP error code.
     """
@@ -3985,7 +3986,7 @@ class Implementation(AcpModel):
 
 
 ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+    "ProtocolVersion", Annotated[JsonInt, Field(ge=0, le=65535)]
 )
 """
 Protocol version identifier.
@@ -5550,11 +5551,11 @@ class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
     """
     Absolute path to the file to read.
     """
-    line: Annotated[int | None, Field(ge=0)] = None
+    line: Annotated[JsonInt | None, Field(ge=0)] = None
     """
     Line number to start reading from (1-based).
     """
-    limit: Annotated[int | None, Field(ge=0)] = None
+    limit: Annotated[JsonInt | None, Field(ge=0)] = None
     """
     Maximum number of lines to read.
     """
@@ -5889,7 +5890,7 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=0), DefaultOnError] = None
+    line: Annotated[JsonInt | None, Field(ge=0), DefaultOnError] = None
     """
     Optional 1-based line number within the file.
     """
@@ -6600,11 +6601,11 @@ class UsageUpdate(AcpModel):
     Context window and cost update for a session.
     """
 
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[JsonInt, Field(ge=0)]
     """
     Tokens currently in context.
     """
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[JsonInt, Field(ge=0)]
     """
     Total context window size in tokens.
     """
@@ -7228,7 +7229,7 @@ class TerminalExitStatus(AcpModel):
     Exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
+    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """
@@ -7436,7 +7437,7 @@ class WaitForTerminalExitResponse(AcpModel):
     Response containing the exit status of a terminal command.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
+    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
     """
     The process exit code (may be null if terminated by signal).
     """

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
 from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
+from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
 
@@ -933,7 +934,7 @@ class ResourceLink(AcpModel):
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
-    size: Annotated[int | None, Field(ge=0), DefaultOnError] = None
+    size: Annotated[JsonInt | None, Field(ge=0), DefaultOnError] = None
     """
     Optional size of the linked resource in bytes, if known.
 
@@ -1920,7 +1921,7 @@ class CancelCreateElicitationResponse(AcpModel):
         action: Literal["cancel"]
 
 
-RequestId = TypeAliasType("RequestId", int | str)
+RequestId = TypeAliasType("RequestId", JsonInt | str)
 """
 A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
@@ -2081,31 +2082,31 @@ class Usage(AcpModel):
     Token usage for the foreground work that just completed, not cumulative for the session.
     """
 
-    total_tokens: Annotated[int, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
+    total_tokens: Annotated[JsonInt, Field(validation_alias="totalTokens", serialization_alias="totalTokens", ge=0)]
     """
     Sum of all token types for the completed work.
     """
-    input_tokens: Annotated[int, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
+    input_tokens: Annotated[JsonInt, Field(validation_alias="inputTokens", serialization_alias="inputTokens", ge=0)]
     """
     Input tokens for the completed work.
     """
-    output_tokens: Annotated[int, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
+    output_tokens: Annotated[JsonInt, Field(validation_alias="outputTokens", serialization_alias="outputTokens", ge=0)]
     """
     Output tokens for the completed work.
     """
-    thought_tokens: Annotated[int | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0), DefaultOnError] = None
+    thought_tokens: Annotated[JsonInt | None, Field(validation_alias="thoughtTokens", serialization_alias="thoughtTokens", ge=0), DefaultOnError] = None
     """
     Thought/reasoning tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
-    cached_read_tokens: Annotated[int | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0), DefaultOnError] = None
+    cached_read_tokens: Annotated[JsonInt | None, Field(validation_alias="cachedReadTokens", serialization_alias="cachedReadTokens", ge=0), DefaultOnError] = None
     """
     Cache read tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
-    cached_write_tokens: Annotated[int | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0), DefaultOnError] = None
+    cached_write_tokens: Annotated[JsonInt | None, Field(validation_alias="cachedWriteTokens", serialization_alias="cachedWriteTokens", ge=0), DefaultOnError] = None
     """
     Cache write tokens for the completed work.
 
@@ -3747,13 +3748,13 @@ class StringPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_length: Annotated[int | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
+    min_length: Annotated[JsonInt | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
     """
     Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
-    max_length: Annotated[int | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
+    max_length: Annotated[JsonInt | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
     """
     Maximum string length.
 
@@ -3887,19 +3888,19 @@ class IntegerPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    minimum: int | None = None
+    minimum: JsonInt | None = None
     """
     Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
-    maximum: int | None = None
+    maximum: JsonInt | None = None
     """
     Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
-    default: Annotated[int | None, DefaultOnError] = None
+    default: Annotated[JsonInt | None, DefaultOnError] = None
     """
     Default value.
 
@@ -4013,13 +4014,13 @@ class MultiSelectPropertySchema(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
-    min_items: Annotated[int | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
+    min_items: Annotated[JsonInt | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
     """
     Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
-    max_items: Annotated[int | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
+    max_items: Annotated[JsonInt | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
     """
     Maximum number of items to select.
 
@@ -4302,7 +4303,7 @@ class EndTurnIdleStateUpdateVariant(AcpModel):
         stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
 
 
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | int)
+ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | JsonInt)
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -4313,7 +4314,7 @@ range LSP reserves (-32899 to -32800).
 
 
 ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[int, Field(ge=0, le=65535)]
+    "ProtocolVersion", Annotated[JsonInt, Field(ge=0, le=65535)]
 )
 """
 Protocol version identifier.
@@ -4417,7 +4418,7 @@ class McpError(AcpModel):
     Explicit `null` is preserved separately from an omitted key.
     """
 
-    code: int
+    code: JsonInt
     """
     Inner MCP error code. Never an ACP error code.
     """
@@ -7470,7 +7471,7 @@ class ToolCallLocation(AcpModel):
     """
     The absolute file path being accessed or modified.
     """
-    line: Annotated[int | None, Field(ge=1), DefaultOnError] = None
+    line: Annotated[JsonInt | None, Field(ge=1), DefaultOnError] = None
     """
     Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
@@ -8999,7 +9000,7 @@ class TerminalExitStatus(AcpModel):
     an exit code nor a signal is known.
     """
 
-    exit_code: Annotated[int | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
+    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
     """
     Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
@@ -9085,11 +9086,11 @@ class TerminalSize(AcpModel):
     The size of an agent-owned terminal in character cells.
     """
 
-    cols: Annotated[int, Field(ge=1, le=65535)]
+    cols: Annotated[JsonInt, Field(ge=1, le=65535)]
     """
     Number of columns.
     """
-    rows: Annotated[int, Field(ge=1, le=65535)]
+    rows: Annotated[JsonInt, Field(ge=1, le=65535)]
     """
     Number of rows.
     """
@@ -9385,11 +9386,11 @@ class UsageUpdate(AcpModel):
     Context window and cost update for a session.
     """
 
-    used: Annotated[int, Field(ge=0)]
+    used: Annotated[JsonInt, Field(ge=0)]
     """
     Tokens currently in context.
     """
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[JsonInt, Field(ge=0)]
     """
     Total context window size in tokens.
     """
