@@ -62,52 +62,91 @@ class Client(v1.ClientHandler):
         return v1.ReadTextFileResponse(content=FILE_TEXT)
 
 
-async def test_our_client_against_the_ts_websocket_server(node: str) -> None:
+async def run_flow(url: str, client: Client) -> dict[str, Any]:
+    """The whole flow on one socket; what it saw."""
+    seen: dict[str, Any] = {}
+    builder = ConnectionBuilder(role="client")
+    client.attach(builder)
+    async with connect_websocket(url) as transport:
+        assert transport.connection_id
+        async with builder.connect(transport) as cx:
+            agent = v1.RemoteAgent(cx)
+            fs = v1.FileSystemCapabilities(read_text_file=True)
+            await agent.initialize(
+                protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs)
+            )
+            session = await agent.new_session(cwd="/tmp", mcp_servers=[])
+            sid = seen["session"] = session.session_id
+
+            async def prompt(text: str) -> str:
+                answer = await agent.prompt(session_id=sid, prompt=[b.text(text=text)])
+                return answer.stop_reason
+
+            seen["permission"] = await prompt("permission")
+            seen["read"] = await prompt("read /any/file")
+            params = {"sessionId": sid, "prompt": [{"type": "text", "text": "sleep 30000"}]}
+            sleeping = cx.send_raw_request("session/prompt", params)
+            await anyio.sleep(0.2)
+            sleeping.cancel()
+            with pytest.raises(RequestError) as caught:
+                await sleeping
+            seen["$/cancel_request"] = caught.value.code
+            turn = cx.send_raw_request("session/prompt", params)
+            await anyio.sleep(0.2)
+            await agent.cancel(session_id=sid)  # session/cancel: the turn ends
+            seen["session/cancel"] = (await turn)["stopReason"]
+    return seen
+
+
+async def load_on_fresh_socket(url: str, sid: str, client: Client) -> v1.LoadSessionResponse:
+    """A reconnect: a new socket, ``initialize``, then ``session/load`` of ``sid``."""
+    builder = ConnectionBuilder(role="client")
+    client.attach(builder)
+    async with connect_websocket(url) as transport, builder.connect(transport) as cx:
+        agent = v1.RemoteAgent(cx)
+        await agent.initialize(protocol_version=1)
+        loaded = await agent.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        # One socket carries both, but the TS agent's notify is not awaited before it
+        # answers, so the answer may come first: the replay is waited for.
+        with anyio.fail_after(5):
+            while not client.texts:  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("peer", "reconnects"),
+    [("ws_server.mjs", False), ("http_server.mjs", True)],
+)
+async def test_our_client_against_the_ts_websocket_server(
+    node: str, peer: str, reconnects: bool
+) -> None:
+    """http_server.mjs serves the same TS echo agent plus ``session/load`` (on the same
+    upgrade handler), so the flow ends with a reconnect loading the session."""
     async with await anyio.open_process(
-        [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
+        [node, str(PEERS_DIR / peer)], stderr=subprocess.DEVNULL
     ) as process:
         assert process.stdout is not None and process.stdin is not None
         with anyio.fail_after(20):
             port = int((await process.stdout.receive()).decode().split()[0])
-        client = Client()
-        builder = ConnectionBuilder(role="client")
-        client.attach(builder)
+        client, reloaded = Client(), Client()
+        url = f"ws://127.0.0.1:{port}/acp"
         with anyio.fail_after(30):
-            async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
-                assert transport.connection_id
-                async with builder.connect(transport) as cx:
-                    agent = v1.RemoteAgent(cx)
-                    fs = v1.FileSystemCapabilities(read_text_file=True)
-                    await agent.initialize(
-                        protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs)
-                    )
-                    session = await agent.new_session(cwd="/tmp", mcp_servers=[])
-                    sid = session.session_id
-
-                    async def prompt(text: str) -> str:
-                        answer = await agent.prompt(session_id=sid, prompt=[b.text(text=text)])
-                        return answer.stop_reason
-
-                    assert await prompt("permission") == "end_turn"
-                    assert await prompt("read /any/file") == "end_turn"
-                    params = {"sessionId": sid, "prompt": [{"type": "text", "text": "sleep 30000"}]}
-                    sleeping = cx.send_raw_request("session/prompt", params)
-                    await anyio.sleep(0.2)
-                    sleeping.cancel()
-                    with pytest.raises(RequestError) as caught:
-                        await sleeping
-                    turn = cx.send_raw_request("session/prompt", params)
-                    await anyio.sleep(0.2)
-                    await agent.cancel(session_id=sid)  # session/cancel: the turn ends
-                    cancelled_turn = (await turn)["stopReason"]
+            seen = await run_flow(url, client)
+            if reconnects:
+                loaded = await load_on_fresh_socket(url, seen["session"], reloaded)
         await process.stdin.aclose()
         with anyio.fail_after(10):
             await process.wait()
-    assert caught.value.code == -32800
-    assert cancelled_turn == "cancelled"
+    assert (seen["permission"], seen["read"]) == ("end_turn", "end_turn")
+    assert seen["$/cancel_request"] == -32800
+    assert seen["session/cancel"] == "cancelled"
     assert "permission:selected:allow" in client.texts
     assert FILE_TEXT in client.texts
     assert process.returncode == 0
+    if reconnects:
+        assert loaded == v1.LoadSessionResponse()
+        assert reloaded.texts == [f"replay:{seen['session']}"]
 
 
 async def test_the_ts_server_shutting_down_ends_our_connection(node: str) -> None:
