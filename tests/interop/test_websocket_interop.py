@@ -1,10 +1,13 @@
 """ACP over WebSocket against the TypeScript SDK 2.4.0, both directions, both backends.
 
 Our client (``connect_websocket``) against the TS ``AcpServer`` with its Node upgrade
-handler (peers/ws_server.mjs), and the TS ``createWebSocketStream`` client
-(peers/ws_client.mjs) against our ASGI server under hypercorn. Each runs initialize,
-session/new, a prompt with a permission round trip, a prompt reading a file, a prompt
-cancelled with ``$/cancel_request``, a prompt ended by ``session/cancel``, and close.
+handler (peers/ws_server.mjs, and peers/http_server.mjs, whose agent also answers
+``session/load``), and the TS ``createWebSocketStream`` client (peers/ws_client.mjs)
+against our ASGI server under hypercorn (``EchoAgent``, and ``LoadingEchoAgent`` with
+``session/load``). Each runs initialize, session/new, a prompt with a permission round
+trip, a prompt reading a file, a prompt cancelled with ``$/cancel_request``, a prompt
+ended by ``session/cancel``, and close; where the agent loads sessions, a fresh socket
+then sends initialize and ``session/load`` of the same session, and gets its replay.
 """
 
 from __future__ import annotations
@@ -12,14 +15,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 from httpx_ws import aconnect_ws
-from remote.hypercorn_server import serving  # tests/ is on sys.path (rootdir)
+from remote.http_agent import LoadingEchoAgent  # tests/ is on sys.path (rootdir)
+from remote.hypercorn_server import serving
 
 from acp_generated import v1
 from acp_generated.v1 import builders as b
@@ -167,13 +170,16 @@ async def test_the_ts_server_shutting_down_ends_our_connection(node: str) -> Non
     assert (transport.close_code, transport.close_reason) == (1005, "")
 
 
-async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("loads", [False, True], ids=["echo", "loading-echo"])
+async def test_the_ts_websocket_client_against_our_server(node: str, loads: bool) -> None:
+    """With ``LoadingEchoAgent`` (``loadSession``) the TS client reconnects on a fresh
+    socket and loads its session; the plain echo agent cannot, so it only initializes."""
     sys.path.insert(0, str(REPO_ROOT / "examples"))
     try:
         from echo_agent import EchoAgent
     finally:
         sys.path.remove(str(REPO_ROOT / "examples"))
-    async with serving(websocket_app(EchoAgent)) as port:
+    async with serving(websocket_app(LoadingEchoAgent if loads else EchoAgent)) as port:
         with anyio.fail_after(60):
             done = await anyio.run_process(
                 [node, str(PEERS_DIR / "ws_client.mjs"), f"ws://127.0.0.1:{port}/acp", "/x"],
@@ -187,6 +193,13 @@ async def test_the_ts_websocket_client_against_our_server(node: str, tmp_path: P
     assert FILE_TEXT in report["seen"]
     assert report["cancelCode"] == -32800
     assert report["cancelledTurn"] == "cancelled"
+    if loads:
+        assert report["loaded"] == {}
+        assert report["replayed"] is True
+        assert sum(text.startswith("replay ") for text in report["seen"]) == 1
+    else:
+        assert report["loaded"] == "unsupported"
+        assert report["replayed"] is False
 
 
 # -- the same raw frames to both servers -------------------------------------------------
