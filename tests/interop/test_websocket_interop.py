@@ -109,8 +109,8 @@ async def load_on_fresh_socket(url: str, sid: str, client: Client) -> v1.LoadSes
         agent = v1.RemoteAgent(cx)
         await agent.initialize(protocol_version=1)
         loaded = await agent.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
-        # One socket carries both, but the TS agent's notify is not awaited before it
-        # answers, so the answer may come first: the replay is waited for.
+        # The replay precedes the answer on the socket, but its handler may not have run
+        # when the answer is handed back: the replay is waited for.
         with anyio.fail_after(5):
             while not client.texts:  # noqa: ASYNC110
                 await anyio.sleep(0.01)
