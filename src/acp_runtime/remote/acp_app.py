@@ -4,7 +4,7 @@ Streamable HTTP, ``websocket`` scopes WebSocket, as the TS 2.4.0 server does on 
 from __future__ import annotations
 
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES
-from .asgi import Receive, Scope, Send
+from .asgi import Receive, Scope, Send, serve_lifespan
 from .http_connection import HttpLimits
 from .http_server import DEFAULT_MAX_HTTP_MESSAGE_BYTES, StreamableHttpApp
 from .serving import Authenticate, HandlerFactory
@@ -26,21 +26,11 @@ class AcpApp:
         elif kind == "websocket":
             await self.websocket(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
+            await serve_lifespan(receive, send, self.aclose)
 
     async def aclose(self) -> None:
         await self.http.aclose()
         await self.websocket.aclose()
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
 
 def acp_app(

@@ -63,3 +63,17 @@ async def plain_response(
         }
     )
     await send({"type": f"{event}.body", "body": body})
+
+
+async def serve_lifespan(
+    receive: Receive, send: Send, shutdown: Callable[[], Awaitable[None]]
+) -> None:
+    """The ASGI ``lifespan`` scope: nothing to start, ``shutdown()`` before saying done."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

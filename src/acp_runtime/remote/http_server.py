@@ -33,6 +33,7 @@ from .asgi import (
     challenge_headers,
     plain_response,
     scope_headers,
+    serve_lifespan,
 )
 from .http_connection import ConnectionClosed, HttpConnection, HttpLimits, Route
 from .serving import Authenticate, HandlerFactory, refusal, servable
@@ -165,7 +166,7 @@ class StreamableHttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
-            await self._lifespan(receive, send)
+            await serve_lifespan(receive, send, self.aclose)
         elif kind == "http":
             await self.handle_http(scope, receive, send)
         elif kind == "websocket":
@@ -180,16 +181,6 @@ class StreamableHttpApp:
         """End every connection: its SSE streams end, its runtime is cancelled."""
         for connection in list(self._connections.values()):
             connection.close()
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def handle_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One HTTP request on any path (404 off ``path``)."""

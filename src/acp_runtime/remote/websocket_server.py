@@ -33,6 +33,7 @@ from .asgi import (
     challenge_headers,
     plain_response,
     scope_headers,
+    serve_lifespan,
 )
 from .serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
 
@@ -98,7 +99,7 @@ class WebSocketApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
-            await self._lifespan(receive, send)
+            await serve_lifespan(receive, send, self.aclose)
         elif kind == "http":
             if self._path is not None and scope.get("path") != self._path:
                 await plain_response(send, 404, "Not found\n")
@@ -113,16 +114,6 @@ class WebSocketApp:
         """Close every open socket with 1001 ``Server shutting down``."""
         for socket in list(self._sockets):
             await socket.close(CLOSE_GOING_AWAY, "Server shutting down")
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         connect = await receive()
