@@ -14,7 +14,7 @@ a pattern it checks natively, which costs no Python call; the rest go to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic_core import core_schema
 
@@ -52,11 +52,9 @@ def _checked(schema: Any) -> Any:
         return {**schema, "schema": _checked(schema["schema"])}
     if schema.get("type") != "str":
         raise TypeError(f"UriFormat applies to a string, not {schema.get('type')!r}")
+    plain = cast("core_schema.CoreSchema", {**schema, "pattern": PLAIN_URI})
     return core_schema.union_schema(
-        [
-            {**schema, "pattern": PLAIN_URI},
-            core_schema.no_info_after_validator_function(zod_url, schema),
-        ],
+        [plain, core_schema.no_info_after_validator_function(zod_url, schema)],
         mode="left_to_right",
         # one error for the field, whichever way it failed: pydantic's for a bad URL
         custom_error_type="url_parsing",
