@@ -202,28 +202,34 @@ class Subject:
     payload: Record
 
 
+IMPLS: dict[str, tuple[str, int]] = {
+    "acp_generated.v1": ("acp_generated.v1.models", 1),
+    "acp_generated.v2": ("acp_generated.v2.models", 2),
+    f"{PEER_DIST}==0.12.1": (PEER, 1),
+}
+"""Implementation -> (the module its models are in, the protocol version)."""
+
+
+def subjects_of(impl: str) -> list[Subject]:
+    """The two messages of one implementation; imports only its models."""
+    module_name, version = IMPLS[impl]
+    module = importlib.import_module(module_name)
+    notification = {1: "SessionNotification", 2: "UpdateSessionNotification"}[version]
+    return [
+        Subject(
+            impl,
+            version,
+            "session/update agent_message_chunk",
+            getattr(module, notification),
+            session_update(version),
+        ),
+        Subject(impl, version, "session/prompt", module.PromptRequest, session_prompt(version)),
+    ]
+
+
 def subjects(settings: Settings) -> list[Subject]:
-    out: list[Subject] = []
-    impls: list[tuple[str, str, int]] = [("acp_generated.v1", "acp_generated.v1.models", 1)]
-    if "v2" in settings.schemas:
-        impls.append(("acp_generated.v2", "acp_generated.v2.models", 2))
-    impls.append((f"{PEER_DIST}==0.12.1", PEER, 1))
-    notification_names = {1: "SessionNotification", 2: "UpdateSessionNotification"}
-    for impl, module_name, version in impls:
-        module = importlib.import_module(module_name)
-        out.append(
-            Subject(
-                impl,
-                version,
-                "session/update agent_message_chunk",
-                getattr(module, notification_names[version]),
-                session_update(version),
-            )
-        )
-        out.append(
-            Subject(impl, version, "session/prompt", module.PromptRequest, session_prompt(version))
-        )
-    return out
+    impls = [impl for impl in IMPLS if impl != "acp_generated.v2" or "v2" in settings.schemas]
+    return [subject for impl in impls for subject in subjects_of(impl)]
 
 
 def _dict_path(subject: Subject) -> Callable[[], Any]:

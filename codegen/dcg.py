@@ -39,7 +39,7 @@ DCG_OPTIONS: tuple[str, ...] = (
     "--keep-model-order",
     "--field-extra-keys",
     "x-deserialize-default-on-error", "x-deserialize-skip-invalid-items",
-    "x-deserialize-default-on-null", "x-acp-not-null",
+    "x-deserialize-default-on-null", "x-acp-not-null", "x-acp-uri",
 )  # fmt: skip
 
 

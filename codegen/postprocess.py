@@ -19,6 +19,8 @@
 * the schema's ``x-deserialize-*`` annotations (dcg's ``json_schema_extra``) become the
   runtime's markers ``DefaultOnError`` / ``SkipInvalidItems`` / ``DefaultOnNull``
   (``acp_runtime.lenient``); union tags refuse them;
+* a ``format: uri`` string gets the marker ``UriFormat`` (``acp_runtime.uri_format``):
+  the WHATWG URL parser's check, as the TypeScript SDK's ``z.url()``;
 * definitions are reordered after their dependencies (``ordering.py``).
 """
 
@@ -197,9 +199,13 @@ LENIENT_MARKERS = {
     "x-deserialize-skip-invalid-items": "SkipInvalidItems",
     "x-deserialize-default-on-null": "DefaultOnNull",
     "x-acp-not-null": "NotNull",  # preprocess.NOT_NULL
+    "x-acp-uri": "UriFormat",  # preprocess.URI
 }
-"""Schema annotation -> the runtime marker (``acp_runtime.lenient``) the field carries.
-dcg hands them over as ``Field(json_schema_extra=...)`` (``--field-extra-keys``)."""
+"""Schema annotation -> the runtime marker the field carries (``acp_runtime.lenient``,
+except those in :data:`MARKER_MODULES`). dcg hands them over as
+``Field(json_schema_extra=...)`` (``--field-extra-keys``)."""
+
+MARKER_MODULES = {"UriFormat": "acp_runtime.uri_format"}
 
 
 def _one_line(text: str) -> str:
@@ -407,6 +413,10 @@ def postprocess(
     imports = BASE_IMPORT
     if "JsonInt" in rest:
         imports = "from acp_runtime.model import JsonInt\n" + imports
-    if markers:
-        imports = f"from acp_runtime.lenient import {', '.join(sorted(markers))}\n" + imports
+    by_module: dict[str, list[str]] = {}
+    for marker in sorted(markers):
+        by_module.setdefault(MARKER_MODULES.get(marker, "acp_runtime.lenient"), []).append(marker)
+    for module, names in sorted(by_module.items()):
+        line = f"from {module} import {', '.join(names)}"
+        imports = f"{line}\n{imports}" if module < "acp_runtime.model" else f"{imports}\n{line}"
     return dependency_order(header + head + "\n\n" + imports + "\n\n\n" + rest)

@@ -10,7 +10,9 @@
   instead of dcg's numbered multiple-inheritance cross products;
 * split an open union (tagged variants + untagged defaults + catch-all) into a natively
   discriminated ``<Union>Known`` tried first, then the defaults, then the catch-all; the
-  catch-all later gets a guard rejecting known tags (what the schema's ``not`` says).
+  catch-all later gets a guard rejecting known tags (what the schema's ``not`` says);
+* mark every ``format: uri`` property (``x-acp-uri``), which dcg types a plain ``str``, so
+  that the field gets the runtime's URL check (``acp_runtime.uri_format``).
 
 Names are carried to dcg as ``title`` (it runs with ``--use-title-as-name``); every other
 title is dropped first, since the schema's own titles ("other", "Request") collide.
@@ -307,6 +309,8 @@ def preprocess(raw: dict[str, Any]) -> Prepared:
     for name in list(defs):
         defs[name] = _retitle(defs[name])
     _mark_not_null(defs)
+    _mark_uri(defs)
+    _split_nullable_maps(defs)
     out.schema = {"$schema": schema.get("$schema"), "$defs": defs}
     return out
 
@@ -338,6 +342,55 @@ def _mark_not_null(node: Any) -> None:
     for key, value in node.items():
         if key not in _DATA_KEYS:
             _mark_not_null(value)
+
+
+URI = "x-acp-uri"
+"""Marks a ``format: uri`` string property: the field gets ``UriFormat``, which checks the
+value with the WHATWG URL parser as the TypeScript SDK's ``z.url()`` does."""
+
+
+def _mark_uri(node: Any, *, property_schema: bool = False) -> None:
+    """Mark ``format: uri`` property schemas; refuse one anywhere else (an array item, a
+    union member), which the generated models could not check."""
+    if isinstance(node, list):
+        for item in node:
+            _mark_uri(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("format") == "uri":
+        if not property_schema or node.get("type") not in ("string", ["string", "null"]):
+            raise ValueError(f"format: uri outside a string property: {node}")
+        node[URI] = True
+    props = node.get("properties")
+    for key, value in node.items():
+        if key in _DATA_KEYS:
+            continue
+        if key == "properties" and isinstance(props, dict):
+            for prop in props.values():
+                _mark_uri(prop, property_schema=True)
+        else:
+            _mark_uri(value)
+
+
+def _split_nullable_maps(node: Any) -> None:
+    """``{"type": ["object", "null"], "additionalProperties": X}`` -> ``anyOf`` of the map
+    and ``null``: dcg types the list form ``dict[str, Any]``, so the values went unchecked
+    (v1 ``ElicitationAcceptAction.content`` took ``{"key": null}``, which the schema and
+    the TypeScript SDK refuse)."""
+    if isinstance(node, list):
+        for item in node:
+            _split_nullable_maps(item)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key not in _DATA_KEYS:
+            _split_nullable_maps(value)
+    values = node.get("additionalProperties")
+    if node.get("type") == ["object", "null"] and isinstance(values, dict) and values:
+        del node["type"], node["additionalProperties"]
+        node["anyOf"] = [{"type": "object", "additionalProperties": values}, {"type": "null"}]
 
 
 def _retitle(node: Any) -> Any:

@@ -12,6 +12,7 @@ from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInva
 from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
+from acp_runtime.uri_format import UriFormat
 
 class LogoutCapabilities(AcpModel):
     """
@@ -2072,12 +2073,27 @@ class DiffToolCallContent(Diff):
         type: Literal["diff"]
 
 
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
+"""
+Allowed wire representations for `ElicitationContentValue`.
+"""
+
+
 class ElicitationAcceptAction(AcpModel):
     """
     The user accepted the elicitation and provided content.
     """
 
-    content: dict[str, Any] | None = None
+    content: dict[str, ElicitationContentValue] | None = None
     """
     The user-provided content, if any, as an object matching the requested schema.
     """
@@ -3709,7 +3725,7 @@ class RequestElicitationUrlMode(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -4063,7 +4079,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -4161,7 +4177,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -4506,7 +4522,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -4567,21 +4583,6 @@ class SetSessionModeResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-
-StringArrayElicitationContentValue = TypeAliasType(
-    "StringArrayElicitationContentValue",
-    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
-)
-"""
-String array value accepted in elicitation response content.
-"""
-
-
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
 
 
 class TerminalExitStatus(AcpModel):

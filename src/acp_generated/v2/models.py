@@ -12,6 +12,7 @@ from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInva
 from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
+from acp_runtime.uri_format import UriFormat
 
 AbsolutePath = TypeAliasType("AbsolutePath", str)
 """
@@ -450,7 +451,7 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: Annotated[str | None, DefaultOnError] = None
+    uri: Annotated[str | None, DefaultOnError, UriFormat] = None
     """
     URI associated with this resource or media payload.
 
@@ -538,7 +539,7 @@ class Icon(AcpModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    src: str
+    src: Annotated[str, UriFormat]
     """
     A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
@@ -585,7 +586,7 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     URI associated with this resource or media payload.
     """
@@ -657,7 +658,7 @@ class TextResourceContents(AcpModel):
     """
     Text payload carried by this content block.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     URI associated with this resource or media payload.
     """
@@ -686,7 +687,7 @@ class BlobResourceContents(AcpModel):
     """
     Base64-encoded bytes for a binary resource payload.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     URI associated with this resource or media payload.
     """
@@ -2929,12 +2930,27 @@ class DiffToolCallContent(Diff):
         type: Literal["diff"]
 
 
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue | Any)
+"""
+Allowed wire representations for `ElicitationContentValue`.
+"""
+
+
 class ElicitationAcceptAction(AcpModel):
     """
     The user accepted the elicitation and provided content.
     """
 
-    content: dict[str, Any] | None = None
+    content: dict[str, ElicitationContentValue] | None = None
     """
     The user-provided content, if any, as an object matching the requested schema.
 
@@ -4419,7 +4435,7 @@ class McpServerHttp(AcpModel):
     """
     Human-readable name identifying this MCP server.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     URL to the MCP server.
     """
@@ -5605,7 +5621,7 @@ class RequestElicitationUrlMode(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -6100,7 +6116,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -6358,7 +6374,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -6525,7 +6541,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -6637,21 +6653,6 @@ StateUpdateSessionUpdateKnown = TypeAliasType(
 StateUpdateSessionUpdate = TypeAliasType("StateUpdateSessionUpdate", SerializeAsAny[Annotated[StateUpdateSessionUpdateKnown | OtherStateUpdateSessionUpdate, Field(union_mode="left_to_right")]])
 """
 A snapshot of the session's aggregate foreground activity.
-"""
-
-
-StringArrayElicitationContentValue = TypeAliasType(
-    "StringArrayElicitationContentValue",
-    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
-)
-"""
-String array value accepted in elicitation response content.
-"""
-
-
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue | Any)
-"""
-Allowed wire representations for `ElicitationContentValue`.
 """
 
 

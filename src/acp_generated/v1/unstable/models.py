@@ -12,6 +12,7 @@ from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInva
 from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
+from acp_runtime.uri_format import UriFormat
 
 class AuthStatusCapabilities(AcpModel):
     """
@@ -2790,12 +2791,27 @@ class DisableProviderResponse(AcpModel):
     """
 
 
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
+"""
+Allowed wire representations for `ElicitationContentValue`.
+"""
+
+
 class ElicitationAcceptAction(AcpModel):
     """
     The user accepted the elicitation and provided content.
     """
 
-    content: dict[str, Any] | None = None
+    content: dict[str, ElicitationContentValue] | None = None
     """
     The user-provided content, if any, as an object matching the requested schema.
     """
@@ -5728,7 +5744,7 @@ class RequestElicitationUrlMode(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -6082,7 +6098,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -6293,7 +6309,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -7023,7 +7039,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -7207,21 +7223,6 @@ class SetSessionTitleResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-
-StringArrayElicitationContentValue = TypeAliasType(
-    "StringArrayElicitationContentValue",
-    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
-)
-"""
-String array value accepted in elicitation response content.
-"""
-
-
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
 
 
 class TerminalExitStatus(AcpModel):

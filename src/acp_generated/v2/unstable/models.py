@@ -12,6 +12,7 @@ from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInva
 from acp_runtime.model import JsonInt
 from acp_runtime.methods import TypedNotification, TypedRequest
 from acp_runtime.model import AcpModel as AcpModel, unknown_tag
+from acp_runtime.uri_format import UriFormat
 
 AbsolutePath = TypeAliasType("AbsolutePath", str)
 """
@@ -771,7 +772,7 @@ class ImageContent(AcpModel):
     """
     MIME type describing the encoded media payload.
     """
-    uri: Annotated[str | None, DefaultOnError] = None
+    uri: Annotated[str | None, DefaultOnError, UriFormat] = None
     """
     URI associated with this resource or media payload.
 
@@ -859,7 +860,7 @@ class Icon(AcpModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    src: str
+    src: Annotated[str, UriFormat]
     """
     A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
@@ -906,7 +907,7 @@ class ResourceLink(AcpModel):
     """
     Human-readable name shown for this protocol object.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     URI associated with this resource or media payload.
     """
@@ -978,7 +979,7 @@ class TextResourceContents(AcpModel):
     """
     Text payload carried by this content block.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     URI associated with this resource or media payload.
     """
@@ -1007,7 +1008,7 @@ class BlobResourceContents(AcpModel):
     """
     Base64-encoded bytes for a binary resource payload.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     URI associated with this resource or media payload.
     """
@@ -3634,12 +3635,27 @@ class DisableProviderResponse(AcpModel):
     """
 
 
+StringArrayElicitationContentValue = TypeAliasType(
+    "StringArrayElicitationContentValue",
+    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
+)
+"""
+String array value accepted in elicitation response content.
+"""
+
+
+ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue | Any)
+"""
+Allowed wire representations for `ElicitationContentValue`.
+"""
+
+
 class ElicitationAcceptAction(AcpModel):
     """
     The user accepted the elicitation and provided content.
     """
 
-    content: dict[str, Any] | None = None
+    content: dict[str, ElicitationContentValue] | None = None
     """
     The user-provided content, if any, as an object matching the requested schema.
 
@@ -4645,7 +4661,7 @@ class McpServerHttp(AcpModel):
     """
     Human-readable name identifying this MCP server.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     URL to the MCP server.
     """
@@ -5265,7 +5281,7 @@ class ProviderCurrentConfig(AcpModel):
     """
     Protocol currently used by this provider.
     """
-    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl")]
+    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl"), UriFormat]
     """
     Base URL currently used by this provider.
     """
@@ -6726,7 +6742,7 @@ class PlanFile(AcpModel):
     """
     The plan ID to update.
     """
-    uri: str
+    uri: Annotated[str, UriFormat]
     """
     The URI of the file containing the plan.
     """
@@ -7315,7 +7331,7 @@ class RequestElicitationUrlMode(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -7810,7 +7826,7 @@ class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -8138,7 +8154,7 @@ class SessionElicitationUrlMode(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -8615,7 +8631,7 @@ class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
     """
     The unique identifier for this elicitation.
     """
-    url: str
+    url: Annotated[str, UriFormat]
     """
     The URL to direct the user to.
     """
@@ -8640,7 +8656,7 @@ class SetProviderRequest(AcpModel, TypedRequest["SetProviderResponse"]):
     """
     Protocol type for this provider.
     """
-    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl")]
+    base_url: Annotated[str, Field(validation_alias="baseUrl", serialization_alias="baseUrl"), UriFormat]
     """
     Base URL for requests sent through this provider.
     """
@@ -8782,21 +8798,6 @@ class SetSessionTitleResponse(AcpModel):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-
-StringArrayElicitationContentValue = TypeAliasType(
-    "StringArrayElicitationContentValue",
-    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
-)
-"""
-String array value accepted in elicitation response content.
-"""
-
-
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue | Any)
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
 
 
 class SubagentSessionCapabilities(AcpModel):
