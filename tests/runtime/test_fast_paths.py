@@ -8,15 +8,22 @@ import asyncio
 import json
 import os
 import select
+import socket
+import sys
 from collections.abc import Iterator
 
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, _fd_reader
+from acp_runtime import ConnectionBuilder, _fd_reader, stdio
 from acp_runtime.framing import LineTransport
 from acp_runtime.outbox import Outbox
-from acp_runtime.stdio import ATOMIC_PIPE_WRITE_BYTES, FdReceiveStream, FdSendStream
+from acp_runtime.stdio import (
+    ATOMIC_PIPE_WRITE_BYTES,
+    FdReceiveStream,
+    FdSendStream,
+    atomic_write_bytes,
+)
 
 
 @pytest.fixture
@@ -130,6 +137,70 @@ async def test_send_nowait_after_close_or_on_a_broken_pipe(pipe: tuple[int, int]
         await stream.send(b"x\n")
     await stream.aclose()
     assert not stream.try_send_nowait(b"x\n")
+
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="Linux Unix-socket semantics")
+
+
+@pytest.fixture
+def unix_socketpair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """What Node.js gives a child for ``stdio: "pipe"`` (so what TS editors give agents)."""
+    ours, peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours, peer:
+        yield ours, peer
+
+
+@linux_only
+@pytest.mark.anyio
+async def test_send_nowait_on_a_unix_stream_socket(
+    unix_socketpair: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, peer = unix_socketpair
+    assert atomic_write_bytes(ours.fileno()) == ATOMIC_PIPE_WRITE_BYTES
+    transport = LineTransport(FdReceiveStream(peer.fileno()), FdSendStream(ours.fileno()))
+    assert transport.send_nowait(b'{"a":1}')
+    assert _drain(peer.fileno()) == b'{"a":1}\n'
+    assert not transport.send_nowait(b"x" * ATOMIC_PIPE_WRITE_BYTES)  # + "\n" is too big
+    ours.setblocking(False)
+    try:
+        while True:  # fill the socket
+            ours.send(b"." * 4096)
+    except BlockingIOError:
+        pass
+    assert not transport.send_nowait(b"small")  # full: nothing written, no error
+
+
+@linux_only
+def test_a_small_send_buffer_lowers_the_atomic_size(
+    unix_socketpair: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, _ = unix_socketpair
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1024)  # Linux raises it to its minimum
+    buffer = ours.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    assert atomic_write_bytes(ours.fileno()) == min(ATOMIC_PIPE_WRITE_BYTES, buffer // 2 - 64)
+    assert ours.fileno() >= 0  # the probe left the descriptor open
+
+
+def test_no_send_nowait_where_writes_may_split() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+        assert atomic_write_bytes(tcp.fileno()) == 0
+    with open(os.devnull, "wb") as devnull:
+        assert atomic_write_bytes(devnull.fileno()) == 0
+
+
+@linux_only
+@pytest.mark.anyio
+async def test_a_short_write_fails_the_stream_instead_of_garbling_it(
+    unix_socketpair: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, _ = unix_socketpair
+    stream = FdSendStream(ours.fileno())
+    monkeypatch.setattr(stdio.os, "write", lambda fd, data: len(data) - 1)  # type: ignore[misc]
+    assert stream.try_send_nowait(b"abc\n")  # part of it is out: it cannot be queued again
+    monkeypatch.undo()
+    assert not stream.try_send_nowait(b"def\n")
+    with pytest.raises(anyio.BrokenResourceError):
+        await stream.send(b"def\n")
 
 
 # -- the registered-fd reader (asyncio) ------------------------------------------------------
