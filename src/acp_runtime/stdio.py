@@ -190,6 +190,11 @@ class FdSendStream(_FdStream, ByteSendStream):
         self._torn = False
         self._sending = False
 
+    @property
+    def nowait_max_bytes(self) -> int:
+        """The largest item :meth:`try_send_nowait` may write (0: it never writes)."""
+        return self._atomic_bytes
+
     def try_send_nowait(self, item: bytes) -> bool:
         """Write all of ``item`` now if that can neither block nor tear it, else write
         nothing and return False (then :meth:`send` it). Only items up to

@@ -5,17 +5,19 @@ asyncio loop. Each keeps the FIFO order and the error semantics of the slow path
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import select
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any
 
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, _fd_reader, stdio
+from acp_runtime import ConnectionBuilder, _fd_reader
 from acp_runtime.framing import LineTransport
 from acp_runtime.outbox import Outbox
 from acp_runtime.stdio import (
@@ -75,6 +77,98 @@ async def test_outbox_keeps_fifo_once_a_message_had_to_queue() -> None:
     assert sent_now == [b"fourth"]
 
 
+class _Bursts:
+    """A ``send_burst_now`` whose peer has room for ``take`` more messages (0: refuses)."""
+
+    def __init__(self) -> None:
+        self.take = 0
+        self.written: list[bytes] = []
+
+    def __call__(self, messages: Iterable[bytes]) -> int:
+        taken = list(itertools.islice(messages, self.take))
+        self.take -= len(taken)
+        self.written += taken
+        return len(taken)
+
+
+@pytest.mark.anyio
+async def test_a_burst_is_written_while_it_queues_in_order() -> None:
+    bursts = _Bursts()
+    outbox = Outbox(lambda message: False, send_burst_now=bursts, burst_bytes=10)
+    outbox.put(b"aaaa")
+    outbox.put_urgent(b"!!!!")
+    bursts.take = 2
+    assert outbox.put(b"bbbb") == 2  # 12 bytes queued: a burst is tried
+    assert bursts.written == [b"!!!!", b"aaaa"]  # urgent first, then FIFO
+    assert outbox.backlog == 4
+    for message in (b"cccc", b"dddd", b"eeee"):  # tried at "eeee", refused: all stay queued
+        outbox.put(message)
+    assert outbox.backlog == 16
+    bursts.take = 10
+    outbox.put(b"ffff")
+    outbox.put(b"gggg")  # 8 bytes since the last try: not yet
+    assert len(bursts.written) == 2
+    outbox.put(b"hhhh")  # 12: all of it goes out, in order
+    assert bursts.written == [
+        b"!!!!",
+        b"aaaa",
+        *(c * 4 for c in (b"b", b"c", b"d", b"e", b"f", b"g", b"h")),
+    ]
+    assert outbox.backlog == 0
+    outbox.put_after(b"cancel", 2)  # "bbbb" is on the wire: its cancel goes urgent
+    assert await outbox.take(1024) == [b"cancel"]
+
+
+@pytest.mark.anyio
+async def test_no_burst_while_the_taker_writes_a_batch() -> None:
+    bursts = _Bursts()
+    outbox = Outbox(send_burst_now=bursts, burst_bytes=4)
+    outbox.put(b"aaaa")
+    bursts.take = 10
+    outbox.put(b"bbbb")
+    assert bursts.written == [b"aaaa", b"bbbb"]
+    bursts.take = 0
+    outbox.put(b"cccc")
+    assert await outbox.take(1024) == [b"cccc"]  # being written: a burst must not overtake it
+    bursts.take = 10
+    outbox.put(b"dddd")
+    assert bursts.written == [b"aaaa", b"bbbb"]
+    outbox.sent()
+    outbox.put(b"eeee")
+    assert bursts.written == [b"aaaa", b"bbbb", b"dddd", b"eeee"]
+
+
+@pytest.mark.anyio
+async def test_a_burst_that_drains_the_backlog_wakes_paced_senders() -> None:
+    bursts = _Bursts()
+    outbox = Outbox(send_burst_now=bursts, burst_bytes=8, high_water=6, low_water=2)
+    outbox.put(b"aaaa")
+    outbox.put(b"bbbb")  # refused: 8 bytes queued, over the mark
+    waited = anyio.Event()
+
+    async def pace() -> None:
+        await _Awaitable(outbox)
+        waited.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pace)
+        await anyio.wait_all_tasks_blocked()
+        assert not waited.is_set()
+        bursts.take = 10
+        outbox.put_urgent(b"cccccccc")  # another 8 bytes: a burst takes all
+        with anyio.fail_after(5):
+            await waited.wait()
+    assert outbox.backlog == 0
+
+
+class _Awaitable:
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._outbox.drained()
+
+
 # -- FdSendStream / LineTransport.send_nowait ---------------------------------------------
 
 
@@ -101,6 +195,61 @@ async def test_send_nowait_refuses_what_could_tear_or_block(pipe: tuple[int, int
         pass
     assert not transport.send_nowait(b"small")  # full pipe: nothing written, no error
     _drain(read_fd)
+
+
+@pytest.mark.anyio
+async def test_send_burst_nowait_writes_whole_lines_up_to_the_atomic_size(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    transport = LineTransport(FdReceiveStream(read_fd), FdSendStream(write_fd))
+    line = b"x" * 99  # 100 bytes with its newline
+    assert transport.send_burst_nowait(iter([line] * 100)) == ATOMIC_PIPE_WRITE_BYTES // 100
+    assert _drain(read_fd) == (line + b"\n") * (ATOMIC_PIPE_WRITE_BYTES // 100)
+    assert transport.send_burst_nowait([b"a", b"b\nc", b"d"]) == 1  # stops before a bad one
+    assert _drain(read_fd) == b"a\n"
+    assert transport.send_burst_nowait([b"b\nc"]) == 0
+    assert transport.send_burst_nowait([b"x" * ATOMIC_PIPE_WRITE_BYTES]) == 0  # too big alone
+    assert _drain(read_fd) == b""
+
+
+@pytest.mark.anyio
+async def test_a_burst_reaches_a_full_pipe_as_the_peer_reads_without_a_checkpoint(
+    pipe: tuple[int, int],
+) -> None:
+    """A handler's loop of un-awaited notifications: once the pipe is full the rest
+    queues, and what the peer reads meanwhile is refilled from the loop itself."""
+    incoming_read, incoming_write = os.pipe()  # the peer never writes: only EOF
+    read_fd, write_fd = pipe
+    received = bytearray()
+    try:
+        transport = LineTransport(FdReceiveStream(incoming_read), FdSendStream(write_fd))
+        async with ConnectionBuilder(role="agent").connect(transport) as cx:
+            text = "x" * 180
+            sent = 0
+            while not received:  # fill the pipe, then some
+                cx.send_raw_notification("_note", {"n": sent, "text": text})
+                sent += 1
+                if sent > 2 * 65536 // 200:
+                    received += _drain(read_fd)  # the peer reads a pipeful
+            for _ in range(2 * ATOMIC_PIPE_WRITE_BYTES // 200):
+                cx.send_raw_notification("_note", {"n": sent, "text": text})
+                sent += 1
+            refilled = _drain(read_fd)  # still no checkpoint: the writer task never ran
+            assert refilled
+            received += refilled
+            os.close(incoming_write)
+            incoming_write = -1
+            with anyio.fail_after(5):
+                while received.count(b"\n") < sent:
+                    await anyio.sleep(0.001)
+                    received += _drain(read_fd)
+        numbers = [json.loads(line)["params"]["n"] for line in received.splitlines()]
+        assert numbers == list(range(sent))
+    finally:
+        for fd in (incoming_read, incoming_write):
+            if fd >= 0:
+                os.close(fd)
 
 
 @pytest.mark.anyio
@@ -195,7 +344,10 @@ async def test_a_short_write_fails_the_stream_instead_of_garbling_it(
 ) -> None:
     ours, _ = unix_socketpair
     stream = FdSendStream(ours.fileno())
-    monkeypatch.setattr(stdio.os, "write", lambda fd, data: len(data) - 1)  # type: ignore[misc]
+    def short_write(fd: int, data: bytes) -> int:
+        return len(data) - 1
+
+    monkeypatch.setattr(os, "write", short_write)
     assert stream.try_send_nowait(b"abc\n")  # part of it is out: it cannot be queued again
     monkeypatch.undo()
     assert not stream.try_send_nowait(b"def\n")
