@@ -21,7 +21,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+JsonValue: TypeAlias = (
+    bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+)
 """Any value JSON can carry, as :func:`json.loads` returns it."""
 
 Side = Literal["agent", "client", "protocol", "proxy", "both"]
