@@ -58,6 +58,7 @@ class Outbox:
     __slots__ = (
         "_bulk",
         "_burst_bytes",
+        "_burst_min",
         "_closed",
         "_drained",
         "_in_flight",
@@ -92,7 +93,7 @@ class Outbox:
             raise ValueError("high_water must be positive")
         self._send_now = send_now
         self._send_burst_now = send_burst_now if burst_bytes > 0 else None
-        self._burst_bytes = burst_bytes
+        self._burst_min = self._burst_bytes = burst_bytes
         self._since_burst = 0  # bytes queued since send_burst_now was last tried
         self._urgent: deque[bytes] = deque()
         self._bulk: deque[bytes] = deque()
@@ -201,12 +202,16 @@ class Outbox:
 
     def _write_burst(self, send_burst_now: BurstSender) -> None:
         """Write what is queued through ``send_burst_now`` until it is all out or a
-        write is refused; never while the taker holds a batch (it goes first)."""
+        write is refused; never while the taker holds a batch (it goes first). After a
+        refusal (the peer is behind) the next try waits for twice as many bytes, up to
+        four times ``burst_bytes``: a full pipe is not probed every few messages."""
         urgent, bulk = self._urgent, self._bulk
         while not self._in_flight and (urgent or bulk):
             count = send_burst_now(chain(urgent, bulk) if urgent else bulk)
             if not count:
+                self._burst_bytes = min(2 * self._burst_bytes, 4 * self._burst_min)
                 break
+            self._burst_bytes = self._burst_min
             size = 0
             while urgent and count:
                 size += len(urgent.popleft())

@@ -94,27 +94,24 @@ class _Bursts:
 @pytest.mark.anyio
 async def test_a_burst_is_written_while_it_queues_in_order() -> None:
     bursts = _Bursts()
-    outbox = Outbox(lambda message: False, send_burst_now=bursts, burst_bytes=10)
-    outbox.put(b"aaaa")
-    outbox.put_urgent(b"!!!!")
+    outbox = Outbox(lambda message: False, send_burst_now=bursts, burst_bytes=8)
     bursts.take = 2
-    assert outbox.put(b"bbbb") == 2  # 12 bytes queued: a burst is tried
+    outbox.put(b"aaaa")  # 4 bytes queued since the last try: none yet
+    outbox.put_urgent(b"!!!!")  # 8: tried
     assert bursts.written == [b"!!!!", b"aaaa"]  # urgent first, then FIFO
-    assert outbox.backlog == 4
-    for message in (b"cccc", b"dddd", b"eeee"):  # tried at "eeee", refused: all stay queued
-        outbox.put(message)
-    assert outbox.backlog == 16
-    bursts.take = 10
-    outbox.put(b"ffff")
-    outbox.put(b"gggg")  # 8 bytes since the last try: not yet
-    assert len(bursts.written) == 2
-    outbox.put(b"hhhh")  # 12: all of it goes out, in order
-    assert bursts.written == [
-        b"!!!!",
-        b"aaaa",
-        *(c * 4 for c in (b"b", b"c", b"d", b"e", b"f", b"g", b"h")),
-    ]
     assert outbox.backlog == 0
+    outbox.put(b"bbbb")
+    outbox.put(b"cccc")  # tried, refused: the next try waits for 16 bytes
+    for message in (b"dddd", b"eeee", b"ffff"):
+        outbox.put(message)
+    assert len(bursts.written) == 2 and outbox.backlog == 20
+    bursts.take = 100
+    outbox.put(b"gggg")  # 16: all of it goes out, in order
+    assert bursts.written[2:] == [c * 4 for c in (b"b", b"c", b"d", b"e", b"f", b"g")]
+    assert outbox.backlog == 0
+    outbox.put(b"hhhh")
+    outbox.put(b"iiii")  # a write went through: tries come every 8 bytes again
+    assert bursts.written[-2:] == [b"hhhh", b"iiii"]
     outbox.put_after(b"cancel", 2)  # "bbbb" is on the wire: its cancel goes urgent
     assert await outbox.take(1024) == [b"cancel"]
 
@@ -123,19 +120,20 @@ async def test_a_burst_is_written_while_it_queues_in_order() -> None:
 async def test_no_burst_while_the_taker_writes_a_batch() -> None:
     bursts = _Bursts()
     outbox = Outbox(send_burst_now=bursts, burst_bytes=4)
+    bursts.take = 2
     outbox.put(b"aaaa")
-    bursts.take = 10
     outbox.put(b"bbbb")
     assert bursts.written == [b"aaaa", b"bbbb"]
-    bursts.take = 0
-    outbox.put(b"cccc")
+    outbox.put(b"cccc")  # refused
     assert await outbox.take(1024) == [b"cccc"]  # being written: a burst must not overtake it
     bursts.take = 10
     outbox.put(b"dddd")
+    outbox.put(b"eeee")
     assert bursts.written == [b"aaaa", b"bbbb"]
     outbox.sent()
-    outbox.put(b"eeee")
-    assert bursts.written == [b"aaaa", b"bbbb", b"dddd", b"eeee"]
+    outbox.put(b"ffff")
+    outbox.put(b"gggg")
+    assert bursts.written == [b"aaaa", b"bbbb", b"dddd", b"eeee", b"ffff", b"gggg"]
 
 
 @pytest.mark.anyio
@@ -155,7 +153,7 @@ async def test_a_burst_that_drains_the_backlog_wakes_paced_senders() -> None:
         await anyio.wait_all_tasks_blocked()
         assert not waited.is_set()
         bursts.take = 10
-        outbox.put_urgent(b"cccccccc")  # another 8 bytes: a burst takes all
+        outbox.put_urgent(b"c" * 16)  # 16 bytes: tried, and it takes all
         with anyio.fail_after(5):
             await waited.wait()
     assert outbox.backlog == 0
@@ -232,7 +230,7 @@ async def test_a_burst_reaches_a_full_pipe_as_the_peer_reads_without_a_checkpoin
                 sent += 1
                 if sent > 2 * 65536 // 200:
                     received += _drain(read_fd)  # the peer reads a pipeful
-            for _ in range(2 * ATOMIC_PIPE_WRITE_BYTES // 200):
+            for _ in range(5 * ATOMIC_PIPE_WRITE_BYTES // 200):  # past the longest try gap
                 cx.send_raw_notification("_note", {"n": sent, "text": text})
                 sent += 1
             refilled = _drain(read_fd)  # still no checkpoint: the writer task never ran
@@ -344,6 +342,7 @@ async def test_a_short_write_fails_the_stream_instead_of_garbling_it(
 ) -> None:
     ours, _ = unix_socketpair
     stream = FdSendStream(ours.fileno())
+
     def short_write(fd: int, data: bytes) -> int:
         return len(data) - 1
 
