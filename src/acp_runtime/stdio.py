@@ -56,7 +56,10 @@ def atomic_write_bytes(fd: int) -> int:
         return ATOMIC_PIPE_WRITE_BYTES
     if not (stat.S_ISSOCK(mode) and sys.platform == "linux"):
         return 0
-    sock = socket.socket(fileno=fd)
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # a socket Python cannot describe: no promise about its writes
+        return 0
     try:
         if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
             return 0

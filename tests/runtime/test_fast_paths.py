@@ -328,6 +328,19 @@ def test_a_small_send_buffer_lowers_the_atomic_size(
     assert ours.fileno() >= 0  # the probe left the descriptor open
 
 
+@linux_only
+def test_a_socket_that_cannot_be_described_gets_no_send_nowait(
+    unix_socketpair: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, _ = unix_socketpair
+
+    def undescribable(*args: object, **kwargs: object) -> socket.socket:
+        raise OSError("unknown socket")
+
+    monkeypatch.setattr(socket, "socket", undescribable)
+    assert atomic_write_bytes(ours.fileno()) == 0
+
+
 def test_no_send_nowait_where_writes_may_split() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
         assert atomic_write_bytes(tcp.fileno()) == 0
