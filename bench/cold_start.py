@@ -1,10 +1,11 @@
 """Cold start of each benchmark agent: spawn to the ``initialize`` answer, and to the first
 ``session/update`` of a prompt (what an editor that spawns an agent per workspace feels).
 
-The four agents of ``bench/peers`` (this SDK, the PyPI package, the TypeScript SDK and the
-no-SDK floor) take turns run by run, so a load change hits them alike; each figure is the
-median of ``--runs`` spawns. Prints one JSON object per agent and a summary with the ratios
-``ours / peer`` (below 1: ours starts faster). Usage::
+The agents of ``bench/peers`` (this SDK, the PyPI package, the TypeScript SDK, the no-SDK
+floor, and ``deps_floor``: no SDK either, but anyio on asyncio and pydantic validating one
+model, what this SDK cannot start without) take turns run by run, so a load change hits
+them alike; each figure is the median of ``--runs`` spawns. Prints one JSON object per
+agent and a summary with the ratios ``ours / peer`` (below 1: ours starts faster). Usage::
 
     python -m bench.cold_start [--runs 10]
 """
@@ -45,6 +46,7 @@ def agents() -> dict[str, list[str]]:
         "this": [sys.executable, str(PEERS / "this_agent.py")],
         "pypi": [sys.executable, str(PEERS / "pypi_agent.py")],
         "floor": [sys.executable, str(PEERS / "floor_agent.py")],
+        "deps_floor": [sys.executable, str(PEERS / "deps_floor_agent.py")],
     }
     node = shutil.which("node")
     if node is not None:

@@ -96,6 +96,10 @@ CLOSE_TIMEOUT = 5.0
 WRITE_BATCH_BYTES = 64 * 1024
 """Most bytes the writer hands a transport's ``send_many`` at once (a pipe's capacity)."""
 
+WRITE_BURST_BYTES = 4 * 1024
+"""Bytes a burst queues between tries of a transport's ``send_burst_nowait`` (see
+:mod:`~acp_runtime.outbox`): a pipe's atomic write."""
+
 
 RequestRoute = Callable[[str, JsonValue, ResponseSlot, "Connection"], Awaitable[None]]
 """Decodes an incoming request's params, runs its handler, answers through the slot."""
@@ -160,7 +164,12 @@ class Connection:
         self._routes = routes
         self._transport = transport
         self._tg = task_group
-        self._outbox = Outbox(getattr(transport, "send_nowait", None), high_water=high_water_bytes)
+        self._outbox = Outbox(
+            getattr(transport, "send_nowait", None),
+            send_burst_now=getattr(transport, "send_burst_nowait", None),
+            burst_bytes=WRITE_BURST_BYTES,
+            high_water=high_water_bytes,
+        )
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()

@@ -17,17 +17,30 @@ The writer takes everything queued so far in one go, which lets a framed transpo
 backlog on the wire in one write: fewer system calls, and fewer wake-ups of the peer.
 When nothing is queued, a message may go out at once through ``send_now`` (a
 transport's non-blocking write), saving the writer task's wake-up.
+
+A handler that sends a burst without yielding (a loop of un-awaited notifications)
+fills the pipe, then queues the rest: the writer task runs only once the handler
+returns, and the peer, which reads faster than the pipe refills, sits idle meanwhile.
+So while messages queue, every ``burst_bytes`` of them :meth:`Outbox.put` also tries
+``send_burst_now``, one non-blocking write of as many queued messages as it takes:
+the peer reads the burst while the rest of it is being produced.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
+from itertools import chain
 from typing import Any
 
 import anyio
 
 from .settlement import OutboxClosed
+
+BurstSender = Callable[[Iterable[bytes]], int]
+"""Writes as many of the given messages (from the first) as one non-blocking write
+takes whole, and returns how many (0: none); it must refuse while the taker's batch is
+being written."""
 
 DEFAULT_HIGH_WATER_BYTES = 16 * 1024 * 1024
 """Backlog at which a connection stops reading: a peer that stops reading costs about
@@ -44,10 +57,14 @@ class Outbox:
 
     __slots__ = (
         "_bulk",
+        "_burst_bytes",
+        "_burst_min",
         "_closed",
         "_drained",
         "_in_flight",
+        "_send_burst_now",
         "_send_now",
+        "_since_burst",
         "_taken",
         "_tickets",
         "_urgent",
@@ -61,16 +78,23 @@ class Outbox:
         self,
         send_now: Callable[[bytes], bool] | None = None,
         *,
+        send_burst_now: BurstSender | None = None,
+        burst_bytes: int = 0,
         high_water: int = DEFAULT_HIGH_WATER_BYTES,
         low_water: int | None = None,
     ) -> None:
         """``send_now(message)`` writes a message at once and returns True, or writes
         nothing and returns False; it is tried only while the queue is empty, so it
         must also refuse while the taker is still writing an earlier batch.
-        ``low_water`` defaults to half of ``high_water``."""
+        ``send_burst_now`` (see :data:`BurstSender`) is tried each time another
+        ``burst_bytes`` have queued (0: never). ``low_water`` defaults to half of
+        ``high_water``."""
         if high_water < 1:
             raise ValueError("high_water must be positive")
         self._send_now = send_now
+        self._send_burst_now = send_burst_now if burst_bytes > 0 else None
+        self._burst_min = self._burst_bytes = burst_bytes
+        self._since_burst = 0  # bytes queued since send_burst_now was last tried
         self._urgent: deque[bytes] = deque()
         self._bulk: deque[bytes] = deque()
         self._closed = False
@@ -92,9 +116,8 @@ class Outbox:
         if self._send_now is not None and not self.backlog and self._send_now(message):
             return 0
         self._bulk.append(message)
-        self.backlog += len(message)
         self._tickets += 1
-        self._wake()
+        self._queued(len(message))
         return self._tickets
 
     def put_urgent(self, message: bytes) -> None:
@@ -104,8 +127,7 @@ class Outbox:
         if self._send_now is not None and not self.backlog and self._send_now(message):
             return
         self._urgent.append(message)
-        self.backlog += len(message)
-        self._wake()
+        self._queued(len(message))
 
     def put_after(self, message: bytes, ticket: int) -> None:
         """Queue a message that must follow the one ``ticket`` names: urgent once that
@@ -166,6 +188,38 @@ class Outbox:
         """The batch :meth:`take` returned is written: its bytes leave the backlog."""
         self.backlog -= self._in_flight
         self._in_flight = 0
+        if self._drained is not None and self.backlog <= self.low_water:
+            self._wake_drained()
+
+    def _queued(self, size: int) -> None:
+        self.backlog += size
+        self._wake()
+        if self._send_burst_now is not None:
+            self._since_burst += size
+            if self._since_burst >= self._burst_bytes:
+                self._since_burst = 0
+                self._write_burst(self._send_burst_now)
+
+    def _write_burst(self, send_burst_now: BurstSender) -> None:
+        """Write what is queued through ``send_burst_now`` until it is all out or a
+        write is refused; never while the taker holds a batch (it goes first). After a
+        refusal (the peer is behind) the next try waits for twice as many bytes, up to
+        four times ``burst_bytes``: a full pipe is not probed every few messages."""
+        urgent, bulk = self._urgent, self._bulk
+        while not self._in_flight and (urgent or bulk):
+            count = send_burst_now(chain(urgent, bulk) if urgent else bulk)
+            if not count:
+                self._burst_bytes = min(2 * self._burst_bytes, 4 * self._burst_min)
+                break
+            self._burst_bytes = self._burst_min
+            size = 0
+            while urgent and count:
+                size += len(urgent.popleft())
+                count -= 1
+            self._taken += count
+            for _ in range(count):
+                size += len(bulk.popleft())
+            self.backlog -= size
         if self._drained is not None and self.backlog <= self.low_water:
             self._wake_drained()
 

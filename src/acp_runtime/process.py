@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any, Literal
 
@@ -142,6 +142,9 @@ class AgentProcess:
 
     def send_nowait(self, message: bytes) -> bool:
         return self.transport.send_nowait(message)
+
+    def send_burst_nowait(self, messages: Iterable[bytes]) -> int:
+        return self.transport.send_burst_nowait(messages)
 
     def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
         return self.transport.set_eager_receiver(receiver)

@@ -6,9 +6,11 @@ non-blocking mode and waited on with :func:`anyio.wait_readable` /
 :func:`anyio.wait_writable`, which works on asyncio and trio without threads; on
 asyncio the read side keeps its descriptor registered with the loop instead
 (:mod:`acp_runtime._fd_reader`), which saves two system calls and a failing read
-per message. A small message on a pipe can be written at once from synchronous
-code (:meth:`FdSendStream.try_send_nowait`), a write no larger than ``PIPE_BUF``
-being all or nothing.
+per message. A small message can be written at once from synchronous code
+(:meth:`FdSendStream.try_send_nowait`) where such a write is all or nothing: on a
+pipe up to ``PIPE_BUF`` bytes (POSIX), and on Linux on a Unix stream socket (what
+Node.js gives a child for ``stdio: "pipe"``, so what editors written in TypeScript
+give their agents) up to the same size.
 Descriptors the event loop cannot poll (regular files from ``< file`` redirects,
 terminals, ``/dev/null``, and everything on Windows) fall back to blocking calls
 in a worker thread.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+import socket
 import stat
 import sys
 
@@ -38,6 +41,32 @@ from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
 
 ATOMIC_PIPE_WRITE_BYTES: int = getattr(select, "PIPE_BUF", 512)
 """POSIX: a write of at most this many bytes to a pipe is never split."""
+
+_UNIX_SKB_OVERHEAD = 64
+"""Linux puts a Unix stream write of up to ``SO_SNDBUF / 2 - 64`` bytes in one buffer,
+which a non-blocking write queues whole or not at all (``unix_stream_sendmsg``)."""
+
+
+def atomic_write_bytes(fd: int) -> int:
+    """Largest write to ``fd`` that is all or nothing, or 0 if none is known to be:
+    ``PIPE_BUF`` on a pipe; on Linux, on a Unix stream socket, ``PIPE_BUF`` or less
+    if the send buffer was made small."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode):
+        return ATOMIC_PIPE_WRITE_BYTES
+    if not (stat.S_ISSOCK(mode) and sys.platform == "linux"):
+        return 0
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # a socket Python cannot describe: no promise about its writes
+        return 0
+    try:
+        if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+            return 0
+        send_buffer = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    finally:
+        sock.detach()
+    return max(0, min(ATOMIC_PIPE_WRITE_BYTES, send_buffer // 2 - _UNIX_SKB_OVERHEAD))
 
 
 def is_pollable(fd: int) -> bool:
@@ -56,7 +85,6 @@ class _FdStream:
         self._close_fd = close_fd
         self._closed = False
         self._pollable = is_pollable(fd)
-        self._is_pipe = self._pollable and stat.S_ISFIFO(os.fstat(fd).st_mode)
         self._made_non_blocking = self._pollable and os.get_blocking(fd)
         if self._made_non_blocking:
             os.set_blocking(fd, False)
@@ -161,26 +189,29 @@ class FdSendStream(_FdStream, ByteSendStream):
     def __init__(self, fd: int, *, close_fd: bool = False) -> None:
         super().__init__(fd, close_fd=close_fd)
         self._guard = anyio.ResourceGuard("writing to")
+        self._atomic_bytes = atomic_write_bytes(fd) if self._pollable else 0
         self._torn = False
         self._sending = False
 
+    @property
+    def nowait_max_bytes(self) -> int:
+        """The largest item :meth:`try_send_nowait` may write (0: it never writes)."""
+        return self._atomic_bytes
+
     def try_send_nowait(self, item: bytes) -> bool:
         """Write all of ``item`` now if that can neither block nor tear it, else write
-        nothing and return False (then :meth:`send` it). Only a pipe qualifies, for
-        items up to ``PIPE_BUF`` bytes, and only while no :meth:`send` is under way.
-        An error is left for the next :meth:`send` to report."""
-        if (
-            not self._is_pipe
-            or self._sending
-            or self._closed
-            or self._torn
-            or len(item) > ATOMIC_PIPE_WRITE_BYTES
-        ):
+        nothing and return False (then :meth:`send` it). Only items up to
+        :func:`atomic_write_bytes` qualify, and only while no :meth:`send` is under
+        way. An error is left for the next :meth:`send` to report."""
+        if self._sending or self._closed or self._torn or len(item) > self._atomic_bytes:
             return False
         try:
-            return os.write(self.fd, item) == len(item)
+            written = os.write(self.fd, item)
         except OSError:  # BlockingIOError: the pipe is full; others recur in send()
             return False
+        if written != len(item):  # never, by atomic_write_bytes: fail rather than garble
+            self._torn = True
+        return True
 
     async def send(self, item: bytes) -> None:
         with self._guard:

@@ -26,7 +26,7 @@ It serves any :class:`~acp_runtime.transport.Transport`, like a
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Final
@@ -256,17 +256,19 @@ _Verdict = _Reply | _Initialize | None
 
 class _ReplayFirst:
     """A transport whose first message is one already read from ``inner``; the rest is
-    ``inner``'s. The fast paths a connection looks for (``send_nowait``, ``send_many``,
-    ``set_eager_receiver``) are ``inner``'s own where it has them."""
+    ``inner``'s. The fast paths a connection looks for (``send_nowait``,
+    ``send_burst_nowait``, ``send_many``, ``set_eager_receiver``) are ``inner``'s own
+    where it has them."""
 
     send_nowait: Callable[[bytes], bool]
+    send_burst_nowait: Callable[[Iterable[bytes]], int]
     send_many: Callable[[Sequence[bytes]], Awaitable[None]]
     set_eager_receiver: Callable[[EagerReceiver | None], bool]
 
     def __init__(self, first: bytes, inner: Transport) -> None:
         self.inner = inner
         self._first: bytes | None = first
-        for name in ("send_nowait", "send_many", "set_eager_receiver"):
+        for name in ("send_nowait", "send_burst_nowait", "send_many", "set_eager_receiver"):
             method = getattr(inner, name, None)
             if method is not None:
                 setattr(self, name, method)

@@ -9,8 +9,11 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 """Installed code runs from bytecode; the first run below writes it."""
@@ -121,3 +124,21 @@ def test_first_messages_cost_at_most_1_8_pydantic_starts() -> None:
     ours = statistics.median(float(run(FIRST_MESSAGES)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
     base = statistics.median(float(run(PYDANTIC)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
     assert ours < 1.8 * base, f"first messages {ours * 1000:.0f} ms, pydantic {base * 1000:.0f} ms"
+
+
+@pytest.mark.parametrize("agent", ["this", "floor", "deps_floor"])
+def test_each_cold_start_agent_answers_initialize_then_streams(agent: str) -> None:
+    """``python -m bench.cold_start`` times these; ``deps_floor`` is the bound this SDK's
+    dependencies (anyio on asyncio, pydantic) put under its cold start."""
+    code = f"from bench.cold_start import agents, one_start; print(*one_start(agents()[{agent!r}]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    initialized, first_update = map(float, done.stdout.split())
+    assert 0 < initialized <= first_update

@@ -5,10 +5,14 @@ asyncio loop. Each keeps the FIFO order and the error semantics of the slow path
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import select
-from collections.abc import Iterator
+import socket
+import sys
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any
 
 import anyio
 import pytest
@@ -16,7 +20,12 @@ import pytest
 from acp_runtime import ConnectionBuilder, _fd_reader
 from acp_runtime.framing import LineTransport
 from acp_runtime.outbox import Outbox
-from acp_runtime.stdio import ATOMIC_PIPE_WRITE_BYTES, FdReceiveStream, FdSendStream
+from acp_runtime.stdio import (
+    ATOMIC_PIPE_WRITE_BYTES,
+    FdReceiveStream,
+    FdSendStream,
+    atomic_write_bytes,
+)
 
 
 @pytest.fixture
@@ -68,6 +77,96 @@ async def test_outbox_keeps_fifo_once_a_message_had_to_queue() -> None:
     assert sent_now == [b"fourth"]
 
 
+class _Bursts:
+    """A ``send_burst_now`` whose peer has room for ``take`` more messages (0: refuses)."""
+
+    def __init__(self) -> None:
+        self.take = 0
+        self.written: list[bytes] = []
+
+    def __call__(self, messages: Iterable[bytes]) -> int:
+        taken = list(itertools.islice(messages, self.take))
+        self.take -= len(taken)
+        self.written += taken
+        return len(taken)
+
+
+@pytest.mark.anyio
+async def test_a_burst_is_written_while_it_queues_in_order() -> None:
+    bursts = _Bursts()
+    outbox = Outbox(lambda message: False, send_burst_now=bursts, burst_bytes=8)
+    bursts.take = 2
+    outbox.put(b"aaaa")  # 4 bytes queued since the last try: none yet
+    outbox.put_urgent(b"!!!!")  # 8: tried
+    assert bursts.written == [b"!!!!", b"aaaa"]  # urgent first, then FIFO
+    assert outbox.backlog == 0
+    outbox.put(b"bbbb")
+    outbox.put(b"cccc")  # tried, refused: the next try waits for 16 bytes
+    for message in (b"dddd", b"eeee", b"ffff"):
+        outbox.put(message)
+    assert len(bursts.written) == 2 and outbox.backlog == 20
+    bursts.take = 100
+    outbox.put(b"gggg")  # 16: all of it goes out, in order
+    assert bursts.written[2:] == [c * 4 for c in (b"b", b"c", b"d", b"e", b"f", b"g")]
+    assert outbox.backlog == 0
+    outbox.put(b"hhhh")
+    outbox.put(b"iiii")  # a write went through: tries come every 8 bytes again
+    assert bursts.written[-2:] == [b"hhhh", b"iiii"]
+    outbox.put_after(b"cancel", 2)  # "bbbb" is on the wire: its cancel goes urgent
+    assert await outbox.take(1024) == [b"cancel"]
+
+
+@pytest.mark.anyio
+async def test_no_burst_while_the_taker_writes_a_batch() -> None:
+    bursts = _Bursts()
+    outbox = Outbox(send_burst_now=bursts, burst_bytes=4)
+    bursts.take = 2
+    outbox.put(b"aaaa")
+    outbox.put(b"bbbb")
+    assert bursts.written == [b"aaaa", b"bbbb"]
+    outbox.put(b"cccc")  # refused
+    assert await outbox.take(1024) == [b"cccc"]  # being written: a burst must not overtake it
+    bursts.take = 10
+    outbox.put(b"dddd")
+    outbox.put(b"eeee")
+    assert bursts.written == [b"aaaa", b"bbbb"]
+    outbox.sent()
+    outbox.put(b"ffff")
+    outbox.put(b"gggg")
+    assert bursts.written == [b"aaaa", b"bbbb", b"dddd", b"eeee", b"ffff", b"gggg"]
+
+
+@pytest.mark.anyio
+async def test_a_burst_that_drains_the_backlog_wakes_paced_senders() -> None:
+    bursts = _Bursts()
+    outbox = Outbox(send_burst_now=bursts, burst_bytes=8, high_water=6, low_water=2)
+    outbox.put(b"aaaa")
+    outbox.put(b"bbbb")  # refused: 8 bytes queued, over the mark
+    waited = anyio.Event()
+
+    async def pace() -> None:
+        await _Awaitable(outbox)
+        waited.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pace)
+        await anyio.wait_all_tasks_blocked()
+        assert not waited.is_set()
+        bursts.take = 10
+        outbox.put_urgent(b"c" * 16)  # 16 bytes: tried, and it takes all
+        with anyio.fail_after(5):
+            await waited.wait()
+    assert outbox.backlog == 0
+
+
+class _Awaitable:
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._outbox.drained()
+
+
 # -- FdSendStream / LineTransport.send_nowait ---------------------------------------------
 
 
@@ -94,6 +193,61 @@ async def test_send_nowait_refuses_what_could_tear_or_block(pipe: tuple[int, int
         pass
     assert not transport.send_nowait(b"small")  # full pipe: nothing written, no error
     _drain(read_fd)
+
+
+@pytest.mark.anyio
+async def test_send_burst_nowait_writes_whole_lines_up_to_the_atomic_size(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    transport = LineTransport(FdReceiveStream(read_fd), FdSendStream(write_fd))
+    line = b"x" * 99  # 100 bytes with its newline
+    assert transport.send_burst_nowait(iter([line] * 100)) == ATOMIC_PIPE_WRITE_BYTES // 100
+    assert _drain(read_fd) == (line + b"\n") * (ATOMIC_PIPE_WRITE_BYTES // 100)
+    assert transport.send_burst_nowait([b"a", b"b\nc", b"d"]) == 1  # stops before a bad one
+    assert _drain(read_fd) == b"a\n"
+    assert transport.send_burst_nowait([b"b\nc"]) == 0
+    assert transport.send_burst_nowait([b"x" * ATOMIC_PIPE_WRITE_BYTES]) == 0  # too big alone
+    assert _drain(read_fd) == b""
+
+
+@pytest.mark.anyio
+async def test_a_burst_reaches_a_full_pipe_as_the_peer_reads_without_a_checkpoint(
+    pipe: tuple[int, int],
+) -> None:
+    """A handler's loop of un-awaited notifications: once the pipe is full the rest
+    queues, and what the peer reads meanwhile is refilled from the loop itself."""
+    incoming_read, incoming_write = os.pipe()  # the peer never writes: only EOF
+    read_fd, write_fd = pipe
+    received = bytearray()
+    try:
+        transport = LineTransport(FdReceiveStream(incoming_read), FdSendStream(write_fd))
+        async with ConnectionBuilder(role="agent").connect(transport) as cx:
+            text = "x" * 180
+            sent = 0
+            while not received:  # fill the pipe, then some
+                cx.send_raw_notification("_note", {"n": sent, "text": text})
+                sent += 1
+                if sent > 2 * 65536 // 200:
+                    received += _drain(read_fd)  # the peer reads a pipeful
+            for _ in range(5 * ATOMIC_PIPE_WRITE_BYTES // 200):  # past the longest try gap
+                cx.send_raw_notification("_note", {"n": sent, "text": text})
+                sent += 1
+            refilled = _drain(read_fd)  # still no checkpoint: the writer task never ran
+            assert refilled
+            received += refilled
+            os.close(incoming_write)
+            incoming_write = -1
+            with anyio.fail_after(5):
+                while received.count(b"\n") < sent:
+                    await anyio.sleep(0.001)
+                    received += _drain(read_fd)
+        numbers = [json.loads(line)["params"]["n"] for line in received.splitlines()]
+        assert numbers == list(range(sent))
+    finally:
+        for fd in (incoming_read, incoming_write):
+            if fd >= 0:
+                os.close(fd)
 
 
 @pytest.mark.anyio
@@ -130,6 +284,87 @@ async def test_send_nowait_after_close_or_on_a_broken_pipe(pipe: tuple[int, int]
         await stream.send(b"x\n")
     await stream.aclose()
     assert not stream.try_send_nowait(b"x\n")
+
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="Linux Unix-socket semantics")
+
+
+@pytest.fixture
+def unix_socketpair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """What Node.js gives a child for ``stdio: "pipe"`` (so what TS editors give agents)."""
+    ours, peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours, peer:
+        yield ours, peer
+
+
+@linux_only
+@pytest.mark.anyio
+async def test_send_nowait_on_a_unix_stream_socket(
+    unix_socketpair: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, peer = unix_socketpair
+    assert atomic_write_bytes(ours.fileno()) == ATOMIC_PIPE_WRITE_BYTES
+    transport = LineTransport(FdReceiveStream(peer.fileno()), FdSendStream(ours.fileno()))
+    assert transport.send_nowait(b'{"a":1}')
+    assert _drain(peer.fileno()) == b'{"a":1}\n'
+    assert not transport.send_nowait(b"x" * ATOMIC_PIPE_WRITE_BYTES)  # + "\n" is too big
+    ours.setblocking(False)
+    try:
+        while True:  # fill the socket
+            ours.send(b"." * 4096)
+    except BlockingIOError:
+        pass
+    assert not transport.send_nowait(b"small")  # full: nothing written, no error
+
+
+@linux_only
+def test_a_small_send_buffer_lowers_the_atomic_size(
+    unix_socketpair: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, _ = unix_socketpair
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1024)  # Linux raises it to its minimum
+    buffer = ours.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    assert atomic_write_bytes(ours.fileno()) == min(ATOMIC_PIPE_WRITE_BYTES, buffer // 2 - 64)
+    assert ours.fileno() >= 0  # the probe left the descriptor open
+
+
+@linux_only
+def test_a_socket_that_cannot_be_described_gets_no_send_nowait(
+    unix_socketpair: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, _ = unix_socketpair
+
+    def undescribable(*args: object, **kwargs: object) -> socket.socket:
+        raise OSError("unknown socket")
+
+    monkeypatch.setattr(socket, "socket", undescribable)
+    assert atomic_write_bytes(ours.fileno()) == 0
+
+
+def test_no_send_nowait_where_writes_may_split() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+        assert atomic_write_bytes(tcp.fileno()) == 0
+    with open(os.devnull, "wb") as devnull:
+        assert atomic_write_bytes(devnull.fileno()) == 0
+
+
+@linux_only
+@pytest.mark.anyio
+async def test_a_short_write_fails_the_stream_instead_of_garbling_it(
+    unix_socketpair: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, _ = unix_socketpair
+    stream = FdSendStream(ours.fileno())
+
+    def short_write(fd: int, data: bytes) -> int:
+        return len(data) - 1
+
+    monkeypatch.setattr(os, "write", short_write)
+    assert stream.try_send_nowait(b"abc\n")  # part of it is out: it cannot be queued again
+    monkeypatch.undo()
+    assert not stream.try_send_nowait(b"def\n")
+    with pytest.raises(anyio.BrokenResourceError):
+        await stream.send(b"def\n")
 
 
 # -- the registered-fd reader (asyncio) ------------------------------------------------------
