@@ -203,9 +203,15 @@ class WebSocketTransport:
     async def _write_control(self, frame: bytes) -> None:
         raise NotImplementedError
 
+    def _reading_now(self) -> bool:
+        """Whether the socket is being read, so that silence means the server's."""
+        raise NotImplementedError
+
     async def keep_alive(self, interval: float, pong_timeout: float | None) -> None:
         """Ping every ``interval`` seconds; with nothing at all received within
-        ``pong_timeout`` of a ping, close with 1011 (``receive`` then fails as broken)."""
+        ``pong_timeout`` of a ping while the socket is read, close with 1011 (``receive``
+        then fails as broken). Nothing is judged while the connection reads nothing (its
+        own backpressure): the answer may be waiting unread."""
         while not self._closed:
             await anyio.sleep(interval)
             seen = self._chunks_received
@@ -216,7 +222,7 @@ class WebSocketTransport:
             if pong_timeout is None:
                 continue
             await anyio.sleep(pong_timeout)
-            if self._chunks_received == seen and not self._closed:
+            if self._chunks_received == seen and self._reading_now() and not self._closed:
                 log.warning("nothing from the server %s s after a ping: closing", pong_timeout)
                 self._end = self._end or anyio.BrokenResourceError("keep-alive ping timeout")
                 await self._close(CLOSE_INTERNAL_ERROR, "Keepalive ping timeout")
@@ -355,6 +361,9 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
     def _closed_by_peer(self) -> None:
         self._wake()
 
+    def _reading_now(self) -> bool:
+        return not self._reading_paused
+
     async def _close(self, code: int, reason: str | None) -> None:
         if self._closed and self._transport.is_closing():
             return
@@ -469,6 +478,9 @@ class _StreamWebSocket(WebSocketTransport):
             self._absorb(data)
         else:
             self._on_eof()
+
+    def _reading_now(self) -> bool:
+        return self._reading
 
     async def _flush_controls(self) -> None:
         controls, self._controls = self._controls, []
