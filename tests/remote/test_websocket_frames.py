@@ -9,20 +9,8 @@ from wsproto import ConnectionType
 from wsproto.connection import Connection
 from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
 
-from acp_runtime.remote.websocket_frames import (
-    OP_CLOSE,
-    OP_PING,
-    OP_PONG,
-    Binary,
-    Close,
-    FrameError,
-    FrameReader,
-    TooLarge,
-    close_payload,
-    control_frame,
-    text_frames,
-)
-from acp_runtime.remote.websocket_frames import Ping as PingEvent
+from acp_runtime.remote import websocket_frames as frames
+from acp_runtime.remote.websocket_frames import Binary, Close, FrameError, FrameReader, TooLarge
 
 SIZES = [0, 1, 125, 126, 65535, 65536, 70000]
 
@@ -47,7 +35,7 @@ def events_of(
 def test_what_the_client_writes_a_server_reads_as_masked_text_messages(size: int) -> None:
     texts = ["é" * (size // 2) + "x" * (size % 2), '{"n":1}']
     ws = server()
-    ws.receive_data(text_frames([text.encode() for text in texts]))
+    ws.receive_data(frames.text_frames([text.encode() for text in texts]))
     received = list(ws.events())
     assert all(isinstance(event, TextMessage) and event.message_finished for event in received)
     assert [event.data for event in received if isinstance(event, TextMessage)] == texts
@@ -55,8 +43,10 @@ def test_what_the_client_writes_a_server_reads_as_masked_text_messages(size: int
 
 def test_control_frames_are_masked_and_read_by_a_server() -> None:
     ws = server()
-    ws.receive_data(control_frame(OP_PING, b"abc") + control_frame(OP_PONG, b"xyz"))
-    ws.receive_data(control_frame(OP_CLOSE, close_payload(1009, "Message too large")))
+    ping = frames.control_frame(frames.OP_PING, b"abc")
+    pong = frames.control_frame(frames.OP_PONG, b"xyz")
+    close = frames.control_frame(frames.OP_CLOSE, frames.close_payload(1009, "Message too large"))
+    ws.receive_data(ping + pong + close)
     received = list(ws.events())
     assert isinstance(received[0], Ping) and received[0].payload == b"abc"
     assert isinstance(received[1], Pong) and received[1].payload == b"xyz"
@@ -86,7 +76,7 @@ def test_fragments_are_joined_and_control_frames_between_them_come_out_first() -
     data += ws.send(Pong(payload=b"ignored"))
     data += ws.send(CloseConnection(code=1001, reason="bye"))
     found = events_of(FrameReader(1 << 20), data)
-    assert found == [PingEvent(b"p"), "héllo".encode(), Binary(15), Close(1001, "bye")]
+    assert found == [frames.Ping(b"p"), "héllo".encode(), Binary(15), Close(1001, "bye")]
 
 
 def test_a_close_frame_without_a_code_reads_as_1005() -> None:

@@ -184,6 +184,21 @@ class WebSocketTransport:
         return anyio.BrokenResourceError()
 
     async def receive(self) -> bytes:
+        while True:
+            if self._closed:
+                self._raise_end()
+            if self._inbox:
+                break
+            if self._end is not None:
+                self._raise_end()
+            await self._more()
+        item = self._take()
+        if isinstance(item, TooLarge):
+            raise await self._too_large(item)
+        return item
+
+    async def _more(self) -> None:
+        """Wait until the inbox holds a message or the socket ended."""
         raise NotImplementedError
 
     async def send(self, message: bytes) -> None:
@@ -310,25 +325,18 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         self._eager = receiver
         return True
 
-    async def receive(self) -> bytes:
-        while True:
-            if self._closed:
-                self._raise_end()
-            if self._inbox:
-                break
-            if self._end is not None:
-                self._raise_end()
-            self._waiter = waiter = self._loop.create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
-        item = self._take()
+    async def _more(self) -> None:
+        self._waiter = waiter = self._loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _take(self) -> bytes | TooLarge:
+        item = super()._take()
         if self._reading_paused and self._queued < PAUSE_BYTES // 2:
             self._reading_paused = False
             self._transport.resume_reading()
-        if isinstance(item, TooLarge):
-            raise await self._too_large(item)
         return item
 
     def send_nowait(self, message: bytes) -> bool:
@@ -446,21 +454,10 @@ class _StreamWebSocket(WebSocketTransport):
         self._stream_closed = False
         self._absorb(accepted.rest)
 
-    async def receive(self) -> bytes:
-        while True:
-            if self._closed:
-                self._raise_end()
-            if self._inbox:
-                break
-            if self._end is not None:
-                self._raise_end()
-            await self._read_some()
-            if self._controls:
-                await self._flush_controls()
-        item = self._take()
-        if isinstance(item, TooLarge):
-            raise await self._too_large(item)
-        return item
+    async def _more(self) -> None:
+        await self._read_some()
+        if self._controls:
+            await self._flush_controls()
 
     async def _read_some(self) -> None:
         self._reading = True
