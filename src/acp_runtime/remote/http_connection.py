@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -146,6 +146,24 @@ class HttpConnection:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
+        self._accept(message)
+        await self._wait_for_room()
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """A burst the connection's writer had queued, in one call: each message routed,
+        and a wait for room only where the bound is reached (one message past it at most,
+        as with :meth:`send`)."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        bound = self.limits.max_buffered_bytes
+        for message in messages:
+            if self._closed or self.buffered_bytes >= bound:
+                await self._wait_for_room()  # raises once closed
+            self._accept(message)
+        await self._wait_for_room()
+
+    def _accept(self, message: bytes) -> None:
+        """Route an agent message, or keep it as the ``initialize`` answer."""
         outgoing = _outgoing(message)
         if self._initialize_key is not None and outgoing.is_response:
             if outgoing.key == self._initialize_key:
@@ -154,7 +172,6 @@ class HttpConnection:
                 self._initialized.set()
                 return
         self._route(message, outgoing)
-        await self._wait_for_room()
 
     async def aclose(self) -> None:
         """Nothing to do: the server closes the connection (DELETE, limits, shutdown)."""
