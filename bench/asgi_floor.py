@@ -1,11 +1,12 @@
 """What hypercorn itself costs per WebSocket frame: the floor under ``websocket_app``.
 
-Usage: ``python -m bench.asgi_floor [--runs N]``. A child process serves the least ASGI
-app there is (accept; echo each text frame; on ``burst N`` send N frames the size of a
-benchmark notification; on ``cpu`` answer its CPU time) under hypercorn (asyncio, as
-``bench/peers/this_agent.py``); this process drives it with ``connect_websocket`` and
-prints the server's CPU time per echoed frame and per frame sent. No ACP runtime runs on
-the server side, so whatever ``websocket_app`` costs beyond these figures is ours.
+Usage: ``python -m bench.asgi_floor [--runs N] [--echoes N] [--frames N]``. A child
+process serves the least ASGI app there is (accept; echo each text frame; on ``burst N``
+send N frames the size of a benchmark notification; on ``cpu`` answer its CPU time) under
+hypercorn (asyncio, as ``bench/peers/this_agent.py``); this process drives it with
+``connect_websocket`` and prints the server's CPU time per echoed frame and per frame
+sent. No ACP runtime runs on the server side, so whatever ``websocket_app`` costs beyond
+these figures is ours.
 """
 
 from __future__ import annotations
@@ -98,13 +99,15 @@ async def measure(echoes: int, frames: int) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.asgi_floor")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--echoes", type=int, default=5000, help="sequential round trips")
+    parser.add_argument("--frames", type=int, default=30000, help="frames in the burst")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         anyio.run(serve)
         return 0
     for run in range(args.runs):
-        per_echo, per_frame = anyio.run(measure, 5000, 30000)
+        per_echo, per_frame = anyio.run(measure, args.echoes, args.frames)
         print(
             f"run {run}: hypercorn + the least ASGI app: server CPU {per_echo:.1f} us "
             f"per echoed frame, {per_frame:.1f} us per frame sent"
