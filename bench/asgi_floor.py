@@ -12,7 +12,6 @@ these figures is ours.
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 import time
 from typing import Any
@@ -46,21 +45,9 @@ async def app(scope: Any, receive: Any, send: Any) -> None:
 
 
 async def serve() -> None:
-    from hypercorn.asyncio import serve as hypercorn_serve
-    from hypercorn.config import Config
+    from bench.peers.this_agent import serve_on_loopback
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    config = Config()
-    config.bind = [f"fd://{listener.fileno()}"]
-    config.accesslog = config.errorlog = None
-    print(listener.getsockname()[1], flush=True)
-
-    async def stdin_closed() -> None:
-        await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
-
-    await hypercorn_serve(app, config, shutdown_trigger=stdin_closed)  # type: ignore[arg-type]
+    await serve_on_loopback(app)
 
 
 async def measure(echoes: int, frames: int) -> tuple[float, float]:
