@@ -109,12 +109,19 @@ async def serve_remote() -> None:
     """``BENCH_TRANSPORT=websocket`` (``http``): the same agent behind ``websocket_app``
     (``http_app``) under hypercorn on 127.0.0.1 (port printed on stdout) until stdin
     closes."""
+    from acp_runtime.remote import http_app, websocket_app
+
+    http = os.environ.get("BENCH_TRANSPORT") == "http"
+    await serve_on_loopback(http_app(BenchAgent) if http else websocket_app(BenchAgent))
+
+
+async def serve_on_loopback(app: object) -> None:
+    """Serve the ASGI ``app`` under hypercorn (the running backend's worker) on a free
+    port of 127.0.0.1, printed on stdout, until stdin closes."""
     import socket
 
     import sniffio
     from hypercorn.config import Config
-
-    from acp_runtime.remote import http_app, websocket_app
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -128,8 +135,6 @@ async def serve_remote() -> None:
     async def stdin_closed() -> None:
         await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
 
-    http = os.environ.get("BENCH_TRANSPORT") == "http"
-    app = http_app(BenchAgent) if http else websocket_app(BenchAgent)
     if sniffio.current_async_library() == "trio":
         from hypercorn.trio import serve as hypercorn_serve
     else:

@@ -119,3 +119,20 @@ def test_quick_agent_side_bench_drives_every_agent_with_the_ts_client() -> None:
     assert runs["this"]["cancel"]["p50_us"] > 0
     if "pypi" in runs:
         assert runs["pypi"]["cancel"]["n"] == 0
+
+
+def test_the_asgi_floor_bench_prints_hypercorns_cpu_per_frame() -> None:
+    command = [sys.executable, "-m", "bench.asgi_floor", "--runs", "1"]
+    proc = subprocess.run(
+        [*command, "--echoes", "50", "--frames", "200"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = proc.stdout.strip()
+    assert line.startswith("run 0: hypercorn + the least ASGI app: server CPU "), line
+    figures = [float(word) for word in line.split() if word.replace(".", "", 1).isdigit()]
+    assert len(figures) == 2 and all(figure > 0 for figure in figures), line

@@ -16,9 +16,10 @@ from hypercorn.config import Config
 
 @asynccontextmanager
 async def serving(
-    app: Any, *, max_frame_bytes: int = 128 * 1024 * 1024
+    app: Any, *, max_frame_bytes: int = 128 * 1024 * 1024, tls: tuple[str, str] | None = None
 ) -> AsyncGenerator[int, None]:
-    """Yield the port ``app`` listens on; leaving the block stops the server."""
+    """Yield the port ``app`` listens on; leaving the block stops the server. ``tls`` is a
+    (certificate file, key file) pair to serve TLS with."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -30,6 +31,8 @@ async def serving(
     config.websocket_max_message_size = max_frame_bytes
     config.accesslog = None
     config.errorlog = None
+    if tls is not None:
+        config.certfile, config.keyfile = tls
     stop = anyio.Event()
     if sniffio.current_async_library() == "trio":
         from hypercorn.trio import serve

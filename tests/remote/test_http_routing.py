@@ -1,5 +1,6 @@
-"""The HTTP server's routing read of an agent message: the quick read of the runtime's own
-layouts must agree with a full parse wherever it answers at all."""
+"""The routing read of a message (the HTTP server's of each agent message, the client's
+of each event): the quick read of the usual layouts must agree with a full parse wherever
+it answers at all."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from acp_runtime.jsonrpc import EncodedJson, encode_notification, encode_request, encode_result
 from acp_runtime.remote.http_connection import _outgoing, _quick_outgoing
+from acp_runtime.remote.message_route import is_plain_notification, quick_route
 
 texts = st.text(max_size=12)
 ids = st.integers(min_value=-5, max_value=10**12) | texts
@@ -61,3 +63,23 @@ def test_the_usual_messages_take_the_quick_read() -> None:
         assert _quick_outgoing(message) == parsed(message)
     new = b'{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s-1"}}'
     assert _quick_outgoing(new) is None  # the new session id's length is checked by a parse
+
+
+def test_an_id_after_the_params_is_read_by_a_parse() -> None:
+    late = b'{"jsonrpc":"2.0","method":"m","params":{"sessionId":"s-1"},"id":4}'
+    assert quick_route(late) is None
+    assert not is_plain_notification(late)
+    assert parsed(late) == _outgoing(late)
+
+
+@given(st.dictionaries(texts, texts | st.integers(), max_size=3), st.booleans(), ids)
+def test_a_plain_notification_is_one_by_a_parse(
+    body: dict[str, object], add_id: bool, request_id: int | str
+) -> None:
+    value: dict[str, object] = {"jsonrpc": "2.0", "method": "m", "params": body}
+    if add_id:
+        value["id"] = request_id
+    message = json.dumps(value, separators=(",", ":")).encode()
+    if is_plain_notification(message):
+        assert "id" not in json.loads(message)
+    assert is_plain_notification(message) == (not add_id and '"id"' not in message.decode())

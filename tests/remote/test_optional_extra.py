@@ -21,7 +21,7 @@ def test_import_acp_runtime_imports_no_http_library() -> None:
 
 def test_the_remote_package_loads_its_libraries() -> None:
     """The check above can fail: importing the remote package does load them."""
-    code = "import sys, acp_runtime.remote\nprint('httpx_ws' in sys.modules)\n"
+    code = "import sys, acp_runtime.remote\nprint('wsproto' in sys.modules)\n"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

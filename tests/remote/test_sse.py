@@ -137,3 +137,15 @@ def test_the_limit_applies_the_same_whatever_the_split(
     ]
     assert parse(stream, limit=limit) == want
     assert parse(stream, cuts, limit=limit) == want
+
+
+def test_the_usual_events_are_read_whole_or_split_anywhere() -> None:
+    """``data: <json>`` and a blank line, as servers write them (read without the line
+    buffer when whole), among a keep-alive comment and a two-line event."""
+    events = [b'{"n":1}', b'{"t":"\xc3\xa9"}', b"", b'{"n":2}']
+    stream = b"".join(b"data: " + event + b"\n\n" for event in events[:2])
+    stream += b":\n\ndata: \n\ndata: {\ndata: }\n\n" + b"data: " + events[3] + b"\n\n"
+    expected = [*events[:3], b"{\n}", events[3]]
+    assert parse(stream) == expected
+    for cut in range(len(stream) + 1):
+        assert parse(stream, [cut]) == expected

@@ -1,20 +1,35 @@
-"""The client transport on its own, against a scripted ASGI server: binary frames skipped,
-a message over the limit refused with 1009, the server's close code kept."""
+"""The client transport on its own, against scripted servers (ASGI under hypercorn, or raw
+wsproto): binary frames skipped, a message over the limit refused with 1009, the server's
+close code kept, pings answered, the keep-alive, protocol errors, refusals with their
+status, an httpx client or an environment proxy taking the upgrade, and wss."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import shutil
+import socket
+import ssl
+import subprocess
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+import httpx
 import pytest
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, CloseConnection, Request, TextMessage
+from wsproto.events import AcceptConnection, CloseConnection, Ping, Pong, Request, TextMessage
 
-from acp_runtime import MessageTooLarge
-from acp_runtime.remote import connect_websocket
+from acp_runtime import ConnectionBuilder, MessageTooLarge
+from acp_runtime.remote import (
+    Refusal,
+    WebSocketApp,
+    WebSocketUpgradeError,
+    connect_websocket,
+    websocket_app,
+)
+from acp_runtime.remote.asgi import serve_lifespan
 
 from .hypercorn_server import serving
 
@@ -31,9 +46,7 @@ class Scripted:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await serve_lifespan(receive, send, anyio.lowlevel.checkpoint)
             return
         await receive()  # websocket.connect
         await send({"type": "websocket.accept", "headers": [(b"acp-connection-id", b"c-1")]})
@@ -136,3 +149,314 @@ async def test_send_many_writes_each_message_as_its_own_frame_in_order() -> None
         with anyio.fail_after(5):
             await close.seen.wait()
     assert close.texts == ['{"n":1}', '{"n":2}', '{"é":3}', '{"n":4}']
+
+
+Script = Callable[[anyio.abc.SocketStream, WSConnection, "Seen"], Awaitable[None]]
+
+
+class Seen:
+    """What a scripted raw server received from the client."""
+
+    def __init__(self) -> None:
+        self.events: list[object] = []
+        self.changed = anyio.Event()
+
+    def add(self, events: list[object]) -> None:
+        self.events += events
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def wait_for(self, kind: type[object]) -> Any:
+        with anyio.fail_after(5):
+            while not any(isinstance(e, kind) for e in self.events):
+                await self.changed.wait()
+        return next(e for e in self.events if isinstance(e, kind))
+
+
+@asynccontextmanager
+async def raw_server(
+    script: Script, *, answer: bool = True
+) -> AsyncGenerator[tuple[int, Seen], None]:
+    """A wsproto server that accepts (unless ``answer`` is False: then it never answers),
+    runs ``script``, and records all the client sends until it closes."""
+    seen = Seen()
+
+    async def handle(stream: anyio.abc.SocketStream) -> None:
+        ws = WSConnection(ConnectionType.SERVER)
+        async with stream:
+            accepted = False
+            while True:
+                try:
+                    data = await stream.receive()
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    return
+                if not answer:
+                    continue
+                ws.receive_data(data)
+                events = list(ws.events())
+                if not accepted and any(isinstance(e, Request) for e in events):
+                    accepted = True
+                    await stream.send(ws.send(AcceptConnection()))
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(script, stream, ws, seen)
+                        await record(stream, ws, seen)
+                        tg.cancel_scope.cancel()
+                    return
+
+    async def record(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        while True:
+            try:
+                data = await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+            ws.receive_data(data)
+            seen.add(list(ws.events()))
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, handle)
+        yield listener.extra(anyio.abc.SocketAttribute.local_port), seen
+        tg.cancel_scope.cancel()
+
+
+async def test_a_ping_from_the_server_is_answered_with_its_payload() -> None:
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        await stream.send(ws.send(Ping(payload=b"are you there")))
+        await stream.send(ws.send(TextMessage(data='"after"')))
+        await anyio.sleep_forever()
+
+    async with raw_server(script) as (port, seen):
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            with anyio.fail_after(5):
+                assert await transport.receive() == b'"after"'
+            pong = await seen.wait_for(Pong)
+    assert pong.payload == b"are you there"
+
+
+async def test_the_end_of_the_stream_without_a_close_frame_is_a_broken_socket() -> None:
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        await stream.send(ws.send(TextMessage(data='"last"')))
+        await stream.aclose()
+
+    async with raw_server(script) as (port, _):
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            with anyio.fail_after(5):
+                assert await transport.receive() == b'"last"'
+                with pytest.raises(anyio.BrokenResourceError):
+                    await transport.receive()
+            with pytest.raises(anyio.BrokenResourceError):
+                await transport.send(b"{}")
+    assert transport.close_code is None
+
+
+async def test_a_masked_frame_from_the_server_is_refused_with_1002() -> None:
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        await stream.send(bytes((0x81, 0x82)) + b"\x00\x00\x00\x00{}")
+        await anyio.sleep_forever()
+
+    async with raw_server(script) as (port, seen):
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError):
+                await transport.receive()
+            close = await seen.wait_for(CloseConnection)
+    assert close.code == 1002
+
+
+async def test_a_silent_server_fails_the_keepalive_and_is_closed_with_1011() -> None:
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        await anyio.sleep_forever()  # takes the pings, answers nothing
+
+    async with raw_server(script) as (port, seen):
+        async with connect_websocket(
+            f"ws://127.0.0.1:{port}/acp", keepalive_ping_interval=0.1, keepalive_ping_timeout=0.2
+        ) as transport:
+            with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError):
+                await transport.receive()
+            close = await seen.wait_for(CloseConnection)
+    assert (close.code, close.reason) == (1011, "Keepalive ping timeout")
+    assert any(isinstance(e, Ping) for e in seen.events)
+
+
+async def test_a_server_that_answers_pings_keeps_the_socket_open() -> None:
+    """A receive waits meanwhile: silence would be the server's."""
+
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        answered = 0
+        while True:
+            await seen.changed.wait()
+            pings = [e for e in seen.events if isinstance(e, Ping)]
+            for ping in pings[answered:]:
+                await stream.send(ws.send(ping.response()))
+            answered = len(pings)
+
+    async with raw_server(script) as (port, seen):
+        async with connect_websocket(
+            f"ws://127.0.0.1:{port}/acp", keepalive_ping_interval=0.1, keepalive_ping_timeout=0.2
+        ) as transport:
+            with anyio.move_on_after(1.0):
+                await transport.receive()
+            await transport.send(b'"still here"')
+            message = await seen.wait_for(TextMessage)
+    assert message.data == '"still here"'
+    assert len([e for e in seen.events if isinstance(e, Ping)]) >= 3
+    assert [e.code for e in seen.events if isinstance(e, CloseConnection)] == [1000]
+
+
+async def test_a_server_that_never_answers_the_upgrade_times_out() -> None:
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        raise AssertionError("never accepted")
+
+    async with raw_server(script, answer=False) as (port, _):
+        with anyio.fail_after(5), pytest.raises(TimeoutError):
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp", open_timeout=0.3):
+                pass
+
+
+def refusing_app() -> WebSocketApp:
+    return websocket_app(
+        lambda: ConnectionBuilder(role="agent"),
+        authenticate=lambda headers: (
+            headers.get("authorization") == "Bearer ok" or Refusal(401, challenge="Bearer")
+        ),
+    )
+
+
+async def test_a_refused_upgrade_raises_with_the_status_headers_and_body() -> None:
+    async with serving(refusing_app()) as port:
+        with pytest.raises(WebSocketUpgradeError) as refused:
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp"):
+                pass
+        assert refused.value.status_code == 401
+        assert refused.value.headers["www-authenticate"] == "Bearer"
+        assert refused.value.body == b"Unauthorized\n"
+        with pytest.raises(WebSocketUpgradeError) as wrong_path:
+            async with connect_websocket(f"ws://127.0.0.1:{port}/elsewhere"):
+                pass
+        assert wrong_path.value.status_code == 404
+        headers = {"Authorization": "Bearer ok"}
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp", headers=headers) as transport:
+            assert transport.connection_id
+
+
+async def test_an_answer_with_a_wrong_accept_token_is_not_a_websocket() -> None:
+    async def handle(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await stream.receive()
+            await stream.send(
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Accept: bogus\r\n\r\n"
+            )
+            await anyio.sleep_forever()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, handle)
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        with pytest.raises(WebSocketUpgradeError) as refused:
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp"):
+                pass
+        tg.cancel_scope.cancel()
+    assert refused.value.status_code is None
+
+
+class Echo:
+    """An ASGI app that echoes text frames and says which headers it saw."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await serve_lifespan(receive, send, anyio.lowlevel.checkpoint)
+            return
+        await receive()
+        seen = dict(scope["headers"])
+        await send({"type": "websocket.accept", "headers": [(b"acp-connection-id", b"c-2")]})
+        await send({"type": "websocket.send", "text": seen.get(b"authorization", b"").decode()})
+        while (message := await receive())["type"] == "websocket.receive":
+            await send({"type": "websocket.send", "text": message["text"]})
+
+
+async def test_an_httpx_client_lends_its_headers_and_the_frames_run_over_its_connection() -> None:
+    async with serving(Echo()) as port:
+        async with httpx.AsyncClient(headers={"Authorization": "Bearer lent"}) as http:
+            url = f"ws://127.0.0.1:{port}/acp"
+            async with connect_websocket(url, client=http) as transport:
+                assert transport.connection_id == "c-2"
+                with anyio.fail_after(5):
+                    assert await transport.receive() == b"Bearer lent"
+                    await transport.send_many([b'{"n":1}', "é".encode()])
+                    assert [await transport.receive() for _ in range(2)] == [
+                        b'{"n":1}',
+                        "é".encode(),
+                    ]
+
+
+async def test_a_proxy_in_the_environment_routes_the_upgrade_through_httpx(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The proxy named here listens nowhere: the upgrade fails as httpx's, where a direct
+    socket would have reached the server."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        nowhere = unused.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{nowhere}")
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{nowhere}")
+    async with serving(Echo()) as port:
+        with pytest.raises((httpx.ConnectError, httpx.ProxyError)):
+            async with connect_websocket(f"ws://127.0.0.1:{port}/acp"):
+                pass
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            assert transport.connection_id == "c-2"
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 (made with the openssl command)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_wss_verifies_the_server_with_the_given_context(
+    certificate: tuple[str, str],
+) -> None:
+    cert, _ = certificate
+    async with serving(Echo(), tls=certificate) as port:
+        url = f"wss://127.0.0.1:{port}/acp"
+        context = ssl.create_default_context(cafile=cert)
+        async with connect_websocket(url, ssl_context=context) as transport:
+            with anyio.fail_after(5):
+                assert await transport.receive() == b""
+                await transport.send(b'{"secure":true}')
+                assert await transport.receive() == b'{"secure":true}'
+        with pytest.raises((ssl.SSLError, anyio.BrokenResourceError, OSError)):
+            async with connect_websocket(url):  # the default roots do not know it
+                pass

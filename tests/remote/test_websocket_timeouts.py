@@ -3,7 +3,7 @@
 A peer that stops reading: the server's writes fill the socket buffers and the next frame
 waits; past ``stall_timeout`` the socket is closed with 1008 and the connection settles
 (the agent's pending request to that client fails as closed). A raw client (wsproto on a
-plain TCP stream) is needed to stop reading: httpx-ws reads in the background.
+plain TCP stream) is needed to stop reading: a full client reads whatever arrives.
 """
 
 from __future__ import annotations

@@ -136,6 +136,32 @@ async def test_after_initialize_errors_are_answered_and_a_second_initialize_refu
         assert (await next_json(ws))["result"] == {"echo": {"initialize": 1}}
 
 
+def bursting_agent(count: int) -> ConnectionBuilder:
+    """``burst``: queues ``count`` notifications at once, then answers."""
+    builder = ConnectionBuilder(role="untyped")
+
+    async def handle(method: str, params: Any, responder: Responder[Any]) -> Any:
+        if method == "initialize":
+            return {"protocolVersion": 1}
+        for n in range(count):
+            responder.connection.send_raw_notification("agent/chunk", {"n": n, "text": "é"})
+        return {"sent": count}
+
+    builder.on_raw_request(handle)
+    return builder
+
+
+async def test_a_burst_goes_out_a_frame_per_message_in_order_with_the_answer_last() -> None:
+    async with raw(websocket_app(lambda: bursting_agent(300))) as (ws, _):
+        await ws.send_text(json.dumps(INITIALIZE))
+        await next_json(ws)
+        await ws.send_text('{"jsonrpc":"2.0","id":2,"method":"burst"}')
+        frames = [await next_json(ws) for _ in range(301)]
+    assert [frame["params"]["n"] for frame in frames[:300]] == list(range(300))
+    assert {frame["params"]["text"] for frame in frames[:300]} == {"é"}
+    assert frames[300] == {"jsonrpc": "2.0", "id": 2, "result": {"sent": 300}}
+
+
 async def test_a_frame_over_the_limit_closes_1008() -> None:
     async with raw(websocket_app(echo_agent, max_message_bytes=1000)) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))

@@ -11,11 +11,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from httpx_ws import WebSocketUpgradeError
 
 from acp_generated import v1
 from acp_runtime import ConnectionBuilder
-from acp_runtime.remote import connect_websocket
+from acp_runtime.remote import WebSocketUpgradeError, connect_websocket
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +60,7 @@ async def test_the_websocket_example_serves_refuses_and_stops_on_sigint(
             with pytest.raises(WebSocketUpgradeError) as refused:
                 async with connect_websocket(url, headers={"Authorization": "Bearer nope"}):
                     pass
-            assert refused.value.response.status_code == 403
+            assert refused.value.status_code == 403
             headers = {"Authorization": "Bearer t0k"}
             async with connect_websocket(url, headers=headers) as transport:
                 async with ConnectionBuilder(role="client").connect(transport) as cx:

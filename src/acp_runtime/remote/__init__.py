@@ -18,7 +18,7 @@ from .http_client import HttpTransport, connect_http
 from .http_connection import HttpConnection, HttpLimits
 from .http_server import StreamableHttpApp, http_app
 from .serving import Authenticate, HandlerFactory, Refusal, Servable
-from .websocket_client import WebSocketTransport, connect_websocket
+from .websocket_client import WebSocketTransport, WebSocketUpgradeError, connect_websocket
 from .websocket_server import WebSocketApp, websocket_app
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "StreamableHttpApp",
     "WebSocketApp",
     "WebSocketTransport",
+    "WebSocketUpgradeError",
     "acp_app",
     "connect_http",
     "connect_remote",

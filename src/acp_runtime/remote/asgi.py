@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,8 +22,12 @@ STATUS_TEXT: Mapping[int, str] = {401: "Unauthorized\n", 403: "Forbidden\n"}
 
 def scope_headers(scope: Scope) -> dict[str, str]:
     """The request headers, names lower-cased, repeated ones joined with ``", "``."""
+    return header_map(scope.get("headers") or [])
+
+
+def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Raw header pairs as a mapping, names lower-cased, repeated ones joined with ``", "``."""
     headers: dict[str, str] = {}
-    raw: list[tuple[bytes, bytes]] = scope.get("headers") or []
     for name, value in raw:
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1")

@@ -50,8 +50,11 @@ import anyio
 import anyio.abc
 import httpx
 
+from ..framing import EagerReceiver
 from ..transport import MessageTooLarge
 from .cookies import CookieStore
+from .inbox import Inbox
+from .message_route import is_plain_notification, quick_route
 from .sse import DEFAULT_MAX_EVENT_BYTES, OversizedEvent, SseItem, SseParser
 
 log = logging.getLogger(__name__)
@@ -131,7 +134,7 @@ class HttpTransport:
         self._max_message_bytes = max_message_bytes
         self.connection_id: str | None = None
         """The server's ``Acp-Connection-Id``, once ``initialize`` was answered."""
-        self._inbound_tx, self._inbound = anyio.create_memory_object_stream[SseItem](INBOUND_BUFFER)
+        self._inbox: Inbox[SseItem] = Inbox(INBOUND_BUFFER)
         self._calls_tx, calls = anyio.create_memory_object_stream[tuple[bytes, Json]](LANE_BUFFER)
         self._answers_tx, answers = anyio.create_memory_object_stream[tuple[bytes, Json]](
             LANE_BUFFER
@@ -154,14 +157,21 @@ class HttpTransport:
 
     async def receive(self) -> bytes:
         try:
-            item = await self._inbound.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            item = await self._inbox.get()
+        except anyio.EndOfStream:
             if self._failure is not None:
                 raise self._failure from None
-            raise anyio.EndOfStream from None
+            raise
         if isinstance(item, OversizedEvent):
             raise MessageTooLarge(item.limit, item.prefix)
         return item
+
+    def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
+        """Offer what the SSE readers read while :meth:`receive` waits on an empty inbox
+        to ``receiver`` first (a response is settled without waking the connection's
+        reader); see :mod:`.inbox`."""
+        self._inbox.eager = receiver
+        return True
 
     async def send(self, message: bytes) -> None:
         if self._failure is not None:
@@ -197,7 +207,7 @@ class HttpTransport:
                 await self._delete()
             if self._owns_cookies and self._cookies is not None:
                 self._cookies.clear()
-            self._inbound_tx.close()
+            self._inbox.close()
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -427,6 +437,19 @@ class HttpTransport:
         if isinstance(item, OversizedEvent):
             await self._put(item)
             return
+        if is_plain_notification(item):
+            await self._put(item)
+            return
+        quick = quick_route(item)
+        if quick is not None:  # the usual layouts: routed without a parse
+            if quick.id is not None:
+                number: IdKey = ("number", quick.id)
+                if quick.is_response:
+                    self._in_flight.pop(number, None)
+                elif quick.session_id is not None:
+                    self._answer_sessions[number] = quick.session_id
+            await self._put(item)
+            return
         if not item.strip():
             return
         try:
@@ -482,10 +505,7 @@ class HttpTransport:
         await self._put(json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode())
 
     async def _put(self, item: SseItem) -> None:
-        try:
-            await self._inbound_tx.send(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            log.debug("transport ended; an incoming message was dropped")
+        await self._inbox.put(item)  # dropped once the transport ended
 
     def _end(self, failure: HttpTransportError | None) -> None:
         """The transport is done: stop sending and reading; :meth:`receive` returns what
@@ -498,7 +518,7 @@ class HttpTransport:
         self._failure = failure
         self._stop_lanes()
         self._stop_streams()
-        self._inbound_tx.close()
+        self._inbox.close()
 
     def _stop_lanes(self) -> None:
         for scope in self._lane_scopes:

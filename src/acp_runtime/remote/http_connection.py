@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, cast
 
 import anyio
 
 from ..jsonrpc import IdKey, id_key, is_request_id
+from .message_route import quick_route
 from .outbound_streams import OutboundStream, sse_event
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class ConnectionClosed(Exception):
     """The connection ended while a request was using it (answered 404, as TS does)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made per message: not frozen, which costs three times as much
 class _Outgoing:
     """What routing needs of an agent message."""
 
@@ -79,42 +80,15 @@ def _string_field(value: object, name: str) -> str | None:
     return field if isinstance(field, str) and field else None
 
 
-_HEAD: Final = b'{"jsonrpc":"2.0",'
-_SESSION_PARAMS: Final = b',"params":{"sessionId":"'
-
-
 def _quick_outgoing(message: bytes) -> _Outgoing | None:
     """:func:`_outgoing` without parsing, for the layouts the runtime's own encoders write
-    (``{"jsonrpc":"2.0","id":<int>,"method":...`` and the like); None for anything else,
-    which is then parsed. Saves a JSON parse per notification streamed."""
-    if not message.startswith(_HEAD):
+    (:func:`~acp_runtime.remote.message_route.quick_route`); None for anything else, which
+    is then parsed. Saves a JSON parse per notification streamed."""
+    quick = quick_route(message)
+    if quick is None:
         return None
-    rest = len(_HEAD)
-    key: IdKey | None = None
-    if message.startswith(b'"id":', rest):
-        comma = message.find(b",", rest + 5)
-        digits = message[rest + 5 : comma]
-        if comma < 0 or not digits.isdigit():
-            return None  # a string or negative id: parsed
-        key = id_key(int(digits))
-        rest = comma + 1
-        if message.startswith(b'"result":', rest) or message.startswith(b'"error":', rest):
-            if b'"sessionId"' in message:
-                return None  # a session/new result: its id's length is checked
-            return _Outgoing(True, key, None, None)
-    if not message.startswith(b'"method":"', rest):
-        return None
-    end = message.find(b'"', rest + 10)
-    if end < 0 or b"\\" in message[rest + 10 : end]:
-        return None
-    if not message.startswith(_SESSION_PARAMS, end + 1):
-        return None  # params without a leading sessionId may still hold one: parsed
-    start = end + 1 + len(_SESSION_PARAMS)
-    close = message.find(b'"', start)
-    session = message[start:close]
-    if close < 0 or b"\\" in session or not session:
-        return None
-    return _Outgoing(False, key, session.decode(), None)
+    key = None if quick.id is None else id_key(quick.id)
+    return _Outgoing(quick.is_response, key, quick.session_id, None)
 
 
 def _outgoing(message: bytes) -> _Outgoing:
@@ -172,6 +146,24 @@ class HttpConnection:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
+        self._accept(message)
+        await self._wait_for_room()
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """A burst the connection's writer had queued, in one call: each message routed,
+        and a wait for room only where the bound is reached (one message past it at most,
+        as with :meth:`send`)."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        bound = self.limits.max_buffered_bytes
+        for message in messages:
+            if self._closed or self.buffered_bytes >= bound:
+                await self._wait_for_room()  # raises once closed
+            self._accept(message)
+        await self._wait_for_room()
+
+    def _accept(self, message: bytes) -> None:
+        """Route an agent message, or keep it as the ``initialize`` answer."""
         outgoing = _outgoing(message)
         if self._initialize_key is not None and outgoing.is_response:
             if outgoing.key == self._initialize_key:
@@ -180,7 +172,6 @@ class HttpConnection:
                 self._initialized.set()
                 return
         self._route(message, outgoing)
-        await self._wait_for_room()
 
     async def aclose(self) -> None:
         """Nothing to do: the server closes the connection (DELETE, limits, shutdown)."""

@@ -25,6 +25,7 @@ PREFIX_BYTES = 1024
 
 _BOM = b"\xef\xbb\xbf"
 _DATA = b"data:"
+_DATA_SPACE = b"data: "
 _LINE_OVERHEAD = len(_BOM) + len(_DATA) + 1  # a data line's bytes beyond its value
 _LINE_END = re.compile(rb"\r\n?|\n")
 
@@ -62,6 +63,8 @@ class SseParser:
             self._after_cr = False
             if chunk[0] == 0x0A:
                 start = 1
+        if not self._line and not self._line_dropped and self._data is None:
+            start = self._whole_events(chunk, start, out)
         for end in _LINE_END.finditer(chunk, start):
             self._append(chunk, start, end.start())
             self._end_line(out)
@@ -70,6 +73,23 @@ class SseParser:
                 self._after_cr = True
         self._append(chunk, start, len(chunk))
         return out
+
+    def _whole_events(self, chunk: bytes, start: int, out: list[SseItem]) -> int:
+        """Take the events written as every ACP server writes them, ``data: <json>`` and a
+        blank line, straight out of ``chunk`` from ``start`` (one slice each, no line
+        buffer); return where the general parse resumes (an event of another shape, or
+        one cut off at the chunk's end)."""
+        limit = self.max_event_bytes
+        while chunk.startswith(_DATA_SPACE, start):
+            end = chunk.find(b"\n\n", start)
+            if end < 0:
+                break
+            value = chunk[start + len(_DATA_SPACE) : end]
+            if len(value) > limit or b"\n" in value or b"\r" in value:
+                break
+            out.append(value)
+            start = end + 2
+        return start
 
     def finish(self) -> list[SseItem]:
         """End of input: an unterminated last line and event still count (as in TS)."""

@@ -19,7 +19,7 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, cast
 
 import anyio
@@ -224,6 +224,11 @@ class _Socket:
     ``idle_timeout``): the receive waiting gets EOF, so the connection settles what is
     pending, a send waiting is cancelled where the server lets it be (hypercorn on trio
     finishes its writes shielded), and the close says why (1008, or 1001).
+
+    A frame costs no clock read, no lock and (unless there is an idle timeout to enforce)
+    no cancel scope on the way in: the watcher reads counters, and sends take turns
+    through a flag that only waits when another send is under way. A burst of frames
+    (:meth:`send_texts`) is one turn and one cancel scope.
     """
 
     def __init__(
@@ -240,12 +245,13 @@ class _Socket:
         self._max = max_message_bytes
         self._stall_timeout = stall_timeout
         self._idle_timeout = idle_timeout
-        self._lock = anyio.Lock(fast_acquire=True)  # uncontended: no checkpoint per frame
+        self._sending = False  # a send is under way: others wait for their turn
+        self._turn: anyio.Event | None = None  # set when the send under way ends
+        self._sends = 0  # sends started: the watcher tells a stuck one by its number
+        self._frames = 0  # frames either way: the watcher's idle clock
         self._closed = False
         self._disconnected = False
         self._ended: tuple[int, str] | None = None  # (code, reason) once stalled or idle
-        self._last_frame = anyio.current_time()
-        self._sending_since: float | None = None
         self._receive_scope: anyio.CancelScope | None = None
         self._send_scope: anyio.CancelScope | None = None
         self.serve_scope = anyio.CancelScope()
@@ -253,22 +259,28 @@ class _Socket:
         stuck (and whose reader paused behind the outbox's high-water mark)."""
 
     async def watch(self) -> None:
-        """Poll for a stall or idleness (a tenth of the shorter timeout) until one ends
-        the socket; cancelled when the socket's connection is over."""
+        """Poll for a stall or idleness (a twentieth of the shorter timeout, so a socket
+        ends within a tenth of its limit after it) until one ends the socket; cancelled
+        when the socket's connection is over."""
         timeouts = [t for t in (self._stall_timeout, self._idle_timeout) if t is not None]
         if not timeouts:
             return
+        stuck_send, stuck_since = -1, 0.0
+        frames, quiet_since = self._frames, anyio.current_time()
         while self._ended is None:
-            await anyio.sleep(min(timeouts) / 10)
+            await anyio.sleep(min(timeouts) / 20)
             now = anyio.current_time()
-            sending_since = self._sending_since
-            if self._stall_timeout is not None and sending_since is not None:
-                if now - sending_since >= self._stall_timeout:
+            if self._frames != frames:
+                frames, quiet_since = self._frames, now
+            if self._stall_timeout is not None and self._sending:
+                if self._sends != stuck_send:
+                    stuck_send, stuck_since = self._sends, now
+                elif now - stuck_since >= self._stall_timeout:
                     log.warning("peer read nothing for %s s: closing", self._stall_timeout)
                     reason = f"Connection output stalled for {self._stall_timeout:g} s"
                     self._end(CLOSE_POLICY_VIOLATION, reason)
                     self.serve_scope.cancel()
-            elif self._idle_timeout is not None and now - self._last_frame >= self._idle_timeout:
+            elif self._idle_timeout is not None and now - quiet_since >= self._idle_timeout:
                 log.info("no frame for %s s: closing", self._idle_timeout)
                 self._end(CLOSE_GOING_AWAY, "Idle timeout")
 
@@ -283,19 +295,17 @@ class _Socket:
         while True:
             if self._disconnected or self._ended is not None:
                 raise anyio.EndOfStream
-            message: Mapping[str, object] | None = None
-            with anyio.CancelScope() as self._receive_scope:
+            if self._idle_timeout is None:  # a stall cancels the whole serve scope
                 message = await self._receive()
-            self._receive_scope = None
-            if message is None or self._ended is not None:
-                raise anyio.EndOfStream
+            else:
+                message = await self._receive_until_idle()
             kind = message["type"]
             if kind == "websocket.disconnect":
                 self._disconnected = True
                 raise anyio.EndOfStream
             if kind != "websocket.receive":
                 continue
-            self._last_frame = anyio.current_time()
+            self._frames += 1
             text = cast("str | None", message.get("text"))
             if text is None:
                 log.warning("ignoring a binary ACP WebSocket frame")
@@ -309,22 +319,57 @@ class _Socket:
                 continue
             return data
 
+    async def _receive_until_idle(self) -> Mapping[str, object]:
+        """``receive``, which the watcher may end (EOF) when the socket is idle."""
+        message: Mapping[str, object] | None = None
+        with anyio.CancelScope() as self._receive_scope:
+            message = await self._receive()
+        self._receive_scope = None
+        if message is None or self._ended is not None:
+            raise anyio.EndOfStream
+        return message
+
     async def send_text(self, text: str) -> None:
-        async with self._lock:
+        await self.send_texts((text,))
+
+    async def send_texts(self, texts: Sequence[str]) -> None:
+        """Each text as one frame, in order, in one turn."""
+        await self._take_turn()
+        try:
             if self._closed or self._ended is not None:
                 raise anyio.ClosedResourceError
-            self._sending_since = anyio.current_time()
-            try:
+            self._sends += 1
+            if self._stall_timeout is None:
+                await self._send_all(texts)
+            else:
                 with anyio.CancelScope() as self._send_scope:
-                    await self._send({"type": "websocket.send", "text": text})
-            except OSError as exc:  # the ASGI server reports a gone peer this way
-                raise anyio.BrokenResourceError from exc
-            finally:
-                self._send_scope = None
-                self._sending_since = None
-            self._last_frame = anyio.current_time()
+                    await self._send_all(texts)
+            self._frames += 1
             if self._ended is not None:  # stalled: the frame may be cut off
                 raise anyio.BrokenResourceError
+        except OSError as exc:  # the ASGI server reports a gone peer this way
+            raise anyio.BrokenResourceError from exc
+        finally:
+            self._send_scope = None
+            self._give_turn()
+
+    async def _send_all(self, texts: Sequence[str]) -> None:
+        send = self._send
+        for text in texts:
+            await send({"type": "websocket.send", "text": text})
+
+    async def _take_turn(self) -> None:
+        while self._sending:
+            if self._turn is None:
+                self._turn = anyio.Event()
+            await self._turn.wait()
+        self._sending = True
+
+    def _give_turn(self) -> None:
+        self._sending = False
+        turn, self._turn = self._turn, None
+        if turn is not None:
+            turn.set()
 
     async def close(self, code: int, reason: str | None) -> None:
         """Send the close frame once; a socket ended by :meth:`watch` says why instead.
@@ -333,7 +378,8 @@ class _Socket:
             code, reason = self._ended
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(STALLED_CLOSE_TIMEOUT if self._ended else math.inf):
-                async with self._lock:
+                await self._take_turn()
+                try:
                     if self._closed or self._disconnected:
                         self._closed = True
                         return
@@ -345,6 +391,8 @@ class _Socket:
                         await self._send(message)
                     except Exception:  # the peer is gone already
                         log.debug("close frame not sent", exc_info=True)
+                finally:
+                    self._give_turn()
             self._closed = True
 
 
@@ -449,6 +497,10 @@ class _SocketTransport:
 
     async def send(self, message: bytes) -> None:
         await self._socket.send_text(message.decode())
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """A burst of queued messages, a frame each, in one turn of the socket."""
+        await self._socket.send_texts([message.decode() for message in messages])
 
     async def aclose(self) -> None:
         """Nothing: the app closes the socket once ``serve`` returns, with the code

@@ -1,0 +1,240 @@
+"""The client's side of RFC 6455 framing, without I/O: masked frames out, server frames in.
+
+Written for the one shape ACP traffic has (one JSON text per unfragmented text frame, no
+extensions) at a few bytecodes per frame: wsproto's general frame machine costs about 20 µs
+per message each way, more than the whole runtime spends on a notification. Everything
+else RFC 6455 allows from a server is handled too (fragments, control frames between them,
+close, ping); what it forbids (masked or reserved bits, bad opcodes, invalid UTF-8, oversize
+control frames) raises :class:`FrameError` with the close code the client must send.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+OP_CONTINUATION: Final = 0x0
+OP_TEXT: Final = 0x1
+OP_BINARY: Final = 0x2
+OP_CLOSE: Final = 0x8
+OP_PING: Final = 0x9
+OP_PONG: Final = 0xA
+
+CLOSE_NORMAL: Final = 1000
+CLOSE_PROTOCOL_ERROR: Final = 1002
+CLOSE_NO_STATUS: Final = 1005
+CLOSE_INVALID_DATA: Final = 1007
+CLOSE_MESSAGE_TOO_BIG: Final = 1009
+CLOSE_INTERNAL_ERROR: Final = 1011
+
+TOO_LARGE_PREFIX_BYTES: Final = 1024
+"""How much of an over-limit message :class:`TooLarge` keeps (for the error's id lookup)."""
+
+
+class FrameError(Exception):
+    """The server broke RFC 6455; the client closes with ``code``."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """The server's close frame (code 1005 when it carried none)."""
+
+    code: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """A binary message, skipped by ACP peers; only its size is kept (for the log)."""
+
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class TooLarge:
+    """A message over the limit: its first bytes; nothing after it is parsed."""
+
+    prefix: bytes
+
+
+Event = bytes | Close | Ping | Binary | TooLarge | None
+"""What :meth:`FrameReader.next` returns: a text message's UTF-8 bytes, a control event,
+or None when the buffer holds no complete frame (a pong is consumed silently)."""
+
+
+class FrameReader:
+    """Parses the server's frames from the bytes fed to it, one event per :meth:`next`."""
+
+    __slots__ = ("_buffer", "_fragment_opcode", "_fragments", "_fragments_size", "_max", "_stopped")
+
+    def __init__(self, max_message_bytes: int) -> None:
+        self._max = max_message_bytes
+        self._buffer = bytearray()
+        self._fragments: list[bytes] = []
+        self._fragments_size = 0
+        self._fragment_opcode = 0
+        self._stopped = False
+
+    def feed(self, data: bytes) -> None:
+        if not self._stopped:
+            self._buffer += data
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    def next(self) -> Event:
+        """The next event from the buffered bytes; raises :class:`FrameError`."""
+        buffer = self._buffer
+        while True:
+            size = len(buffer)
+            if size < 2:
+                return None
+            first, second = buffer[0], buffer[1]
+            length = second & 0x7F
+            start = 2
+            if length == 126:
+                if size < 4:
+                    return None
+                length = int.from_bytes(buffer[2:4], "big")
+                start = 4
+            elif length == 127:
+                if size < 10:
+                    return None
+                length = int.from_bytes(buffer[2:10], "big")
+                start = 10
+            if second & 0x80:
+                raise FrameError(CLOSE_PROTOCOL_ERROR, "masked frame from the server")
+            if first & 0x70:
+                raise FrameError(CLOSE_PROTOCOL_ERROR, "reserved bits set (no extension)")
+            opcode = first & 0x0F
+            if opcode >= OP_CLOSE:
+                if length > 125 or not first & 0x80:
+                    raise FrameError(CLOSE_PROTOCOL_ERROR, "fragmented or oversized control frame")
+            elif length + self._fragments_size > self._max:
+                return self._too_large(start)
+            end = start + length
+            if size < end:
+                return None
+            payload = bytes(buffer[start:end])
+            del buffer[:end]  # O(1): a bytearray drops a prefix by moving its start
+            if first & 0x80 and opcode == OP_TEXT and not self._fragment_opcode:
+                return _checked_text(payload)
+            event = self._other(opcode, bool(first & 0x80), payload)
+            if event is not None:
+                return event
+
+    def _other(self, opcode: int, fin: bool, payload: bytes) -> Event:
+        """Everything but an unfragmented text frame; None for a frame that ends in no
+        event (a fragment, a pong)."""
+        if opcode >= OP_CLOSE:
+            if opcode == OP_CLOSE:
+                return _close(payload)
+            if opcode == OP_PING:
+                return Ping(payload)
+            if opcode == OP_PONG:
+                return None
+            raise FrameError(CLOSE_PROTOCOL_ERROR, f"unknown opcode {opcode}")
+        if opcode == OP_CONTINUATION:
+            if not self._fragment_opcode:
+                raise FrameError(CLOSE_PROTOCOL_ERROR, "continuation of nothing")
+        elif opcode in (OP_TEXT, OP_BINARY):
+            if self._fragment_opcode:
+                raise FrameError(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
+            self._fragment_opcode = opcode
+        else:
+            raise FrameError(CLOSE_PROTOCOL_ERROR, f"unknown opcode {opcode}")
+        self._fragments.append(payload)
+        self._fragments_size += len(payload)
+        if not fin:
+            return None
+        whole = b"".join(self._fragments)
+        kind = self._fragment_opcode
+        self._fragments.clear()
+        self._fragments_size = 0
+        self._fragment_opcode = 0
+        return _checked_text(whole) if kind == OP_TEXT else Binary(len(whole))
+
+    def _too_large(self, start: int) -> TooLarge:
+        head = b"".join(self._fragments)[:TOO_LARGE_PREFIX_BYTES]
+        prefix = (head + bytes(self._buffer[start : start + TOO_LARGE_PREFIX_BYTES]))[
+            : min(TOO_LARGE_PREFIX_BYTES, self._max)
+        ]
+        self._stopped = True  # the socket is closed next: nothing more is buffered
+        self._buffer.clear()
+        self._fragments.clear()
+        return TooLarge(prefix)
+
+
+def _checked_text(payload: bytes) -> bytes:
+    if not payload.isascii():
+        try:
+            payload.decode()
+        except UnicodeDecodeError:
+            raise FrameError(CLOSE_INVALID_DATA, "text frame is not UTF-8") from None
+    return payload
+
+
+def _close(payload: bytes) -> Close:
+    if not payload:
+        return Close(CLOSE_NO_STATUS, "")
+    if len(payload) == 1:
+        raise FrameError(CLOSE_PROTOCOL_ERROR, "close frame with a one-byte payload")
+    try:
+        reason = payload[2:].decode()
+    except UnicodeDecodeError:
+        raise FrameError(CLOSE_INVALID_DATA, "close reason is not UTF-8") from None
+    return Close(int.from_bytes(payload[:2], "big"), reason)
+
+
+def text_frames(messages: Sequence[bytes]) -> bytes:
+    """Each message as one masked text frame, all in one buffer (one write for a burst).
+    One ``os.urandom`` call gives every frame its fresh masking key."""
+    keys = os.urandom(4 * len(messages))
+    parts: list[bytes] = []
+    for i, message in enumerate(messages):
+        key = keys[4 * i : 4 * i + 4]
+        parts += (_header(0x80 | OP_TEXT, len(message)), key, _masked(message, key))
+    return b"".join(parts)
+
+
+def control_frame(opcode: int, payload: bytes = b"") -> bytes:
+    """A masked close, ping or pong frame (payload at most 125 bytes)."""
+    key = os.urandom(4)
+    return _header(0x80 | opcode, len(payload)) + key + _masked(payload[:125], key)
+
+
+def close_payload(code: int, reason: str | None) -> bytes:
+    """A close frame's payload: the code, then the reason cut to fit 125 bytes."""
+    return code.to_bytes(2, "big") + (reason or "").encode()[:123]
+
+
+def _header(first: int, length: int) -> bytes:
+    if length < 126:
+        return bytes((first, 0x80 | length))
+    if length < 0x10000:
+        return bytes((first, 0xFE)) + length.to_bytes(2, "big")
+    return bytes((first, 0xFF)) + length.to_bytes(8, "big")
+
+
+def _masked(payload: bytes, key: bytes) -> bytes:
+    """``payload`` XOR the key repeated: one big-integer XOR, in C, whatever the size."""
+    size = len(payload)
+    if not size:
+        return b""
+    mask = (key * ((size >> 2) + 1))[:size]
+    return (int.from_bytes(payload, "little") ^ int.from_bytes(mask, "little")).to_bytes(
+        size, "little"
+    )

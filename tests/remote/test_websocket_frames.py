@@ -1,0 +1,126 @@
+"""The client's frame codec against wsproto's: what it writes, wsproto (as a server) reads;
+what wsproto writes, it reads, whole or a byte at a time; what RFC 6455 forbids, it refuses
+with the close code the client must send."""
+
+from __future__ import annotations
+
+import pytest
+from wsproto import ConnectionType
+from wsproto.connection import Connection
+from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
+
+from acp_runtime.remote import websocket_frames as frames
+from acp_runtime.remote.websocket_frames import Binary, Close, FrameError, FrameReader, TooLarge
+
+SIZES = [0, 1, 125, 126, 65535, 65536, 70000]
+
+
+def server() -> Connection:
+    return Connection(ConnectionType.SERVER)
+
+
+def events_of(
+    reader: FrameReader, data: bytes, *, one_byte_at_a_time: bool = False
+) -> list[object]:
+    chunks = [data[i : i + 1] for i in range(len(data))] if one_byte_at_a_time else [data]
+    found: list[object] = []
+    for chunk in chunks:
+        reader.feed(chunk)
+        while (event := reader.next()) is not None:
+            found.append(event)
+    return found
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_what_the_client_writes_a_server_reads_as_masked_text_messages(size: int) -> None:
+    texts = ["é" * (size // 2) + "x" * (size % 2), '{"n":1}']
+    ws = server()
+    ws.receive_data(frames.text_frames([text.encode() for text in texts]))
+    received = list(ws.events())
+    assert all(isinstance(event, TextMessage) and event.message_finished for event in received)
+    assert [event.data for event in received if isinstance(event, TextMessage)] == texts
+
+
+def test_control_frames_are_masked_and_read_by_a_server() -> None:
+    ws = server()
+    ping = frames.control_frame(frames.OP_PING, b"abc")
+    pong = frames.control_frame(frames.OP_PONG, b"xyz")
+    close = frames.control_frame(frames.OP_CLOSE, frames.close_payload(1009, "Message too large"))
+    ws.receive_data(ping + pong + close)
+    received = list(ws.events())
+    assert isinstance(received[0], Ping) and received[0].payload == b"abc"
+    assert isinstance(received[1], Pong) and received[1].payload == b"xyz"
+    assert isinstance(received[2], CloseConnection)
+    assert (received[2].code, received[2].reason) == (1009, "Message too large")
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("one_byte_at_a_time", [False, True])
+def test_the_reader_takes_a_servers_text_frames_whole_or_byte_by_byte(
+    size: int, one_byte_at_a_time: bool
+) -> None:
+    text = "é" * (size // 2) + "x" * (size % 2)
+    ws = server()
+    data = ws.send(TextMessage(data=text)) + ws.send(TextMessage(data="{}"))
+    found = events_of(FrameReader(1 << 20), data, one_byte_at_a_time=one_byte_at_a_time)
+    assert found == [text.encode(), b"{}"]
+
+
+def test_fragments_are_joined_and_control_frames_between_them_come_out_first() -> None:
+    ws = server()
+    data = ws.send(TextMessage(data="hé", message_finished=False))
+    data += ws.send(Ping(payload=b"p"))
+    data += ws.send(TextMessage(data="llo", message_finished=True))
+    data += ws.send(BytesMessage(data=b"\x00" * 10, message_finished=False))
+    data += ws.send(BytesMessage(data=b"\x00" * 5, message_finished=True))
+    data += ws.send(Pong(payload=b"ignored"))
+    data += ws.send(CloseConnection(code=1001, reason="bye"))
+    found = events_of(FrameReader(1 << 20), data)
+    assert found == [frames.Ping(b"p"), "héllo".encode(), Binary(15), Close(1001, "bye")]
+
+
+def test_a_close_frame_without_a_code_reads_as_1005() -> None:
+    assert events_of(FrameReader(100), bytes((0x88, 0))) == [Close(1005, "")]
+
+
+def frame(first: int, payload: bytes, *, masked: bool = False) -> bytes:
+    assert len(payload) < 126
+    mask = b"\x00\x00\x00\x00" if masked else b""
+    return bytes((first, (0x80 if masked else 0) | len(payload))) + mask + payload
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (frame(0x81, b"{}", masked=True), 1002),  # a server never masks
+        (frame(0xC1, b"{}"), 1002),  # RSV1 without an extension
+        (frame(0x83, b""), 1002),  # reserved opcode
+        (frame(0x80, b"x"), 1002),  # continuation of nothing
+        (frame(0x01, b"a") + frame(0x81, b"b"), 1002),  # a new message inside a fragmented one
+        (frame(0x09, b""), 1002),  # a fragmented ping
+        (bytes((0x89, 126, 0, 126)) + b"x" * 126, 1002),  # an oversized ping
+        (frame(0x81, b"\xff\xfe"), 1007),  # text that is not UTF-8
+        (frame(0x01, b"\xc3") + frame(0x80, b"\x28"), 1007),  # split, still not UTF-8
+        (frame(0x88, b"\x03"), 1002),  # a one-byte close payload
+        (frame(0x88, b"\x03\xe8\xff"), 1007),  # a close reason that is not UTF-8
+    ],
+)
+def test_what_rfc_6455_forbids_is_refused_with_its_close_code(data: bytes, code: int) -> None:
+    with pytest.raises(FrameError) as refused:
+        events_of(FrameReader(1 << 20), data)
+    assert refused.value.code == code
+
+
+def test_a_message_over_the_limit_is_refused_from_its_header_before_its_payload() -> None:
+    reader = FrameReader(100)
+    head = bytes((0x81, 126)) + (200).to_bytes(2, "big")
+    assert events_of(reader, head + b'{"id":7') == [TooLarge(b'{"id":7')]
+    assert events_of(reader, b"x" * 500) == []  # nothing more is buffered or parsed
+    assert reader.buffered == 0
+
+
+def test_fragments_that_add_up_over_the_limit_are_refused_with_the_messages_start() -> None:
+    reader = FrameReader(10)
+    assert events_of(reader, frame(0x01, b"12345678") + frame(0x80, b"9012")) == [
+        TooLarge(b"1234567890")  # the prefix is the message's, up to the limit
+    ]
