@@ -214,6 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --transport http: each SDK's client drives its own server (client side)",
     )
+    parser.add_argument(
+        "--asgi-server",
+        choices=["hypercorn", "uvicorn"],
+        default="hypercorn",
+        help="with --transport websocket or http: the ASGI server our app runs under "
+        "(uvicorn: asyncio, its websockets-sansio and httptools protocols)",
+    )
     args = parser.parse_args(argv)
     if args.pairs and args.transport != "http":
         parser.error("--pairs goes with --transport http (websocket already runs in pairs)")
@@ -221,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--agent-side runs over stdio")
     if args.transport != "stdio":
         os.environ["BENCH_TRANSPORT"] = args.transport  # read by the drivers and agents
+        os.environ["BENCH_ASGI_SERVER"] = args.asgi_server  # read by bench/peers/this_agent.py
     ts_drives = args.agent_side or (args.transport == "http" and not args.pairs)
     spec = QUICK if args.quick else FULL
     runs_wanted = args.runs or (1 if args.quick else 3)
@@ -257,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             "impls": impls,
             "quick": args.quick,
             "transport": args.transport,
+            "asgi_server": args.asgi_server if args.transport != "stdio" else None,
             "agent_side": args.agent_side,
             "ts_client_drives": ts_drives,
             "spec": dict(spec),

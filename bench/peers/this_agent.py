@@ -20,6 +20,7 @@ import re
 import resource
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -40,6 +41,10 @@ from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, R
 from acp_runtime.stdio import stdio_transport
 
 _CHUNKS = re.compile(r"chunks (\d+) size (\d+)")
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Awaitable, Callable
 
 
 def max_rss_kb() -> int:
@@ -116,30 +121,66 @@ async def serve_remote() -> None:
 
 
 async def serve_on_loopback(app: object) -> None:
-    """Serve the ASGI ``app`` under hypercorn (the running backend's worker) on a free
-    port of 127.0.0.1, printed on stdout, until stdin closes."""
+    """Serve the ASGI ``app`` on a free port of 127.0.0.1, printed on stdout, until stdin
+    closes: under hypercorn (the running backend's worker), or under uvicorn (asyncio)
+    when ``BENCH_ASGI_SERVER=uvicorn``."""
     import socket
-
-    import sniffio
-    from hypercorn.config import Config
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
-    config = Config()
-    config.bind = [f"fd://{listener.fileno()}"]
-    config.accesslog = config.errorlog = None
-    config.websocket_max_message_size = 64 * 1024 * 1024
     print(listener.getsockname()[1], flush=True)
 
     async def stdin_closed() -> None:
         await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
 
+    if os.environ.get("BENCH_ASGI_SERVER") == "uvicorn":
+        await _uvicorn(app, listener, stdin_closed)
+    else:
+        await _hypercorn(app, listener, stdin_closed)
+
+
+async def _hypercorn(
+    app: object, listener: socket.socket, until: Callable[[], Awaitable[None]]
+) -> None:
+    import sniffio
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [f"fd://{listener.fileno()}"]
+    config.accesslog = config.errorlog = None
+    config.websocket_max_message_size = 64 * 1024 * 1024
     if sniffio.current_async_library() == "trio":
         from hypercorn.trio import serve as hypercorn_serve
     else:
         from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
-    await hypercorn_serve(app, config, shutdown_trigger=stdin_closed)  # type: ignore[arg-type]
+    await hypercorn_serve(app, config, shutdown_trigger=until)  # type: ignore[arg-type]
+
+
+async def _uvicorn(
+    app: object, listener: socket.socket, until: Callable[[], Awaitable[None]]
+) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        ws="websockets-sansio",
+        http="httptools",
+        ws_max_size=64 * 1024 * 1024,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,  # open SSE streams would hold the shutdown for good
+    )
+    config.load()
+    server = uvicorn.Server(config)
+    server.lifespan = config.lifespan_class(config)
+    await server.startup(sockets=[listener])
+    try:
+        await until()
+    finally:
+        server.should_exit = True
+        await server.shutdown(sockets=[listener])
 
 
 if __name__ == "__main__":

@@ -3,8 +3,25 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))
+
+
+@pytest.fixture(params=["hypercorn", "uvicorn"])
+def asgi_server(request: pytest.FixtureRequest, anyio_backend: str) -> Callable[..., Any]:
+    """The ``serving(app)`` of one ASGI server: the round trips run under hypercorn and, on
+    asyncio, under uvicorn too (the app is meant for whatever server the user runs)."""
+    if request.param == "uvicorn":
+        if anyio_backend != "asyncio":
+            pytest.skip("uvicorn has no trio worker")
+        from .uvicorn_server import serving
+    else:
+        from .hypercorn_server import serving
+    return serving

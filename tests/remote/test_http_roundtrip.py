@@ -1,11 +1,13 @@
 """Our Streamable HTTP client (``connect_http``) against our server (``http_app``, and
-``acp_app`` with ``connect_to_remote_agent`` over both schemes) under hypercorn: the
-whole runtime over HTTP unchanged (initialize, a session, a permission round trip, a
-file read, ``session/cancel``, ``$/cancel_request``, ``session/load`` on a fresh
-connection, close with DELETE)."""
+``acp_app`` with ``connect_to_remote_agent`` over both schemes) under hypercorn, and under
+uvicorn on asyncio: the whole runtime over HTTP unchanged (initialize, a session, a
+permission round trip, a file read, ``session/cancel``, ``$/cancel_request``,
+``session/load`` on a fresh connection, close with DELETE)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -18,18 +20,22 @@ from acp_runtime import ConnectionBuilder, RequestError
 from acp_runtime.remote import acp_app, connect_http, connect_to_remote_agent, http_app
 
 from .http_agent import LoadingEchoAgent
-from .hypercorn_server import serving
 from .test_websocket_roundtrip import Client
 
 pytestmark = pytest.mark.anyio
 
+Serving = Callable[..., AbstractAsyncContextManager[int]]
+"""``serving(app)`` of the ASGI server under test (the ``asgi_server`` fixture)."""
 
-async def test_our_client_runs_the_whole_flow_against_our_server(tmp_path: Path) -> None:
+
+async def test_our_client_runs_the_whole_flow_against_our_server(
+    tmp_path: Path, asgi_server: Serving
+) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("h\u00e9llo over http\n", encoding="utf-8")
     app = http_app(LoadingEchoAgent)
     client = Client()
-    async with serving(app) as port:
+    async with asgi_server(app) as port:
         url = f"http://127.0.0.1:{port}/acp"
         builder = ConnectionBuilder(role="client")
         client.attach(builder)
@@ -84,8 +90,10 @@ async def test_our_client_runs_the_whole_flow_against_our_server(tmp_path: Path)
 
 
 @pytest.mark.parametrize("scheme", ["http", "ws"])
-async def test_one_acp_app_serves_our_client_on_either_scheme(scheme: str) -> None:
-    async with serving(acp_app(LoadingEchoAgent)) as port:
+async def test_one_acp_app_serves_our_client_on_either_scheme(
+    scheme: str, asgi_server: Serving
+) -> None:
+    async with asgi_server(acp_app(LoadingEchoAgent)) as port:
         with anyio.fail_after(20):
             url = f"{scheme}://127.0.0.1:{port}/acp"
             async with connect_to_remote_agent(url, Client()) as cx:

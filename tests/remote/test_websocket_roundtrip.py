@@ -1,9 +1,11 @@
-"""Our WebSocket client against our ASGI server under hypercorn: the whole runtime runs
+"""Our WebSocket client against our ASGI server under hypercorn and uvicorn: the whole runtime runs
 over the socket unchanged (initialize, a session, a prompt with a permission round trip
 and a file read, ``$/cancel_request``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -14,9 +16,10 @@ from acp_generated.v1 import builders as b
 from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder
 from acp_runtime.remote import connect_websocket, websocket_app
 
-from .hypercorn_server import serving
-
 pytestmark = pytest.mark.anyio
+
+Serving = Callable[..., AbstractAsyncContextManager[int]]
+"""``serving(app)`` of the ASGI server under test (the ``asgi_server`` fixture)."""
 
 
 class Client(v1.ClientHandler):
@@ -66,13 +69,15 @@ def agent_app() -> object:
     return websocket_app(FileAgent)
 
 
-async def test_a_prompt_with_a_permission_and_a_file_read_over_websocket(tmp_path: Path) -> None:
+async def test_a_prompt_with_a_permission_and_a_file_read_over_websocket(
+    tmp_path: Path, asgi_server: Serving
+) -> None:
     file = tmp_path / "three.txt"
     file.write_text("a\nb\nc\n", encoding="utf-8")
     client = Client()
     builder = ConnectionBuilder(role="client")
     client.attach(builder)
-    async with serving(agent_app()) as port:
+    async with asgi_server(agent_app()) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             assert transport.connection_id
             async with builder.connect(transport) as cx:
@@ -92,11 +97,13 @@ async def test_a_prompt_with_a_permission_and_a_file_read_over_websocket(tmp_pat
     assert "3 " in client.texts  # "... has 3 lines."
 
 
-async def test_cancel_request_over_websocket_ends_the_prompt_with_32800(tmp_path: Path) -> None:
+async def test_cancel_request_over_websocket_ends_the_prompt_with_32800(
+    tmp_path: Path, asgi_server: Serving
+) -> None:
     client = Client(hold=True)
     builder = ConnectionBuilder(role="client")
     client.attach(builder)
-    async with serving(agent_app()) as port:
+    async with asgi_server(agent_app()) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             async with builder.connect(transport) as cx:
                 agent = v1.RemoteAgent(cx)
@@ -117,8 +124,8 @@ async def test_cancel_request_over_websocket_ends_the_prompt_with_32800(tmp_path
     assert caught.value.code == -32800
 
 
-async def test_each_socket_gets_a_fresh_handler(tmp_path: Path) -> None:
-    async with serving(agent_app()) as port:
+async def test_each_socket_gets_a_fresh_handler(tmp_path: Path, asgi_server: Serving) -> None:
+    async with asgi_server(agent_app()) as port:
         for _ in range(2):
             async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
                 async with ConnectionBuilder(role="client").connect(transport) as cx:
