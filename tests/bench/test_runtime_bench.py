@@ -40,10 +40,19 @@ def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
         assert f"this_vs_{peer}" in ping
 
 
-def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
-    """``--transport websocket``: our client and ASGI server, the TS client and AcpServer."""
+@pytest.mark.parametrize("server", ["hypercorn", "uvicorn"])
+def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts(server: str) -> None:
+    """``--transport websocket``: our client and ASGI server (under ``server``), the TS
+    client and AcpServer."""
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--transport", "websocket"],
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--transport=websocket",
+            f"--asgi-server={server}",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -54,6 +63,7 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     summary = records[-1]
     assert summary["kind"] == "summary" and summary["transport"] == "websocket"
+    assert summary["asgi_server"] == server
     ran = {r["impl"] for r in records if r["kind"] == "run"}
     skipped = {r["impl"]: r["reason"] for r in records if r["kind"] == "skipped"}
     assert "this" in ran
@@ -63,14 +73,20 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts() -> None:
         assert run["cancel"]["p50_us"] > 0
 
 
-@pytest.mark.parametrize("pairs", [False, True], ids=["ts-client-drives", "pairs"])
-def test_quick_runtime_bench_over_http_runs_ours_and_ts(pairs: bool) -> None:
-    """``--transport http``: the TS client against our ``http_app`` and against the TS
-    ``AcpServer`` with its Node handler, in the same run; with ``--pairs`` each SDK's
-    client drives its own server instead (our ``connect_http`` against ``http_app``)."""
+@pytest.mark.parametrize(
+    ("pairs", "server"),
+    [(False, "hypercorn"), (True, "hypercorn"), (False, "uvicorn")],
+    ids=["ts-client-drives", "pairs", "ts-client-drives-uvicorn"],
+)
+def test_quick_runtime_bench_over_http_runs_ours_and_ts(pairs: bool, server: str) -> None:
+    """``--transport http``: the TS client against our ``http_app`` (under ``server``) and
+    against the TS ``AcpServer`` with its Node handler, in the same run; with ``--pairs``
+    each SDK's client drives its own server instead (our ``connect_http`` against
+    ``http_app``)."""
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--transport", "http"]
-        + (["--pairs"] if pairs else []),
+        + (["--pairs"] if pairs else [])
+        + ["--asgi-server", server],
         cwd=REPO,
         capture_output=True,
         text=True,
