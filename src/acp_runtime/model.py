@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
+from pydantic_core import SchemaValidator
 from typing_extensions import Self
 
 from .lenient import Salvage, salvaged
@@ -88,8 +89,8 @@ class AcpModel(BaseModel):
         return salvaged(self)
 
     if not TYPE_CHECKING:  # checkers keep pydantic's signatures; these only add a fast path
-        # Each class gets its own ``__init__`` (``_constructor``) when it is created, with
-        # its constant tags bound in: no lookup per construction.
+        # Each class gets its own ``__init__`` (``_constructor``) on its first construction,
+        # with its constant tags and validator bound in: no lookup per construction.
 
         # pydantic's wrappers forward all 6-15 keywords to pydantic-core, whose argument
         # parsing then costs more than validating a small model (measured, bench/).
@@ -101,11 +102,12 @@ class AcpModel(BaseModel):
             validator = cls.__pydantic_validator__
             cls.model_validate = validator.validate_python
             cls.model_validate_json = validator.validate_json
+            type.__setattr__(cls, "__init__", _first_constructor(cls))  # rebuilt: anew
 
         @classmethod
         def __pydantic_init_subclass__(cls, **kwargs):
             super().__pydantic_init_subclass__(**kwargs)
-            type.__setattr__(cls, "__init__", _constructor(_constant_tags(cls)))
+            type.__setattr__(cls, "__init__", _first_constructor(cls))
             if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
                 cls.model_validate = vars(BaseModel)["model_validate"]
                 cls.model_validate_json = vars(BaseModel)["model_validate_json"]
@@ -142,24 +144,81 @@ def _constant_tags(cls: type[AcpModel]) -> _Tags:
     return tuple(tags)
 
 
-def _constructor(tags: _Tags) -> Callable[..., None]:
-    """A class's ``__init__``: fill in its constant tags, validate, refuse unknown keywords.
+def _first_constructor(cls: type[AcpModel]) -> Callable[..., None]:
+    """The ``__init__`` a class starts with (and gets back when it is rebuilt): on the
+    first construction it makes the class's own constructor, installs it and runs it, so
+    a class only parsed from the wire never pays for one."""
+
+    def __init__(self: AcpModel, /, **data: Any) -> None:
+        constructor = _constructor(_constant_tags(cls), _keyword_validator(cls))
+        type.__setattr__(cls, "__init__", constructor)
+        constructor(self, **data)
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]  # see _constructor
+    return __init__
+
+
+def _keyword_validator(cls: type[AcpModel]) -> Callable[..., Any]:
+    """``validate_python`` of a validator for ``cls`` that refuses unknown keywords.
+
+    It is the class's own schema with every extra key failing validation
+    (``unexpected_keyword_argument``), so pydantic-core checks keywords as it validates,
+    at no cost; reading back what ``extra="allow"`` kept would cost a slow attribute read
+    per construction. What extras mean is unchanged (``__pydantic_extra__`` is ``{}``, as
+    after parsing), and nested fields validate as when parsing. The schema names a
+    stand-in class: pydantic-core would reuse the class's own validator for its own class.
+    """
+    cls.__pydantic_core_schema__["type"]  # a deferred class is built by this first read
+    schema: Any = cls.__pydantic_core_schema__
+    nested: bool = schema["type"] == "definitions"
+    definitions: list[Any] = list(schema["definitions"]) if nested else []
+    model: Any = schema["schema"] if nested else schema
+    if model["type"] == "definition-ref":
+        model = next(d for d in definitions if d.get("ref") == model["schema_ref"])
+    elif "ref" in model:
+        definitions.append(model)  # what refers to the model from inside keeps its rules
+    if model["type"] != "model" or model["schema"]["type"] != "model-fields":
+        raise TypeError(f"{cls.__name__} has no plain model schema")  # never generated
+    entry: Any = {key: value for key, value in model.items() if key != "ref"}
+    entry["cls"] = _BuiltInCode
+    entry["schema"] = {**model["schema"], "extras_keys_schema": _NO_KEY}
+    if definitions:
+        entry = {"type": "definitions", "schema": entry, "definitions": definitions}
+    return SchemaValidator(entry, model.get("config")).validate_python
+
+
+class _BuiltInCode:
+    """Stand-in class of :func:`_keyword_validator`'s schemas (they always validate into
+    an instance given as ``self_instance``)."""
+
+
+_NO_KEY = {
+    "type": "custom-error",
+    "custom_error_type": "unexpected_keyword_argument",
+    "schema": {"type": "literal", "expected": [object()]},  # equal to no key
+}
+"""A schema that no key passes."""
+
+
+def _constructor(tags: _Tags, validate: Callable[..., Any]) -> Callable[..., None]:
+    """A class's ``__init__``: fill in its constant tags, validate (``validate`` refuses
+    unknown keywords), report a typo as one.
 
     This runs for every model built in code (three per streamed chunk), so it comes in one
-    shape per tag count, each as few bytecodes as the checks allow: a loop over one tag,
-    the ``try`` and the call that checks for typos cost about 1,700 instructions per chunk
-    more than this (callgrind, bench/README "Agent side"). Failures take the slow path.
+    shape per tag count, each as few bytecodes as the checks allow, with the validator
+    bound in (reading ``self.__pydantic_validator__`` goes through pydantic's
+    ``__getattr__`` hook: about 400 instructions). Built so, a model costs about 330
+    instructions less than with pydantic's own ``__init__`` (callgrind,
+    ``bench/message_paths.py``). Failures take the slow path.
     """
     if not tags:
 
         def __init__(self: AcpModel, /, **data: Any) -> None:
             try:
-                self.__pydantic_validator__.validate_python(data, self_instance=self)
+                validate(data, self_instance=self)
             except ValidationError:
                 _refuse_unknown_keywords(type(self), data)
                 raise
-            if self.__pydantic_extra__:  # extra="allow" kept what names no field
-                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
 
     elif len(tags) == 1:
         ((name, alias, constant),) = tags
@@ -168,12 +227,10 @@ def _constructor(tags: _Tags) -> Callable[..., None]:
             if name not in data and alias not in data:
                 data[name] = constant
             try:
-                self.__pydantic_validator__.validate_python(data, self_instance=self)
+                validate(data, self_instance=self)
             except ValidationError:
                 _refuse_unknown_keywords(type(self), data)
                 raise
-            if self.__pydantic_extra__:
-                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
 
     else:
 
@@ -182,12 +239,10 @@ def _constructor(tags: _Tags) -> Callable[..., None]:
                 if name not in data and alias not in data:
                     data[name] = constant
             try:
-                self.__pydantic_validator__.validate_python(data, self_instance=self)
+                validate(data, self_instance=self)
             except ValidationError:
                 _refuse_unknown_keywords(type(self), data)
                 raise
-            if self.__pydantic_extra__:
-                raise _unknown_keywords(type(self), set(self.__pydantic_extra__))
 
     # pydantic validates nested models without calling ``__init__`` unless a class has a
     # custom one; this marks ours as the base's, so wire parsing keeps its fast path.
@@ -203,7 +258,7 @@ def _refuse_unknown_keywords(cls: type[AcpModel], data: dict[str, Any]) -> None:
 
 
 if not TYPE_CHECKING:
-    type.__setattr__(AcpModel, "__init__", _constructor(()))
+    type.__setattr__(AcpModel, "__init__", _first_constructor(AcpModel))
 
 
 def _aliases(field: FieldInfo) -> list[str]:
