@@ -19,10 +19,9 @@ waiting for the outcome, is :meth:`PendingRequest.wait`.
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from .errors import RequestError
 from .jsonrpc import RequestId, encode_notification, encode_request, log_fields
@@ -78,18 +77,50 @@ class RequestLink(Protocol):
         ...
 
 
-class Wire(enum.Enum):
-    PREPARED = "prepared"
-    PUBLISHED = "published"
-    SETTLED = "settled"
+class _States:
+    """Base of a small closed set of states, each a class attribute holding an instance.
+
+    Not ``enum.Enum``: on Python 3.10 and 3.11 each read of an Enum member
+    (``Wire.SETTLED``) goes through the slow attribute hook that ``EnumType.__getattr__``
+    installs, about 850 instructions, and a request round trip read 14 of them (4 % of
+    a ping, callgrind, ``bench/message_paths.py``). A plain class attribute costs a
+    dictionary read.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}.{self.value.upper()}>"
 
 
-class Consumer(enum.Enum):
-    NONE = "none"
-    AWAIT = "await"
-    CALLBACK = "callback"
-    GONE = "gone"
+class Wire(_States):
+    """Where a request is: not yet on the wire, on it, or settled."""
+
+    __slots__ = ()
+    PREPARED: ClassVar[Wire]
+    PUBLISHED: ClassVar[Wire]
+    SETTLED: ClassVar[Wire]
+
+
+Wire.PREPARED, Wire.PUBLISHED, Wire.SETTLED = Wire("prepared"), Wire("published"), Wire("settled")
+
+
+class Consumer(_States):
+    """Who takes a request's outcome."""
+
+    __slots__ = ()
+    NONE: ClassVar[Consumer]
+    AWAIT: ClassVar[Consumer]
+    CALLBACK: ClassVar[Consumer]
+    GONE: ClassVar[Consumer]
     """Detached, dropped or abandoned: the outcome is discarded."""
+
+
+Consumer.NONE, Consumer.AWAIT = Consumer("none"), Consumer("await")
+Consumer.CALLBACK, Consumer.GONE = Consumer("callback"), Consumer("gone")
 
 
 ResultCallback = Callable[[JsonValue, "RequestError | None"], Coroutine[Any, Any, None]]
