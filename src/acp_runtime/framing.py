@@ -113,7 +113,7 @@ class LineReader:
         self._long_ended = False  # its newline has come (what follows it is in _buffer)
         self._at_start = True  # a byte-order mark may still come first
         self._eof = False
-        self._guard = anyio.ResourceGuard("reading from")
+        self._receiving = False
 
     async def receive(self) -> bytes:
         """Next non-blank line without its line ending.
@@ -123,7 +123,10 @@ class LineReader:
             anyio.EndOfStream: the stream ended and no data is left.
             anyio.BrokenResourceError: the underlying stream failed.
         """
-        with self._guard:
+        if self._receiving:  # a flag, not an anyio.ResourceGuard: two calls less per line
+            raise anyio.BusyResourceError("reading from")
+        self._receiving = True
+        try:
             while self._at_start:
                 await self._drop_byte_order_mark()
             while True:
@@ -134,6 +137,8 @@ class LineReader:
                     return line
                 if line is None:
                     await self._fill()
+        finally:
+            self._receiving = False
 
     async def _drop_byte_order_mark(self) -> None:
         """Read until the stream's first bytes tell whether they are a byte-order mark."""
