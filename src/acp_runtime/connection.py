@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 import anyio
@@ -33,6 +34,7 @@ from .errors import RequestError
 from .jsonrpc import (
     EnvelopeHead,
     Invalid,
+    Message,
     Notification,
     RawParams,
     Request,
@@ -66,7 +68,7 @@ from .response_slot import ResponseSlot, answer_spawned_failure
 from .roles import Role, check_peer_handles
 from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
-from .successor import peel_envelopes
+from .successor import ENVELOPE_METHODS, peel_envelopes
 from .transport import MessageTooLarge, Transport
 
 if TYPE_CHECKING:
@@ -89,6 +91,9 @@ _MALFORMED_RESPONSE: JsonValue = {
     "detail": 'a response needs "jsonrpc": "2.0" and exactly one of "result" and "error"',
 }
 """``data`` of the -32600 that settles a request whose response was malformed."""
+
+_CANCEL_OR_ENVELOPE = frozenset({CANCEL_REQUEST_METHOD, *ENVELOPE_METHODS})
+"""Notification methods that may be a cancel, plain or wrapped."""
 
 CLOSE_TIMEOUT = 5.0
 """Seconds the shutdown may spend on result callbacks and flushing queued messages."""
@@ -176,6 +181,10 @@ class Connection:
         self._observer = observer
         """Instrumentation (:mod:`~acp_runtime.observation`); None, the default, costs one
         test per request."""
+        self._record: Callable[[Connection, int, str, Payload, Peer], PendingRequest] = (
+            PendingRequest if observer is None else partial(ObservedPendingRequest, observer)
+        )
+        """Makes an outgoing request's record; observed when the connection is instrumented."""
         self._call_soon = current_soon_caller()
         self._new_waiter = current_waiter_factory()
         self._current_task = current_task_getter()
@@ -189,9 +198,9 @@ class Connection:
         self._writer_started = False
         self._writer_done = anyio.Event()
         self._transport_error: Exception | None = None
-        self._predecoded: tuple[bytes, JsonValue] | None = None
+        self._predecoded: tuple[bytes, JsonValue, Message] | None = None
         """A message the eager path parsed and declined, so the dispatch loop does not
-        parse it again."""
+        parse or classify it again."""
         set_eager_receiver = getattr(transport, "set_eager_receiver", None)
         self._eager = set_eager_receiver is not None and set_eager_receiver(self._settle_eagerly)
 
@@ -280,24 +289,15 @@ class Connection:
     ) -> SentRequest[JsonValue]:
         """Like :meth:`send_raw_request`, but not published until consumed (OUT-8)."""
         request_id, payload = self._pending.allocate_id(), as_json(params)
-        return SentRequest(self._record(request_id, method, payload, peer), _identity)
+        record = self._record(self, request_id, method, payload, peer or self.counterpart)
+        return SentRequest(record, _identity)
 
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
         check_peer_handles(self.role, binding)
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
-        return SentRequest(
-            self._record(request_id, binding.name, payload, peer), binding.result.load
-        )
-
-    def _record(
-        self, request_id: int, method: str, payload: Payload, peer: Peer | None
-    ) -> PendingRequest:
-        """An outgoing request's record; observed when the connection is instrumented."""
-        peer = peer or self.counterpart
-        if self._observer is None:
-            return PendingRequest(self, request_id, method, payload, peer)
-        return ObservedPendingRequest(self._observer, self, request_id, method, payload, peer)
+        record = self._record(self, request_id, binding.name, payload, peer or self.counterpart)
+        return SentRequest(record, binding.result.load)
 
     @overload
     def send_notification(
@@ -526,8 +526,6 @@ class Connection:
         waking the reader task. Requests, notifications and responses whose result
         callback must run in the loop are declined and take the normal path.
         """
-        if b'"method"' in data:  # a call: handlers run in the dispatch loop
-            return False
         try:
             value = decode(data)
         except ValueError:
@@ -536,22 +534,25 @@ class Connection:
         if (
             not isinstance(message, Response)
             or (record := self._pending.take_without_callback(message.id)) is None
-        ):
-            self._predecoded = (data, value)
+        ):  # a call (handlers run in the dispatch loop), or a callback's response
+            self._predecoded = (data, value, message)
             return False
         record.settle(message.result, message.error)
         return True
 
     async def _dispatch(self, data: bytes) -> None:
         predecoded, self._predecoded = self._predecoded, None
-        try:
-            value = predecoded[1] if predecoded and predecoded[0] == data else decode(data)
-        except ValueError:
-            value = _UNPARSABLE  # handled below, once the decoded text is gone with the error
-        if value is _UNPARSABLE:
-            self._on_unparsable(data)
-            return
-        message = classify(value)
+        if predecoded is not None and predecoded[0] == data:
+            _, value, message = predecoded
+        else:
+            try:
+                value = decode(data)
+            except ValueError:
+                value = _UNPARSABLE  # handled below, once the decoded text is gone with the error
+            if value is _UNPARSABLE:
+                self._on_unparsable(data)
+                return
+            message = classify(value)
         if isinstance(message, Request):
             await self._on_request(message)
         elif isinstance(message, Notification):
@@ -585,9 +586,10 @@ class Connection:
 
     async def _on_notification(self, notification: Notification) -> None:
         # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.
-        inner_method, inner_params = peel_envelopes(notification.method, notification.params)
-        if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):
-            return
+        if notification.method in _CANCEL_OR_ENVELOPE:  # the others skip two calls
+            inner_method, inner_params = peel_envelopes(notification.method, notification.params)
+            if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):
+                return
         route = self._routes.notifications.get(notification.method) or self._routes.raw_notification
         if route is None:
             log.debug(

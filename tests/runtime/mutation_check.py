@@ -79,11 +79,11 @@ MUTATIONS: list[Mutation] = [
         "IN-2",
         "markers updated after the user handler chain instead of before",
         "connection.py",
-        "        if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):\n"
-        "            return\n"
+        "            if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):\n"
+        "                return\n"
         "        route = self._routes.notifications.get(notification.method) or self._routes.raw_notification\n",
         "        route = self._routes.notifications.get(notification.method) or self._routes.raw_notification\n"
-        "        if inner_method == CANCEL_REQUEST_METHOD:\n"
+        "        if notification.method in _CANCEL_OR_ENVELOPE and inner_method == CANCEL_REQUEST_METHOD:\n"
         "            if route is None:\n"
         "                self._apply_cancel(inner_params)\n"
         "                return\n"
@@ -218,9 +218,9 @@ MUTATIONS: list[Mutation] = [
         "IN-3",
         "malformed cancel params still reach the user handlers",
         "connection.py",
-        "        if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):\n"
-        "            return\n",
-        "        if inner_method == CANCEL_REQUEST_METHOD:\n            self._apply_cancel(inner_params)\n",
+        "            if inner_method == CANCEL_REQUEST_METHOD and not self._apply_cancel(inner_params):\n"
+        "                return\n",
+        "            if inner_method == CANCEL_REQUEST_METHOD:\n                self._apply_cancel(inner_params)\n",
     ),
     Mutation(
         "M19",
@@ -591,8 +591,8 @@ MUTATIONS: list[Mutation] = [
         "REL-5",
         "a bad line is quoted from a second decode of all of it, while the first is still held",
         "connection.py",
-        "        except ValueError:\n            value = _UNPARSABLE  # handled below, once the decoded text is gone with the error\n",
-        "        except ValueError:\n            self._on_unparsable(data)\n            return\n",
+        "            except ValueError:\n                value = _UNPARSABLE  # handled below, once the decoded text is gone with the error\n",
+        "            except ValueError:\n                self._on_unparsable(data)\n                return\n",
         (
             (
                 "connection.py",
