@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -24,7 +25,7 @@ from .jsonrpc import log_fields
 from .log_throttle import peer_log
 from .methods import JsonValue, NotificationMethod, RequestMethod
 from .responder import Responder
-from .response_slot import ResponseSlot, answer_failures
+from .response_slot import ResponseSlot, answer_failure
 from .sent_request import validation_summary
 
 if TYPE_CHECKING:
@@ -71,10 +72,7 @@ def typed_request_route(
 
 def raw_request_route(handler: RawRequestHandler) -> RequestRoute:
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
-        async def call(params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:
-            return await handler(method, params, responder)
-
-        await _call(call, raw, Responder(slot, cx, _identity), slot)
+        await _call(partial(handler, method), raw, Responder(slot, cx, _identity), slot)
 
     return route
 
@@ -85,9 +83,15 @@ async def _call(
     responder: Responder[Any],
     slot: ResponseSlot,
 ) -> None:
-    outcome = await answer_failures(handler(params, responder), slot, "handler for")
-    if outcome is not None and outcome[0] is not None:
-        responder.respond(outcome[0])
+    # What answer_failures does, without its coroutine and tuple: this runs per request.
+    work = handler(params, responder)
+    try:
+        result = await work
+    except Exception as error:
+        answer_failure(error, slot, "handler for")
+        return
+    if result is not None:
+        responder.respond(result)
 
 
 def typed_notification_route(
