@@ -65,7 +65,7 @@ from .observation import ConnectionObserver, ObservedPendingRequest, ObservedRes
 from .outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
 from .peer import COUNTERPART, Peer, on_wire
 from .response_slot import ResponseSlot, answer_spawned_failure
-from .roles import Role, check_peer_handles
+from .roles import Role, check_peer_handles, sides_peer_handles
 from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
 from .successor import ENVELOPE_METHODS, peel_envelopes
@@ -164,6 +164,7 @@ class Connection:
         observer: ConnectionObserver | None = None,
     ) -> None:
         self.role: Role = role
+        self._peer_sides = sides_peer_handles(role)
         self.counterpart: Peer = COUNTERPART
         """The default peer requests and notifications go to."""
         self._routes = routes
@@ -294,7 +295,8 @@ class Connection:
 
     def _prepare(self, args: tuple[Any, ...], peer: Peer | None) -> SentRequest[Any]:
         binding, params = _request_binding(args)
-        check_peer_handles(self.role, binding)
+        if binding.side not in self._peer_sides:
+            check_peer_handles(self.role, binding)  # raises
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
         record = self._record(self, request_id, binding.name, payload, peer or self.counterpart)
         return SentRequest(record, binding.result.load)
@@ -318,7 +320,8 @@ class Connection:
             binding, params = notification_method_of(args[0]), args[0]
         else:
             binding, params = args
-        check_peer_handles(self.role, binding)
+        if binding.side not in self._peer_sides:
+            check_peer_handles(self.role, binding)  # raises
         payload = binding.params.encode(params)
         self._send_notification(binding.name, payload, peer or self.counterpart)
         return self._drain

@@ -29,17 +29,12 @@ COUNTERPART = Peer()
 """The default peer: the other end of the connection, no wrapping."""
 
 
-def wraps(peer: Peer) -> bool:
-    """Whether ``peer`` puts messages into an envelope (overrides :meth:`Peer.wrap`).
-    Payloads for one that does not may go out as :class:`EncodedJson`."""
-    return type(peer).wrap is not Peer.wrap
-
-
 def on_wire(peer: Peer, method: str, params: Payload) -> tuple[str, Payload]:
     """``peer.wrap(method, params)`` for a payload that may be JSON text already: it
-    passes through a peer that does not wrap; an envelope gets its value."""
+    passes through a peer that does not wrap (does not override :meth:`Peer.wrap`); an
+    envelope gets its value."""
     if isinstance(params, EncodedJson):
-        if not wraps(peer):
+        if type(peer).wrap is Peer.wrap:
             return method, params
         params = params.value()
     return peer.wrap(method, params)

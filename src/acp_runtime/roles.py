@@ -8,9 +8,9 @@ tools).
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
-from .methods import NotificationMethod, RequestMethod
+from .methods import NotificationMethod, RequestMethod, Side
 
 Role = Literal["agent", "client", "untyped"]
 
@@ -31,11 +31,21 @@ def check_handles(role: Role, binding: Binding) -> None:
 
 def check_peer_handles(role: Role, binding: Binding) -> None:
     """Raise ``ValueError`` if ``role``'s peer does not handle ``binding`` (at send)."""
-    if role == "untyped" or binding.side in _ANYWHERE or binding.side == _PEER[role]:
+    if _peer_handles(role, binding.side):
         return
     raise ValueError(
         f"{binding.name!r} is handled by the {binding.side} side; a {role} cannot send it"
     )
+
+
+def sides_peer_handles(role: Role) -> frozenset[str]:
+    """The binding sides ``role``'s peer handles: a connection tests a send against this
+    set and calls :func:`check_peer_handles` only for the others (a call less per send)."""
+    return frozenset(side for side in get_args(Side) if _peer_handles(role, side))
+
+
+def _peer_handles(role: Role, side: str) -> bool:
+    return role == "untyped" or side in _ANYWHERE or side == _PEER[role]
 
 
 def validate_role(role: str) -> Role:
