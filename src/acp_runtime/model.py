@@ -102,7 +102,30 @@ class AcpModel(BaseModel):
             validator = cls.__pydantic_validator__
             cls.model_validate = validator.validate_python
             cls.model_validate_json = validator.validate_json
-            type.__setattr__(cls, "__init__", _first_constructor(cls))  # rebuilt: anew
+            type.__setattr__(cls, "__init__", _first_constructor(cls))
+
+        # pydantic calls the hook above only when a class first completes: a forced
+        # rebuild of a complete class must re-bind what the hook bound to the old validator.
+        @classmethod
+        def model_rebuild(
+            cls,
+            *,
+            force=False,
+            raise_errors=True,
+            _parent_namespace_depth=2,
+            _types_namespace=None,
+        ):
+            was_complete = cls.__pydantic_complete__
+            rebuilt = super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                # one frame more between pydantic and the caller whose namespace it reads
+                _parent_namespace_depth=_parent_namespace_depth + (_parent_namespace_depth > 0),
+                _types_namespace=_types_namespace,
+            )
+            if was_complete and rebuilt:
+                cls.__pydantic_on_complete__()
+            return rebuilt
 
         @classmethod
         def __pydantic_init_subclass__(cls, **kwargs):
@@ -178,13 +201,26 @@ def _keyword_validator(cls: type[AcpModel]) -> Callable[..., Any]:
     elif "ref" in model:
         definitions.append(model)  # what refers to the model from inside keeps its rules
     if model["type"] != "model" or model["schema"]["type"] != "model-fields":
-        raise TypeError(f"{cls.__name__} has no plain model schema")  # never generated
+        return _refusing_kept_extras(cls)  # a subclass with a model validator, say
     entry: Any = {key: value for key, value in model.items() if key != "ref"}
     entry["cls"] = _BuiltInCode
     entry["schema"] = {**model["schema"], "extras_keys_schema": _NO_KEY}
     if definitions:
         entry = {"type": "definitions", "schema": entry, "definitions": definitions}
     return SchemaValidator(entry, model.get("config")).validate_python
+
+
+def _refusing_kept_extras(cls: type[AcpModel]) -> Callable[..., Any]:
+    """For a schema :func:`_keyword_validator` does not rewrite: validate as the class
+    does, then refuse what ``extra="allow"`` kept (slower, and never a generated model)."""
+    validate = cls.__pydantic_validator__.validate_python
+
+    def validate_refusing_extras(data: dict[str, Any], *, self_instance: AcpModel) -> None:
+        validate(data, self_instance=self_instance)
+        if self_instance.__pydantic_extra__:
+            raise _unknown_keywords(cls, set(self_instance.__pydantic_extra__))
+
+    return validate_refusing_extras
 
 
 class _BuiltInCode:

@@ -102,3 +102,57 @@ def test_an_incomplete_subclass_validates_as_itself_once_rebuilt() -> None:
     assert type(v1.TextContentBlock.model_validate({"type": "text", "text": "hi"})) is (
         v1.TextContentBlock
     )
+
+
+def test_a_built_model_is_the_parsed_one() -> None:
+    """The constructor's own validator (unknown keywords refused) leaves what parsing
+    leaves: equal models, no kept extras, the same fields set."""
+    built = v1.TextContentBlock(text="hi")
+    parsed = v1.TextContentBlock.model_validate({"type": "text", "text": "hi"})
+    assert built == parsed
+    assert built.__pydantic_extra__ == {} == parsed.__pydantic_extra__
+    assert built.model_fields_set == parsed.model_fields_set == {"type", "text"}
+
+
+def test_nested_values_given_as_dicts_validate_as_when_parsing() -> None:
+    """Only the constructor's own keywords are checked: a nested dict is wire data."""
+    chunk = v1.AgentMessageChunkSessionUpdate(
+        content={"type": "text", "text": "a", "newField": 2}  # type: ignore[arg-type]
+    )
+    assert isinstance(chunk.content, v1.TextContentBlock)
+    assert chunk.content.model_dump(mode="json", exclude_unset=True)["newField"] == 2
+
+
+def test_a_subclass_with_a_model_validator_is_built_and_checked() -> None:
+    """A schema the constructor does not rewrite still validates, and still refuses typos."""
+    from pydantic import model_validator
+
+    class Shouting(v1.TextContentBlock):
+        @model_validator(mode="after")
+        def shout(self) -> Shouting:
+            self.text = self.text.upper()
+            return self
+
+    assert Shouting(text="hi").text == "HI"
+    assert Shouting(text="hi").type == "text"
+    with pytest.raises(TypeError, match=r"'txt' \(did you mean 'text'\?\)"):
+        Shouting(txt="hi")  # type: ignore[call-arg]
+
+
+def test_a_forced_rebuild_rebinds_validation_and_construction() -> None:
+    """pydantic calls ``__pydantic_on_complete__`` only when a class first completes; a
+    forced rebuild (here after a config change) must not leave the old validator bound."""
+
+    class Note(v1.AcpModel):
+        count: int
+
+    assert Note(count=1).count == 1
+    with pytest.raises(ValidationError):
+        Note.model_validate({"count": "2"})  # strict
+    Note.model_config["strict"] = False
+    assert Note.model_rebuild(force=True)
+    assert Note.model_validate({"count": "2"}).count == 2
+    assert Note(count="3").count == 3  # type: ignore[arg-type]
+    assert Note.model_validate == Note.__pydantic_validator__.validate_python
+    with pytest.raises(TypeError, match="'cuont'"):
+        Note(cuont=4)  # type: ignore[call-arg]
