@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench import REPO, run_python
 
 
 def test_quick_ab_runs_both_sides_in_turn_and_compares_them() -> None:
-    command = [sys.executable, "-m", "bench.ab", "--quick", "--rounds", "2"]
-    proc = subprocess.run(
-        [*command, "--baseline-src", str(REPO / "src")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+    proc = run_python(
+        *("-m", "bench.ab", "--quick", "--rounds", "2"),
+        *("--baseline-src", str(REPO / "src")),
         timeout=300,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -37,12 +31,5 @@ def test_quick_ab_runs_both_sides_in_turn_and_compares_them() -> None:
 
 
 def test_the_baseline_must_hold_a_runtime(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.ab", "--baseline-src", str(tmp_path)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_python("-m", "bench.ab", "--baseline-src", str(tmp_path), timeout=60)
     assert proc.returncode == 2 and "no acp_runtime package" in proc.stderr

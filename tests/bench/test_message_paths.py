@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench import run_python
 
 RUN_WITH_MARKS = """
 import anyio, sys
@@ -24,25 +20,11 @@ print(marks)
 
 @pytest.mark.parametrize("scenario", ["send", "receive", "ping", "prompt"])
 def test_scenario_runs_and_marks_its_measured_part_once(scenario: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN_WITH_MARKS, scenario],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_python("-c", RUN_WITH_MARKS, scenario, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "['start', 'end']"
 
 
 def test_one_scenario_is_named() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.message_paths", "pong"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_python("-m", "bench.message_paths", "pong", timeout=60)
     assert proc.returncode == 2 and "scenarios are" in proc.stderr

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench import run_python
 
 
 def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    proc = run_python("-m", "bench", "--quick", timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     runs = [r for r in records if r["kind"] == "run"]
@@ -44,20 +34,9 @@ def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
 def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts(server: str) -> None:
     """``--transport websocket``: our client and ASGI server (under ``server``), the TS
     client and AcpServer."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench",
-            "--quick",
-            "--transport=websocket",
-            f"--asgi-server={server}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+    proc = run_python(
+        *("-m", "bench", "--quick", "--transport=websocket", f"--asgi-server={server}"),
         timeout=180,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -83,15 +62,11 @@ def test_quick_runtime_bench_over_http_runs_ours_and_ts(pairs: bool, server: str
     against the TS ``AcpServer`` with its Node handler, in the same run; with ``--pairs``
     each SDK's client drives its own server instead (our ``connect_http`` against
     ``http_app``)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--transport", "http"]
-        + (["--pairs"] if pairs else [])
-        + ["--asgi-server", server],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+    proc = run_python(
+        *("-m", "bench", "--quick", "--transport", "http"),
+        *(["--pairs"] if pairs else []),
+        *("--asgi-server", server),
         timeout=180,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -112,14 +87,7 @@ def test_quick_runtime_bench_over_http_runs_ours_and_ts(pairs: bool, server: str
 def test_quick_agent_side_bench_drives_every_agent_with_the_ts_client() -> None:
     """``--agent-side`` (issue #17): the TS SDK client drives each implementation's agent;
     the PyPI agent, which cannot handle ``$/cancel_request``, skips the cancel workload."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--agent-side"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    proc = run_python("-m", "bench", "--quick", "--agent-side", timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     summary = records[-1]
@@ -138,14 +106,9 @@ def test_quick_agent_side_bench_drives_every_agent_with_the_ts_client() -> None:
 
 
 def test_the_asgi_floor_bench_prints_hypercorns_cpu_per_frame() -> None:
-    command = [sys.executable, "-m", "bench.asgi_floor", "--runs", "1"]
-    proc = subprocess.run(
-        [*command, "--echoes", "50", "--frames", "200"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+    proc = run_python(
+        *("-m", "bench.asgi_floor", "--runs", "1", "--echoes", "50", "--frames", "200"),
         timeout=120,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     line = proc.stdout.strip()
