@@ -67,6 +67,8 @@ TOO_LARGE_PREFIX_BYTES = 1024
 """How much of a skipped line :class:`MessageTooLarge` keeps (ids usually come early);
 never more than the limit itself."""
 
+# Byte values, not one-byte strings: on Python 3.11 ``b"\n" in data`` first tries the
+# needle as an integer and builds and drops a TypeError (about ten times the cost).
 _NEWLINE = 0x0A
 _CR = 0x0D
 _BOM = b"\xef\xbb\xbf"
@@ -346,7 +348,7 @@ class LineTransport:
             anyio.BrokenResourceError: the peer is gone.
             anyio.ClosedResourceError: this transport (or its send side) was closed.
         """
-        if b"\n" in message:
+        if _NEWLINE in message:
             raise ValueError("a newline-delimited message must not contain a newline")
         frame = message + b"\n"
         async with self._send_lock:
@@ -358,7 +360,7 @@ class LineTransport:
         way; False means nothing was written and :meth:`send` must be used. This lets
         a request reach the wire without waking a writer task."""
         try_send = self._try_send_nowait
-        if try_send is None or self._closed or self._send_lock.locked() or b"\n" in message:
+        if try_send is None or self._closed or self._send_lock.locked() or _NEWLINE in message:
             return False
         return try_send(message + b"\n")
 
@@ -374,7 +376,7 @@ class LineTransport:
         size = 0
         for message in messages:
             size += len(message) + 1
-            if size > limit or b"\n" in message:
+            if size > limit or _NEWLINE in message:
                 break
             lines.append(message)
         if not lines or not try_send(b"\n".join(lines) + b"\n"):
@@ -384,7 +386,7 @@ class LineTransport:
     async def send_many(self, messages: Sequence[bytes]) -> None:
         """:meth:`send` for several messages, in order, in one write: a backlog costs
         one system call and one wake-up of the peer instead of one per message."""
-        if any(b"\n" in message for message in messages):
+        if any(_NEWLINE in message for message in messages):
             raise ValueError("a newline-delimited message must not contain a newline")
         frame = b"\n".join(messages) + b"\n"
         async with self._send_lock:

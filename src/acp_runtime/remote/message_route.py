@@ -18,6 +18,9 @@ from typing import Final
 _HEAD: Final = b'{"jsonrpc":"2.0",'
 _NOTIFICATION_HEAD: Final = b'{"jsonrpc":"2.0","method":"'
 _SESSION_PARAMS: Final = b',"params":{"sessionId":"'
+_BACKSLASH: Final = 0x5C
+"""A byte value: on Python 3.11 a bytes needle in ``in`` first fails as an integer (a
+TypeError built and dropped), so multi-byte tests here use ``find``."""
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass costs three times as much to make
@@ -32,7 +35,7 @@ class QuickRoute:
 def is_plain_notification(message: bytes) -> bool:
     """A notification in the usual layout, with no ``"id"`` key anywhere: a client has
     nothing to route for it (no answer to find, none to send)."""
-    return message.startswith(_NOTIFICATION_HEAD) and b'"id"' not in message
+    return message.startswith(_NOTIFICATION_HEAD) and message.find(b'"id"') < 0
 
 
 def quick_route(message: bytes) -> QuickRoute | None:
@@ -51,21 +54,21 @@ def quick_route(message: bytes) -> QuickRoute | None:
         request_id = int(digits)
         rest = comma + 1
         if message.startswith(b'"result":', rest) or message.startswith(b'"error":', rest):
-            if b'"sessionId"' in message:
+            if message.find(b'"sessionId"') >= 0:
                 return None  # a session/new result: its session is read by a parse
             return QuickRoute(True, request_id, None)
-    elif b'"id"' in message:
+    elif message.find(b'"id"') >= 0:
         return None  # an id after the params would make it a request: parsed
     if not message.startswith(b'"method":"', rest):
         return None
     end = message.find(b'"', rest + 10)
-    if end < 0 or b"\\" in message[rest + 10 : end]:
+    if end < 0 or _BACKSLASH in message[rest + 10 : end]:
         return None
     if not message.startswith(_SESSION_PARAMS, end + 1):
         return None  # params without a leading sessionId may still hold one: parsed
     start = end + 1 + len(_SESSION_PARAMS)
     close = message.find(b'"', start)
     session = message[start:close]
-    if close < 0 or b"\\" in session or not session:
+    if close < 0 or _BACKSLASH in session or not session:
         return None
     return QuickRoute(False, request_id, session.decode())

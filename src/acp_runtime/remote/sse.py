@@ -28,6 +28,10 @@ _DATA = b"data:"
 _DATA_SPACE = b"data: "
 _LINE_OVERHEAD = len(_BOM) + len(_DATA) + 1  # a data line's bytes beyond its value
 _LINE_END = re.compile(rb"\r\n?|\n")
+# Byte values, not one-byte strings: on Python 3.11 ``b"\n" in value`` first tries the
+# needle as an integer and builds and drops a TypeError (about ten times the cost).
+_LF = 0x0A
+_CR = 0x0D
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ class SseParser:
             if end < 0:
                 break
             value = chunk[start + len(_DATA_SPACE) : end]
-            if len(value) > limit or b"\n" in value or b"\r" in value:
+            if len(value) > limit or _LF in value or _CR in value:
                 break
             out.append(value)
             start = end + 2

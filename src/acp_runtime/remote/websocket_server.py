@@ -459,7 +459,7 @@ def _invalid_request_frame(data: object) -> str:
 def _second_initialize_id(data: bytes) -> tuple[bool, object]:
     """Whether ``data`` is an ``initialize`` request, and its id; parsed only when the
     bytes can be one, so ordinary traffic is not parsed twice."""
-    if b'"initialize"' not in data:
+    if data.find(b'"initialize"') < 0:
         return False, None
     try:
         value: object = json.loads(data)
