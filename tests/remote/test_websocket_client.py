@@ -5,6 +5,8 @@ status, an httpx client or an environment proxy taking the upgrade, and wss."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import socket
 import ssl
@@ -149,6 +151,45 @@ async def test_send_many_writes_each_message_as_its_own_frame_in_order() -> None
         with anyio.fail_after(5):
             await close.seen.wait()
     assert close.texts == ['{"n":1}', '{"n":2}', '{"é":3}', '{"n":4}']
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_every_send_waiting_for_the_socket_to_drain_is_woken(anyio_backend: str) -> None:
+    """asyncio's flow control: while writing is paused several sends can wait (the
+    connection's writer and the keep-alive's ping); resuming wakes every one, and one
+    waiter cancelled meanwhile ends no other's wait."""
+    close = ClientClose()
+    sent: list[str] = []
+    async with wsproto_server('"hi"', close) as port:
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            assert isinstance(transport, asyncio.Protocol)  # the asyncio socket path
+            transport.pause_writing()  # what asyncio calls at the buffer's high-water mark
+
+            async def send(text: str) -> None:
+                await transport.send(text.encode())
+                sent.append(text)
+
+            cancelled = anyio.CancelScope()
+
+            async def send_cancelled() -> None:
+                with cancelled:
+                    await send('"b"')
+
+            with anyio.fail_after(5):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(send, '"a"')
+                    await anyio.wait_all_tasks_blocked()
+                    tg.start_soon(send_cancelled)
+                    await anyio.wait_all_tasks_blocked()
+                    tg.start_soon(send, '"c"')
+                    await anyio.wait_all_tasks_blocked()
+                    cancelled.cancel()
+                    await anyio.wait_all_tasks_blocked()
+                    transport.resume_writing()
+        with anyio.fail_after(5):
+            await close.seen.wait()
+    assert sorted(sent) == ['"a"', '"c"']
+    assert sorted(close.texts) == ['"a"', '"c"']
 
 
 Script = Callable[[anyio.abc.SocketStream, WSConnection, "Seen"], Awaitable[None]]
@@ -409,6 +450,60 @@ async def test_a_proxy_in_the_environment_routes_the_upgrade_through_httpx(
         monkeypatch.setenv("no_proxy", "127.0.0.1")
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             assert transport.connection_id == "c-2"
+
+
+@asynccontextmanager
+async def connect_proxy() -> AsyncGenerator[tuple[int, list[bytes]], None]:
+    """A bare HTTP CONNECT proxy on a loopback port: tunnels each connection to the
+    address it names, and records the CONNECT lines."""
+    requests: list[bytes] = []
+
+    async def pipe(source: anyio.abc.ByteStream, sink: anyio.abc.ByteStream) -> None:
+        with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+            async for chunk in source:
+                await sink.send(chunk)
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await sink.send_eof()
+
+    async def handle(client: anyio.abc.SocketStream) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += await client.receive()
+        line = head.split(b"\r\n", 1)[0]
+        requests.append(line)
+        host, port = line.split()[1].rsplit(b":", 1)
+        async with client, await anyio.connect_tcp(host.decode(), int(port)) as upstream:
+            await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pipe, client, upstream)
+                await pipe(upstream, client)
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, handle)
+        yield listener.extra(anyio.abc.SocketAttribute.local_port), requests
+        tg.cancel_scope.cancel()
+
+
+async def test_a_proxied_wss_upgrade_verifies_the_server_with_the_given_context(
+    certificate: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a proxy in the environment the upgrade goes through httpx, which must verify
+    the server with ``ssl_context`` too (it used certifi's roots, which refuse this one)."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    cert, _ = certificate
+    async with serving(Echo(), tls=certificate) as port, connect_proxy() as (proxy, requests):
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy}")
+        monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{proxy}")
+        context = ssl.create_default_context(cafile=cert)
+        url = f"wss://127.0.0.1:{port}/acp"
+        async with connect_websocket(url, ssl_context=context) as transport:
+            with anyio.fail_after(5):
+                assert await transport.receive() == b""
+                await transport.send(b'{"proxied":true}')
+                assert await transport.receive() == b'{"proxied":true}'
+    assert requests == [f"CONNECT 127.0.0.1:{port} HTTP/1.1".encode()]
 
 
 @pytest.fixture(scope="module")

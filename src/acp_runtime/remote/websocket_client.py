@@ -361,8 +361,12 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         if self._transport.is_closing():
             raise anyio.BrokenResourceError
         while self._write_paused:
-            self._drained = self._loop.create_future()
-            await self._drained
+            # One future for every waiter (the writer and the keep-alive's ping may both
+            # wait), shielded so that one waiter's cancellation does not end the others'.
+            drained = self._drained
+            if drained is None or drained.done():
+                drained = self._drained = self._loop.create_future()
+            await asyncio.shield(drained)
             if self._closed or self._transport.is_closing():
                 raise self._closed_error()
 
@@ -564,7 +568,7 @@ async def connect_websocket(
     """
     target = _Target(url, dict(headers or {}))
     if client is None and target.proxied():
-        async with httpx.AsyncClient() as own:
+        async with httpx.AsyncClient(verify=ssl_context or True) as own:
             async with connect_websocket(
                 url,
                 headers=headers,
