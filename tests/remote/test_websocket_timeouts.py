@@ -19,6 +19,7 @@ from anyio.abc import SocketStream
 
 from acp_runtime import ConnectionBuilder, RequestError, Responder
 from acp_runtime.remote import websocket_app
+from acp_runtime.remote.websocket_server import _Socket
 
 from .hypercorn_server import serving
 
@@ -150,3 +151,49 @@ async def test_an_idle_timeout_is_off_by_default() -> None:
         await client.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
         assert (await client.next_text())["id"] == 2
         await client.stream.aclose()
+
+
+class SlowPeer:
+    """An ASGI ``send`` whose every frame takes ``delay`` seconds to go out (a peer
+    reading slowly, but reading), and a ``receive`` that never returns."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.sent: list[Any] = []
+
+    async def send(self, message: Any) -> None:
+        await anyio.sleep(self.delay)
+        self.sent.append(message)
+
+    async def receive(self) -> Any:
+        await anyio.sleep_forever()
+
+
+async def test_a_slow_but_reading_peer_is_judged_frame_by_frame_not_by_the_burst() -> None:
+    """Three frames of 0.25 s each in one burst: 0.75 s of sending, each frame well inside
+    the 0.4 s stall timeout, so nothing stalled."""
+    peer = SlowPeer(0.25)
+    socket = _Socket(peer.receive, peer.send, 1024, stall_timeout=0.4)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(socket.watch)
+        with anyio.fail_after(5):
+            await socket.send_texts(["1", "2", "3"])
+        tg.cancel_scope.cancel()
+    assert [m["text"] for m in peer.sent] == ["1", "2", "3"]
+    assert not socket.serve_scope.cancel_called
+
+
+async def test_the_close_after_a_quiet_while_starts_its_own_stall_clock() -> None:
+    """A send the watcher saw under way, then a quiet spell past the stall timeout, then a
+    close whose frame takes a while: the close is not judged by the old send's clock."""
+    peer = SlowPeer(0.1)  # longer than the watcher's poll (0.4 s / 20)
+    socket = _Socket(peer.receive, peer.send, 1024, stall_timeout=0.4)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(socket.watch)
+        with anyio.fail_after(5):
+            await socket.send_text("1")
+            await anyio.sleep(0.5)
+            await socket.close(1000, "bye")
+        tg.cancel_scope.cancel()
+    assert [m.get("code") for m in peer.sent] == [None, 1000]
+    assert not socket.serve_scope.cancel_called

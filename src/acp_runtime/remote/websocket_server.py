@@ -247,7 +247,7 @@ class _Socket:
         self._idle_timeout = idle_timeout
         self._sending = False  # a send is under way: others wait for their turn
         self._turn: anyio.Event | None = None  # set when the send under way ends
-        self._sends = 0  # sends started: the watcher tells a stuck one by its number
+        self._sends = 0  # turns taken and frames sent: the watcher tells progress by it
         self._frames = 0  # frames either way: the watcher's idle clock
         self._closed = False
         self._disconnected = False
@@ -338,7 +338,6 @@ class _Socket:
         try:
             if self._closed or self._ended is not None:
                 raise anyio.ClosedResourceError
-            self._sends += 1
             if self._stall_timeout is None:
                 await self._send_all(texts)
             else:
@@ -357,6 +356,7 @@ class _Socket:
         send = self._send
         for text in texts:
             await send({"type": "websocket.send", "text": text})
+            self._sends += 1  # a peer reading a long burst slowly is not stalled
 
     async def _take_turn(self) -> None:
         while self._sending:
@@ -364,6 +364,7 @@ class _Socket:
                 self._turn = anyio.Event()
             await self._turn.wait()
         self._sending = True
+        self._sends += 1  # a new turn (the close's too) starts its own stall clock
 
     def _give_turn(self) -> None:
         self._sending = False
