@@ -186,8 +186,13 @@ class Outbox:
 
     def sent(self) -> None:
         """The batch :meth:`take` returned is written: its bytes leave the backlog."""
-        self.backlog -= self._in_flight
-        self._in_flight = 0
+        size, self._in_flight = self._in_flight, 0
+        self._release(size)
+
+    def _release(self, size: int) -> None:
+        """``size`` queued bytes are written: out of the backlog, and those waiting for a
+        drain woken once it is down to the low-water mark."""
+        self.backlog -= size
         if self._drained is not None and self.backlog <= self.low_water:
             self._wake_drained()
 
@@ -219,9 +224,7 @@ class Outbox:
             self._taken += count
             for _ in range(count):
                 size += len(bulk.popleft())
-            self.backlog -= size
-        if self._drained is not None and self.backlog <= self.low_water:
-            self._wake_drained()
+            self._release(size)
 
     def _wake(self) -> None:
         wakeup, self._wakeup = self._wakeup, None
