@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,8 +118,10 @@ def _unique(name: str, taken: set[str]) -> str:
 def _null_only(schema: dict[str, Any]) -> bool:
     """``{type: null}`` (or ``[null]``): a variant for an omitted or ``null`` value."""
     kind = schema.get("type")
-    return kind == "null" or kind == ["null"] or (
-        "const" not in schema and "anyOf" not in schema and schema.get("enum") == [None]
+    return (
+        kind == "null"
+        or kind == ["null"]
+        or ("const" not in schema and "anyOf" not in schema and schema.get("enum") == [None])
     )
 
 
@@ -322,15 +325,24 @@ the schema and the TypeScript SDK do, and a default-on-error fallback is the emp
 as in the Rust and TypeScript SDKs."""
 
 
-def _mark_not_null(node: Any) -> None:
+def _schema_nodes(node: Any) -> Iterator[dict[str, Any]]:
+    """Every object under ``node``, each before what it holds, leaving out the JSON values
+    under ``_DATA_KEYS`` (not schemas). A caller may rewrite the node it was just given."""
     if isinstance(node, list):
         for item in node:
-            _mark_not_null(item)
-        return
-    if not isinstance(node, dict):
-        return
-    props = node.get("properties")
-    if isinstance(props, dict):
+            yield from _schema_nodes(item)
+    elif isinstance(node, dict):
+        yield node
+        for key, value in node.items():
+            if key not in _DATA_KEYS:
+                yield from _schema_nodes(value)
+
+
+def _mark_not_null(defs: dict[str, Any]) -> None:
+    for node in _schema_nodes(defs):
+        props = node.get("properties")
+        if not isinstance(props, dict):
+            continue
         required = set(node.get("required", ()))
         for key, prop in props.items():
             if (
@@ -339,9 +351,6 @@ def _mark_not_null(node: Any) -> None:
                 and prop.get("type") in ("array", "object")
             ):
                 prop[NOT_NULL] = True
-    for key, value in node.items():
-        if key not in _DATA_KEYS:
-            _mark_not_null(value)
 
 
 URI = "x-acp-uri"
@@ -349,48 +358,34 @@ URI = "x-acp-uri"
 value with the WHATWG URL parser as the TypeScript SDK's ``z.url()`` does."""
 
 
-def _mark_uri(node: Any, *, property_schema: bool = False) -> None:
-    """Mark ``format: uri`` property schemas; refuse one anywhere else (an array item, a
-    union member), which the generated models could not check."""
-    if isinstance(node, list):
-        for item in node:
-            _mark_uri(item)
-        return
-    if not isinstance(node, dict):
-        return
-    if node.get("format") == "uri":
-        if not property_schema or node.get("type") not in ("string", ["string", "null"]):
+def _mark_uri(defs: dict[str, Any]) -> None:
+    """Mark ``format: uri`` string property schemas; refuse one anywhere else (an array
+    item, a union member), which the generated models could not check."""
+    nodes = list(_schema_nodes(defs))
+    for node in nodes:
+        props = node.get("properties")
+        for prop in props.values() if isinstance(props, dict) else ():
+            if (
+                isinstance(prop, dict)
+                and prop.get("format") == "uri"
+                and prop.get("type") in ("string", ["string", "null"])
+            ):
+                prop[URI] = True
+    for node in nodes:
+        if node.get("format") == "uri" and URI not in node:
             raise ValueError(f"format: uri outside a string property: {node}")
-        node[URI] = True
-    props = node.get("properties")
-    for key, value in node.items():
-        if key in _DATA_KEYS:
-            continue
-        if key == "properties" and isinstance(props, dict):
-            for prop in props.values():
-                _mark_uri(prop, property_schema=True)
-        else:
-            _mark_uri(value)
 
 
-def _split_nullable_maps(node: Any) -> None:
+def _split_nullable_maps(defs: dict[str, Any]) -> None:
     """``{"type": ["object", "null"], "additionalProperties": X}`` -> ``anyOf`` of the map
     and ``null``: dcg types the list form ``dict[str, Any]``, so the values went unchecked
     (v1 ``ElicitationAcceptAction.content`` took ``{"key": null}``, which the schema and
     the TypeScript SDK refuse)."""
-    if isinstance(node, list):
-        for item in node:
-            _split_nullable_maps(item)
-        return
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key not in _DATA_KEYS:
-            _split_nullable_maps(value)
-    values = node.get("additionalProperties")
-    if node.get("type") == ["object", "null"] and isinstance(values, dict) and values:
-        del node["type"], node["additionalProperties"]
-        node["anyOf"] = [{"type": "object", "additionalProperties": values}, {"type": "null"}]
+    for node in _schema_nodes(defs):
+        values = node.get("additionalProperties")
+        if node.get("type") == ["object", "null"] and isinstance(values, dict) and values:
+            del node["type"], node["additionalProperties"]
+            node["anyOf"] = [{"type": "object", "additionalProperties": values}, {"type": "null"}]
 
 
 def _retitle(node: Any) -> Any:
