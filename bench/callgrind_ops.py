@@ -19,10 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -45,23 +42,12 @@ for impl in sys.argv[2:]:
 
 
 def measure(src: str | None, impls: list[str], n: int) -> list[dict[str, object]]:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, str(HERE.parent)) if p)
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
-             "--zero-before=os_getppid", "--dump-before=os_getpgrp",
-             sys.executable, "-c", CHILD, str(n), *impls],
-            capture_output=True, text=True, env=env, check=True,
-        )  # fmt: skip
-        dumps = sorted(Path(tmp).glob("out.*"), key=lambda p: int(p.suffix[1:]))
-        totals = []
-        for dump in dumps:
-            found = re.search(r"^(?:summary|totals): (\d+)", dump.read_text(), re.MULTILINE)
-            assert found is not None, dump
-            totals.append(int(found.group(1)))
-    labels = done.stdout.splitlines()
-    assert len(labels) == len(totals), (labels, totals, done.stderr[-2000:])
+    from bench.callgrind import marked_stretches  # main() put the repository on the path
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, str(HERE.parent)) if p)}
+    totals, stdout = marked_stretches(["-c", CHILD, str(n), *impls], env=env)
+    labels = stdout.splitlines()
+    assert len(labels) == len(totals), (labels, totals)
     records: list[dict[str, object]] = []
     for label, total in zip(labels, totals, strict=True):
         impl, rest = label.split(" ", 1)

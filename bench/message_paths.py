@@ -33,12 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -215,40 +211,25 @@ RUN: dict[str, Callable[[int], Awaitable[None]]] = {
 # -- the driver (valgrind) ----------------------------------------------------------------
 
 
-def _instructions(scenario: str, n: int, src: Path | None, out_dir: Path, layout: int) -> int:
+def _instructions(scenario: str, n: int, src: Path | None, layout: int) -> int:
     """Instructions between :func:`measuring` and :func:`measured` in one run; ``layout``
     pads the environment, which moves where the interpreter's objects land in memory."""
-    out = out_dir / f"{scenario}-{n}-{layout}.out"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_LAYOUT": "x" * (97 * layout)}
+    from bench.callgrind import marked_stretches  # the driver's, not the measured child's
+
+    env = {**os.environ, "BENCH_LAYOUT": "x" * (97 * layout)}
     env.pop("PYTHONPATH", None)
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        "--zero-before=os_getppid",
-        "--dump-before=os_getpgrp",
-    ]
-    command += [sys.executable, "-m", "bench.message_paths", scenario, "--n", str(n)]
-    if shutil.which("setarch"):
-        command = ["setarch", os.uname().machine, "-R", *command]
-    run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
-    if run.returncode != 0:
-        raise RuntimeError(f"{scenario} n={n} failed:\n{run.stderr[-3000:]}")
-    found = re.search(r"^summary: (\d+)", Path(f"{out}.1").read_text(), re.MULTILINE)
-    if found is None:
-        raise RuntimeError(f"no dump at the end mark of {scenario}")
-    return int(found.group(1))
+    args = ["-m", "bench.message_paths", scenario, "--n", str(n)]
+    totals, _ = marked_stretches(args, env=env, cwd=REPO)
+    if len(totals) != 1:
+        raise RuntimeError(f"{scenario}: {len(totals)} marked stretches, not one")
+    return totals[0]
 
 
 def per_message(scenario: str, n: int, repeat: int, src: Path | None) -> list[int]:
     """Instructions per message in ``repeat`` runs, each with another memory layout."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return [
-            round(_instructions(scenario, n, src, Path(tmp), layout) / n)
-            for layout in range(repeat)
-        ]
+    return [round(_instructions(scenario, n, src, layout) / n) for layout in range(repeat)]
 
 
 def _callgrind(args: argparse.Namespace) -> None:
