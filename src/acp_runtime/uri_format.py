@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from pydantic_core import core_schema
 
-from .whatwg_url import can_parse
+from .whatwg_url import can_parse, without_tab_or_newline
 
 _JS_WHITESPACE = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
@@ -42,9 +42,7 @@ def zod_url(value: str) -> str:
     trimmed = value.strip(_JS_WHITESPACE)
     if not can_parse(trimmed):
         raise ValueError("the WHATWG URL parser refuses it")
-    if "\t" in trimmed or "\n" in trimmed or "\r" in trimmed:
-        return trimmed.replace("\t", "").replace("\n", "").replace("\r", "")
-    return trimmed
+    return without_tab_or_newline(trimmed)
 
 
 def _checked(schema: Any) -> Any:

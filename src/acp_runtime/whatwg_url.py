@@ -29,11 +29,16 @@ _OCTAL_DIGITS = frozenset("01234567")
 _PERCENT_BYTE = re.compile(rb"%([0-9A-Fa-f]{2})")
 
 
+def without_tab_or_newline(text: str) -> str:
+    """``text`` without its ASCII tabs and newlines, which the URL parser removes first."""
+    if "\t" in text or "\n" in text or "\r" in text:
+        return text.replace("\t", "").replace("\n", "").replace("\r", "")
+    return text
+
+
 def can_parse(url: str) -> bool:
     """``URL.canParse(url)``: the basic URL parser, without a base, does not fail."""
-    url = url.strip(_C0_OR_SPACE)
-    if "\t" in url or "\n" in url or "\r" in url:
-        url = url.replace("\t", "").replace("\n", "").replace("\r", "")
+    url = without_tab_or_newline(url.strip(_C0_OR_SPACE))
     scheme = _SCHEME.match(url)
     if scheme is None:
         return False  # the "no scheme" state fails without a base URL
