@@ -13,8 +13,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 
+import anyio
 import pytest
+
+from acp_runtime._loop import current_soon_caller
 
 SCRIPT = textwrap.dedent(
     """
@@ -61,3 +65,21 @@ def test_handles_collected_after_the_loop_finished_are_silent(backend: str, endi
         timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_soon_caller_kept_past_its_loop_drops_the_callback_without_raising(
+    backend: str,
+) -> None:
+    """OUT-5's finalizers hand their work to the loop through ``current_soon_caller``; one
+    that runs after the loop finished finds it closed (asyncio) or the run over (trio): the
+    callback is dropped and nothing raises, as the caller's contract says."""
+    callers: list[Callable[[Callable[[], None]], None]] = []
+
+    async def main() -> None:
+        callers.append(current_soon_caller())
+
+    anyio.run(main, backend=backend)
+    called: list[int] = []
+    callers[0](lambda: called.append(1))
+    assert called == []
