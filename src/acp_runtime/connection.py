@@ -103,7 +103,8 @@ WRITE_BATCH_BYTES = 64 * 1024
 
 WRITE_BURST_BYTES = 4 * 1024
 """Bytes a burst queues between tries of a transport's ``send_burst_nowait`` (see
-:mod:`~acp_runtime.outbox`): a pipe's atomic write."""
+:mod:`~acp_runtime.outbox`): a pipe's atomic write. On a transport without it, the bytes
+queued before an awaited send gives the writer a turn."""
 
 
 RequestRoute = Callable[[str, JsonValue, ResponseSlot, "Connection"], Awaitable[None]]
@@ -170,10 +171,13 @@ class Connection:
         self._routes = routes
         self._transport = transport
         self._tg = task_group
+        send_burst_now = getattr(transport, "send_burst_nowait", None)
         self._outbox = Outbox(
             getattr(transport, "send_nowait", None),
-            send_burst_now=getattr(transport, "send_burst_nowait", None),
+            send_burst_now=send_burst_now,
             burst_bytes=WRITE_BURST_BYTES,
+            # no write from synchronous code: an awaited send lets the writer run instead
+            yield_bytes=WRITE_BURST_BYTES if send_burst_now is None else 0,
             high_water=high_water_bytes,
         )
         self._drain = _Drain(self._outbox)

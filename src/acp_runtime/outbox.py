@@ -24,6 +24,11 @@ returns, and the peer, which reads faster than the pipe refills, sits idle meanw
 So while messages queue, every ``burst_bytes`` of them :meth:`Outbox.put` also tries
 ``send_burst_now``, one non-blocking write of as many queued messages as it takes:
 the peer reads the burst while the rest of it is being produced.
+
+A transport whose writes are all asynchronous (an ASGI server's ``send``, a memory
+stream) has no such write: there a sender that awaits its message (:meth:`Outbox.drained`)
+lets the writer task run once ``yield_bytes`` have queued since it last took the queue,
+so a loop of awaited sends streams instead of waiting for the handler to return.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from itertools import chain
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from .settlement import OutboxClosed
 
@@ -65,10 +71,12 @@ class Outbox:
         "_send_burst_now",
         "_send_now",
         "_since_burst",
+        "_since_yield",
         "_taken",
         "_tickets",
         "_urgent",
         "_wakeup",
+        "_yield_bytes",
         "backlog",
         "high_water",
         "low_water",
@@ -80,6 +88,7 @@ class Outbox:
         *,
         send_burst_now: BurstSender | None = None,
         burst_bytes: int = 0,
+        yield_bytes: int = 0,
         high_water: int = DEFAULT_HIGH_WATER_BYTES,
         low_water: int | None = None,
     ) -> None:
@@ -87,14 +96,17 @@ class Outbox:
         nothing and returns False; it is tried only while the queue is empty, so it
         must also refuse while the taker is still writing an earlier batch.
         ``send_burst_now`` (see :data:`BurstSender`) is tried each time another
-        ``burst_bytes`` have queued (0: never). ``low_water`` defaults to half of
-        ``high_water``."""
+        ``burst_bytes`` have queued (0: never). An awaited :meth:`drained` yields to
+        the writer once ``yield_bytes`` have queued since it last took the queue (0:
+        never). ``low_water`` defaults to half of ``high_water``."""
         if high_water < 1:
             raise ValueError("high_water must be positive")
         self._send_now = send_now
         self._send_burst_now = send_burst_now if burst_bytes > 0 else None
         self._burst_min = self._burst_bytes = burst_bytes
         self._since_burst = 0  # bytes queued since send_burst_now was last tried
+        self._yield_bytes = yield_bytes
+        self._since_yield = 0  # bytes queued since the taker last took or a sender yielded
         self._urgent: deque[bytes] = deque()
         self._bulk: deque[bytes] = deque()
         self._closed = False
@@ -145,7 +157,12 @@ class Outbox:
         """What awaiting a drain does (an ``__await__``): nothing while the backlog is
         under the high-water mark (not even a checkpoint: pacing costs nothing while the
         peer keeps up); once over it, wait until the backlog is down to the low-water
-        mark or the queue closed. Everyone who comes meanwhile waits too."""
+        mark or the queue closed. Everyone who comes meanwhile waits too. With
+        ``yield_bytes``, once that much has queued the writer gets a turn first (a
+        scheduling point that is never a cancellation point)."""
+        if self._yield_bytes and self._since_yield >= self._yield_bytes:
+            self._since_yield = 0
+            yield from anyio.lowlevel.cancel_shielded_checkpoint().__await__()
         if self.backlog <= self.high_water and self._drained is None:
             return
         while self.backlog > self.low_water and not self._closed:
@@ -182,6 +199,7 @@ class Outbox:
             size += len(message)
         self._taken += len(batch) - taken
         self._in_flight = size
+        self._since_yield = 0
         return batch
 
     def sent(self) -> None:
@@ -198,6 +216,7 @@ class Outbox:
 
     def _queued(self, size: int) -> None:
         self.backlog += size
+        self._since_yield += size
         self._wake()
         if self._send_burst_now is not None:
             self._since_burst += size

@@ -11,14 +11,18 @@ written, go ahead of the queued output; a cancel never overtakes its own request
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Generator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from anyio import wait_all_tasks_blocked
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
+from acp_runtime.connection import WRITE_BURST_BYTES
 from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
 from acp_runtime.testing import WirePeer
 
@@ -115,6 +119,78 @@ async def test_rel4_drain_under_the_mark_returns_at_once_without_a_checkpoint() 
             await cx.drain()
         assert not scope.cancelled_caught
         assert [(await peer.receive())["method"] for _ in range(2)] == ["one", "two"]
+
+
+class AsyncOnlyTransport:
+    """Writes that need the writer task and a scheduling point, as an ASGI server's
+    ``send`` does: no ``send_nowait`` and no ``send_burst_nowait``. Reads nothing."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+        self._closed = anyio.Event()
+
+    async def send(self, message: bytes) -> None:
+        await self.send_many([message])
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.sent.extend(messages)
+
+    async def receive(self) -> bytes:
+        await self._closed.wait()
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        self._closed.set()
+
+
+async def test_rel4_a_loop_of_awaited_sends_streams_on_a_transport_without_burst_writes() -> None:
+    """Without a turn for the writer, a handler's loop of awaited sends over such a
+    transport would hold everything until it returned. An awaited send gives the writer a
+    turn once a burst (``WRITE_BURST_BYTES``) has queued since it last took the queue;
+    that turn is never a cancellation point, and a few small sends get none."""
+    transport = AsyncOnlyTransport()
+    pad = "x" * 100
+    async with ConnectionBuilder().connect(transport) as cx:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            for n in range(3):  # well under a burst: no turn, so nothing written yet
+                await cx.send_raw_notification("tick", {"n": n, "pad": pad})
+            assert transport.sent == []
+            backlogs = []
+            for n in range(3, 400):
+                await cx.send_raw_notification("tick", {"n": n, "pad": pad})
+                backlogs.append(cx.outgoing_backlog)
+            assert len(transport.sent) > 300  # written while the loop ran
+        assert not scope.cancelled_caught
+        assert max(backlogs) < 4 * WRITE_BURST_BYTES  # of ~60 KB sent (trio: ~3 bursts)
+    assert [json.loads(m)["params"]["n"] for m in transport.sent] == list(range(400))
+
+
+async def test_rel4_a_transport_with_burst_writes_gives_the_writer_no_extra_turn() -> None:
+    """Pipes and sockets write bursts from ``put`` itself; an awaited send there stays
+    free of scheduling points (the outbox is built with no ``yield_bytes``)."""
+    outbox = Outbox(send_burst_now=lambda messages: 0, burst_bytes=WRITE_BURST_BYTES)
+    turns = []
+
+    async def other() -> None:
+        turns.append("other")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        for _ in range(100):
+            outbox.put(b"x" * 200)
+            await _Awaiting(outbox)
+        turns.append("sender")
+    assert turns == ["sender", "other"]
+
+
+class _Awaiting:
+    def __init__(self, outbox: Outbox) -> None:
+        self.outbox = outbox
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self.outbox.drained()
 
 
 async def test_rel4_a_sender_waiting_on_a_peer_that_goes_away_is_released() -> None:
