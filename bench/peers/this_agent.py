@@ -4,8 +4,8 @@ The three benchmark agents (this file, ``pypi_agent.py``, ``ts_agent.mjs``) answ
 same small command language, written the way each SDK's docs suggest:
 
 * ``session/prompt`` text ``noop``: answer ``end_turn`` at once;
-* ``chunks <n> size <s>``: n ``agent_message_chunk`` updates of s times ``x``, then
-  ``end_turn``;
+* ``chunks <n> size <s>``: n ``agent_message_chunk`` updates of s times ``x``, each
+  awaited (as the tutorial's agent and the TS agent do), then ``end_turn``;
 * ``wait-cancel``: one chunk ``ready``, then wait until the request is cancelled
   (``$/cancel_request``) and answer -32800 with ``data.observedNs``: the
   CLOCK_MONOTONIC time (ns) at which the handler saw the marker set;
@@ -84,7 +84,7 @@ class BenchAgent(AgentHandler):
         if m := _CHUNKS.fullmatch(text):
             piece = "x" * int(m[2])
             for _ in range(int(m[1])):
-                cx.send_notification(_chunk(params.session_id, piece))
+                await cx.send_notification(_chunk(params.session_id, piece))
         return PromptResponse(stop_reason="end_turn")
 
     async def _answer_when_cancelled(self, responder: Responder[PromptResponse]) -> None:
