@@ -641,6 +641,14 @@ MUTATIONS: list[Mutation] = [
         "                if len(buffer) > self._long_line_bytes:  # from now on without copies\n",
         "                if False:\n",
     ),
+    Mutation(
+        "M66",
+        "REL-4",
+        "an awaited send never gives the writer a turn where the transport cannot burst",
+        "outbox.py",
+        "        if self._yield_bytes and self._since_yield >= self._yield_bytes:\n",
+        "        if False:\n",
+    ),
 ]
 
 
