@@ -30,6 +30,24 @@ def node_executable() -> str | None:
     return shutil.which("node")
 
 
+class JsonLinesNode:
+    """A long-lived Node script that answers each JSON line with one JSON line: for the
+    differential tests that ask it many small questions, without a process per question."""
+
+    def __init__(self, script: Path) -> None:
+        node = node_executable()
+        assert node is not None
+        self.process = subprocess.Popen(
+            [node, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def ask(self, question: object) -> Any:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(question) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+
 def ensure_node_modules() -> None:
     """Install the locked npm packages unless present (`make setup` does this too)."""
     modules = INTEROP_DIR / "node_modules"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -28,7 +28,7 @@ from tests.codegen.test_corpus_roundtrip import _typed_defs, _validator
 from tests.corpus.messages import CORPUS, read_lines, route
 from tests.corpus.synth import Synth
 
-from .node_peers import PEERS_DIR, ensure_node_modules, node_executable
+from .node_peers import PEERS_DIR, JsonLinesNode, ensure_node_modules, node_executable
 
 ZOD_PARSE = PEERS_DIR / "zod_parse.mjs"
 TRANSCRIPTS = CORPUS / "transcripts"
@@ -72,34 +72,34 @@ No Latin-1 letters: Node 20's ``URL.canParse`` refuses "\u00e9" once optimized
 (tests/interop/peers/url_can_parse.mjs)."""
 
 
-def _uri_mutations(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """``value`` with each string under a :data:`URI_KEYS` key, at any depth, replaced by
-    each of :data:`URI_VALUES`."""
+Mutator = Callable[[dict[str, Any], str], Iterator[tuple[str, dict[str, Any]]]]
+"""The labelled mutations of one object, given its path."""
+
+
+def _everywhere(value: Any, mutate: Mutator, path: str = "") -> Iterator[tuple[str, Any]]:
+    """``mutate``'s mutations of every object inside ``value``, each rebuilt into the whole."""
     if isinstance(value, dict):
+        yield from mutate(value, path)
         for key, child in value.items():
-            if key in URI_KEYS and isinstance(child, str):
-                for i, url in enumerate(URI_VALUES):
-                    yield f"{path}.{key}=url{i}", {**value, key: url}
-            for label, mutated in _uri_mutations(child, f"{path}.{key}"):
+            for label, mutated in _everywhere(child, mutate, f"{path}.{key}"):
                 yield label, {**value, key: mutated}
     elif isinstance(value, list):
         for i, child in enumerate(value):
-            for label, mutated in _uri_mutations(child, f"{path}[{i}]"):
+            for label, mutated in _everywhere(child, mutate, f"{path}[{i}]"):
                 yield label, [*value[:i], mutated, *value[i + 1 :]]
 
 
-def _deep_mutations(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """:func:`_mutations` of every object inside ``value``, each rebuilt into the whole."""
-    if isinstance(value, dict):
-        for label, mutated in _mutations(value):
-            yield f"{path}.{label}", mutated
-        for key, child in value.items():
-            for label, mutated in _deep_mutations(child, f"{path}.{key}"):
-                yield label, {**value, key: mutated}
-    elif isinstance(value, list):
-        for i, child in enumerate(value):
-            for label, mutated in _deep_mutations(child, f"{path}[{i}]"):
-                yield label, [*value[:i], mutated, *value[i + 1 :]]
+def _uri_values(obj: dict[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each string under a :data:`URI_KEYS` key replaced by each of :data:`URI_VALUES`."""
+    for key, child in obj.items():
+        if key in URI_KEYS and isinstance(child, str):
+            for i, url in enumerate(URI_VALUES):
+                yield f"{path}.{key}=url{i}", {**obj, key: url}
+
+
+def _labelled_mutations(obj: dict[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for label, mutated in _mutations(obj):
+        yield f"{path}.{label}", mutated
 
 
 def _transcript_cases(pkg: Package) -> list[Case]:
@@ -118,7 +118,7 @@ def _transcript_cases(pkg: Package) -> list[Case]:
             cases.append((name, f"{routed.where}", routed.payload))
             cases += [
                 (name, f"{routed.where}:{label}", value)
-                for label, value in _deep_mutations(routed.payload)
+                for label, value in _everywhere(routed.payload, _labelled_mutations)
             ]
     return cases
 
@@ -137,7 +137,8 @@ def _cases(pkg: Package) -> list[Case]:
                 continue
             cases.append((name, label, instance))
             cases += [(name, f"{label}:{m}", value) for m, value in _mutations(instance)]
-            cases += [(name, f"{label}:{m}", value) for m, value in _uri_mutations(instance)]
+            uris = _everywhere(instance, _uri_values)
+            cases += [(name, f"{label}:{m}", value) for m, value in uris]
     return cases + _transcript_cases(pkg)
 
 
@@ -222,27 +223,10 @@ BAD_VALUES = st.sampled_from(
 )
 
 
-class _Zod:
-    """A long-lived ``zod_parse.mjs``: one JSON line in, one answer line out."""
-
-    def __init__(self) -> None:
-        node = node_executable()
-        assert node is not None
-        self.process = subprocess.Popen(
-            [node, str(ZOD_PARSE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-
-    def parse(self, schema: str, name: str, value: Any) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"schema": schema, "def": name, "value": value}) + "\n")
-        self.process.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
-        return answer
-
-
 @cache
-def _zod_process() -> _Zod:
-    return _Zod()
+def _zod_process() -> JsonLinesNode:
+    """``zod_parse.mjs``: ``{"schema", "def", "value"}`` in, its parse out."""
+    return JsonLinesNode(ZOD_PARSE)
 
 
 @cache
@@ -300,7 +284,7 @@ def test_random_mutations_agree_with_the_typescript_sdk(pkg: Package, data: st.D
     last = where.rpartition(".")[2]
     if (name, last) in KNOWN_DIFFERENCES:
         return
-    ts = _zod_process().parse(pkg.key, name, value)
+    ts: dict[str, Any] = _zod_process().ask({"schema": pkg.key, "def": name, "value": value})
     if ts.get("missing"):
         return
     model = getattr(pkg.models, name)

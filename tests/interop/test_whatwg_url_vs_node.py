@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from acp_runtime.whatwg_url import can_parse
 
-from .node_peers import PEERS_DIR, ensure_node_modules, node_executable
+from .node_peers import PEERS_DIR, JsonLinesNode, ensure_node_modules, node_executable
 
 URL_CAN_PARSE = PEERS_DIR / "url_can_parse.mjs"
 
@@ -202,27 +202,10 @@ def test_where_node_20_departs_from_the_standard_ours_follows_the_standard() -> 
 # -- hypothesis: URL-shaped strings, one long-lived Node process -----------------------------
 
 
-class _Node:
-    """A long-lived ``url_can_parse.mjs``: one JSON string in, one answer out."""
-
-    def __init__(self) -> None:
-        node = node_executable()
-        assert node is not None
-        self.process = subprocess.Popen(
-            [node, str(URL_CAN_PARSE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-
-    def can_parse(self, text: str) -> bool:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(text) + "\n")
-        self.process.stdin.flush()
-        answer: bool = json.loads(self.process.stdout.readline())
-        return answer
-
-
 @cache
-def _node_process() -> _Node:
-    return _Node()
+def _node_process() -> JsonLinesNode:
+    """``url_can_parse.mjs``: a JSON string in, ``URL.canParse`` of it out."""
+    return JsonLinesNode(URL_CAN_PARSE)
 
 
 _LABEL_PIECES = st.sampled_from(
@@ -289,4 +272,4 @@ def _url_shaped(draw: st.DrawFn) -> str:
 )
 @given(text=_url_shaped())
 def test_url_shaped_strings_are_parsed_as_node_parses_them(node_ready: None, text: str) -> None:
-    assert can_parse(text) == _node_process().can_parse(text), ascii(text)
+    assert can_parse(text) == _node_process().ask(text), ascii(text)
