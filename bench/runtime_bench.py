@@ -34,8 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 TS_SDK = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/package.json"
 IMPLS = ("this", "pypi", "ts", "floor")
 PEERS = ("pypi", "ts", "floor")
-WEBSOCKET_IMPLS = ("this", "ts")
-"""The drivers with a ``--transport websocket`` mode (our client and server, the TS ones)."""
+WEBSOCKET_IMPLS = ("this", "ts", "floor")
+"""The drivers with a ``--transport websocket`` mode (our client and server, the TS ones,
+and the floor's: RFC 6455 framing by hand, no SDK)."""
 HTTP_IMPLS = ("this", "ts")
 """The agents with a ``--transport http`` mode: the TS client drives each through its SDK's
 Streamable HTTP server (ours: ``http_app``; TS: ``AcpServer`` and its Node handler)."""

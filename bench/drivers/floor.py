@@ -4,12 +4,15 @@ one future per request) against ``bench/peers/floor_agent.py``.
 Not a peer to beat: it skips everything an SDK is for (models, validation,
 cancellation semantics, settlement on close). It measures what the same workloads cost
 on this machine's pipes, event loop and JSON codec alone, the bound under every
-Python implementation's figures.
+Python implementation's figures. With ``BENCH_TRANSPORT=websocket`` the same client speaks
+WebSocket to the floor agent's socket (``bench/peers/floor_websocket.py``): what the
+socket and RFC 6455 framing add, with no SDK on either side.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import os
@@ -22,8 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from bench.drivers.harness import AgentStats, BenchClient, main
+from bench.peers.floor_websocket import (
+    accept_key,
+    client_frame,
+    handshake_request,
+    unmasked_frames,
+)
 
 AGENT = Path(__file__).resolve().parents[1] / "peers" / "floor_agent.py"
+KEY = base64.b64encode(b"floor-bench-key!")
+"""The handshake's ``Sec-WebSocket-Key``: 16 bytes, base64 (fixed: the floor is no client
+to trust)."""
 
 
 class FloorClient(asyncio.Protocol):
@@ -40,21 +52,26 @@ class FloorClient(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         *lines, self._buffer = (self._buffer + data).split(b"\n")
         for line in lines:
-            message = json.loads(line)
-            if "id" in message:
-                future = self._pending.pop(message["id"])
-                if "error" in message:
-                    future.set_exception(LookupError(message["error"]))
-                else:
-                    future.set_result(message["result"])
-            elif message["params"]["update"]["sessionUpdate"] == "agent_message_chunk":
-                self.chunks += 1
-                if self.ready is not None:
-                    self.ready.set()
+            self._receive(json.loads(line))
+
+    def _receive(self, message: dict[str, Any]) -> None:
+        if "id" in message:
+            future = self._pending.pop(message["id"])
+            if "error" in message:
+                future.set_exception(LookupError(message["error"]))
+            else:
+                future.set_result(message["result"])
+        elif message["params"]["update"]["sessionUpdate"] == "agent_message_chunk":
+            self.chunks += 1
+            if self.ready is not None:
+                self.ready.set()
 
     def _send(self, message: dict[str, Any]) -> None:
+        self._write(json.dumps(message, separators=(",", ":")).encode())
+
+    def _write(self, payload: bytes) -> None:
         assert self.out is not None
-        self.out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self.out.write(payload + b"\n")
 
     def _request(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any]]:
         request_id = next(self._ids)
@@ -98,8 +115,37 @@ class FloorClient(asyncio.Protocol):
         return AgentStats(max_rss_kb=int(answer["maxRssKb"]), cpu_ns=int(answer["cpuNs"]))
 
 
+class WebSocketFloorClient(FloorClient):
+    """The same client on a socket: one masked text frame per message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.out = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if not self.opened.done():
+            head, found, self._buffer = self._buffer.partition(b"\r\n\r\n")
+            assert found and accept_key(KEY) in head, head
+            self.opened.set_result(None)
+        messages, self._buffer = unmasked_frames(self._buffer)
+        for message in messages:
+            self._receive(json.loads(message))
+
+    def _write(self, payload: bytes) -> None:
+        assert self.out is not None
+        self.out.write(client_frame(payload))
+
+
 @asynccontextmanager
 async def open_client() -> AsyncIterator[BenchClient]:
+    if os.environ.get("BENCH_TRANSPORT") == "websocket":
+        async with open_websocket_client() as client:
+            yield client
+        return
     loop = asyncio.get_running_loop()
     # Popen returns at once; its two pipes are then handed to the loop.
     process = subprocess.Popen(  # noqa: ASYNC220
@@ -117,6 +163,27 @@ async def open_client() -> AsyncIterator[BenchClient]:
         client.out.close()  # the agent reads EOF and exits
         read_transport.close()
         await asyncio.to_thread(process.wait, 10)
+
+
+@asynccontextmanager
+async def open_websocket_client() -> AsyncIterator[BenchClient]:
+    loop = asyncio.get_running_loop()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(AGENT), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    port = int((await process.stdout.readline()).split()[0])
+    transport, client = await loop.create_connection(WebSocketFloorClient, "127.0.0.1", port)
+    try:
+        transport.write(handshake_request(port, KEY))
+        await client.opened
+        await client.call("initialize", {"protocolVersion": 1})
+        await client.call("session/new", {"cwd": os.getcwd(), "mcpServers": []})
+        yield client
+    finally:
+        transport.close()
+        process.stdin.close()  # the agent stops serving
+        await asyncio.wait_for(process.wait(), 10)
 
 
 if __name__ == "__main__":

@@ -6,17 +6,26 @@ cancellation bookkeeping beyond the one ``wait-cancel`` turn. What a round trip 
 here is what the pipes, the event loop and the JSON codec cost on this machine, so
 no Python SDK can beat it by much; the suite reports it beside the real
 implementations to say where the bound is. Same commands as ``this_agent.py``.
+
+With ``BENCH_TRANSPORT=websocket`` it serves one WebSocket connection on 127.0.0.1
+instead (port printed on stdout, until stdin closes): the handshake read by hand and
+RFC 6455 framing in a few lines (``bench/peers/floor_websocket.py``), each text frame
+one message, as the SDKs' servers do it, with nothing else (no limits, no close
+handshake, no ping).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import resource
 import sys
 import time
 from typing import Any
+
+from floor_websocket import handshake_answer, server_frame, unmasked_frames
 
 _CHUNKS = re.compile(r"chunks (\d+) size (\d+)")
 
@@ -39,7 +48,10 @@ class FloorAgent(asyncio.Protocol):
             self._done.set_result(None)
 
     def _send(self, message: dict[str, Any]) -> None:
-        self._out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self._write(json.dumps(message, separators=(",", ":")).encode())
+
+    def _write(self, payload: bytes) -> None:
+        self._out.write(payload + b"\n")
 
     def _answer(self, request_id: Any, result: Any) -> None:
         self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -93,6 +105,41 @@ class FloorAgent(asyncio.Protocol):
             self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
+class WebSocketFloorAgent(FloorAgent, asyncio.Protocol):
+    """The same agent on a socket: the upgrade answered, then one message per text frame."""
+
+    def __init__(self, done: asyncio.Future[None]) -> None:
+        super().__init__(None, done)  # type: ignore[arg-type]  # set in connection_made
+        self._open = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._out = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if not self._open:
+            head, found, rest = self._buffer.partition(b"\r\n\r\n")
+            if not found:
+                return
+            self._out.write(handshake_answer(head))
+            self._open, self._buffer = True, rest
+        messages, self._buffer = unmasked_frames(self._buffer)
+        for message in messages:
+            self._handle(json.loads(message))
+
+    def _write(self, payload: bytes) -> None:
+        self._out.write(server_frame(payload))
+
+
+async def serve_websocket() -> None:
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    server = await loop.create_server(lambda: WebSocketFloorAgent(done), "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await loop.run_in_executor(None, sys.stdin.buffer.read)  # until the driver closes stdin
+    server.close()
+
+
 async def serve() -> None:
     loop = asyncio.get_running_loop()
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout)
@@ -102,4 +149,4 @@ async def serve() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve())
+    asyncio.run(serve_websocket() if os.environ.get("BENCH_TRANSPORT") == "websocket" else serve())

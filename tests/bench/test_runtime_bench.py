@@ -31,9 +31,10 @@ def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
 
 
 @pytest.mark.parametrize("server", ["hypercorn", "uvicorn"])
-def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts(server: str) -> None:
+def test_quick_runtime_bench_over_websocket_runs_this_sdk_ts_and_the_floor(server: str) -> None:
     """``--transport websocket``: our client and ASGI server (under ``server``), the TS
-    client and AcpServer."""
+    client and AcpServer, and the floor (hand-written RFC 6455, no SDK), whose every
+    workload must run and count what it was asked to."""
     proc = run_python(
         *("-m", "bench", "--quick", "--transport=websocket", f"--asgi-server={server}"),
         timeout=180,
@@ -45,10 +46,11 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_and_ts(server: str) ->
     assert summary["asgi_server"] == server
     ran = {r["impl"] for r in records if r["kind"] == "run"}
     skipped = {r["impl"]: r["reason"] for r in records if r["kind"] == "skipped"}
-    assert "this" in ran
-    assert {"pypi", "floor"} <= set(skipped)
+    assert {"this", "floor"} <= ran
+    assert "pypi" in skipped and set(skipped) <= {"pypi", "ts"}  # ts: where node is absent
     for run in (r for r in records if r["kind"] == "run"):
         assert run["notify"]["n"] == summary["spec"]["notify"]
+        assert run["mixed"]["chunks"] == summary["spec"]["mixed_chunks"]
         assert run["cancel"]["p50_us"] > 0
 
 
