@@ -22,7 +22,7 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
-from acp_runtime.connection import WRITE_BURST_BYTES
+from acp_runtime.connection import WRITE_BURST_BYTES, WRITER_TURN_BYTES
 from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
 from acp_runtime.testing import WirePeer
 
@@ -147,24 +147,25 @@ class AsyncOnlyTransport:
 async def test_rel4_a_loop_of_awaited_sends_streams_on_a_transport_without_burst_writes() -> None:
     """Without a turn for the writer, a handler's loop of awaited sends over such a
     transport would hold everything until it returned. An awaited send gives the writer a
-    turn once a burst (``WRITE_BURST_BYTES``) has queued since it last took the queue;
-    that turn is never a cancellation point, and a few small sends get none."""
+    turn once ``WRITER_TURN_BYTES`` have queued since it last took the queue; that turn
+    is never a cancellation point, and a few small sends get none."""
     transport = AsyncOnlyTransport()
     pad = "x" * 100
+    count = 10 * WRITER_TURN_BYTES // 100  # ten turns' worth of ~150-byte messages
     async with ConnectionBuilder().connect(transport) as cx:
         with anyio.CancelScope() as scope:
             scope.cancel()
-            for n in range(3):  # well under a burst: no turn, so nothing written yet
+            for n in range(3):  # well under a turn's bytes: no turn, so nothing written yet
                 await cx.send_raw_notification("tick", {"n": n, "pad": pad})
             assert transport.sent == []
             backlogs = []
-            for n in range(3, 400):
+            for n in range(3, count):
                 await cx.send_raw_notification("tick", {"n": n, "pad": pad})
                 backlogs.append(cx.outgoing_backlog)
-            assert len(transport.sent) > 300  # written while the loop ran
+            assert len(transport.sent) > count * 3 // 4  # written while the loop ran
         assert not scope.cancelled_caught
-        assert max(backlogs) < 4 * WRITE_BURST_BYTES  # of ~60 KB sent (trio: ~3 bursts)
-    assert [json.loads(m)["params"]["n"] for m in transport.sent] == list(range(400))
+        assert max(backlogs) < 4 * WRITER_TURN_BYTES  # (trio: a turn may take ~3 to come)
+    assert [json.loads(m)["params"]["n"] for m in transport.sent] == list(range(count))
 
 
 async def test_rel4_a_transport_with_burst_writes_gives_the_writer_no_extra_turn() -> None:
