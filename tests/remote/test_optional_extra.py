@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def test_import_acp_runtime_imports_no_http_library() -> None:
     code = (
@@ -19,10 +21,43 @@ def test_import_acp_runtime_imports_no_http_library() -> None:
     assert out.strip() == ""
 
 
-def test_the_remote_package_loads_its_libraries() -> None:
-    """The check above can fail: importing the remote package does load them."""
-    code = "import sys, acp_runtime.remote\nprint('wsproto' in sys.modules)\n"
+def loaded_after(statement: str) -> list[str]:
+    """The HTTP libraries (and trio) that ``statement`` imports in a fresh interpreter."""
+    code = (
+        f"import sys\n{statement}\n"
+        "print(','.join(sorted(m for m in ('httpx', 'httpcore', 'wsproto', 'trio', 'h11')"
+        " if m in sys.modules)))\n"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "True"
+    return [name for name in out.strip().split(",") if name]
+
+
+def test_the_remote_package_loads_a_client_library_with_the_client() -> None:
+    """The checks around this one can fail: the WebSocket client does load them."""
+    assert loaded_after("from acp_runtime.remote import connect_websocket") == [
+        "h11",
+        "httpcore",
+        "httpx",
+        "trio",
+        "wsproto",
+    ]
+
+
+@pytest.mark.parametrize("server", ["websocket_app", "http_app", "acp_app"])
+def test_a_server_imports_no_http_client(server: str) -> None:
+    """``acp_runtime.remote`` loads its names on first access: an agent that mounts an ASGI
+    app does not import httpx, httpcore and trio for a client it never runs (measured
+    here: ``from acp_runtime.remote import websocket_app`` 341 ms -> 160 ms)."""
+    assert loaded_after(f"from acp_runtime.remote import {server}") == []
+
+
+def test_every_public_remote_name_still_resolves() -> None:
+    import acp_runtime.remote as remote
+
+    for name in remote.__all__:
+        assert getattr(remote, name) is not None, name
+    assert set(remote.__all__) <= set(dir(remote))
+    with pytest.raises(AttributeError, match="no attribute 'websocket_ap'"):
+        _ = remote.websocket_ap  # type: ignore[attr-defined]
