@@ -136,6 +136,8 @@ async def serve_on_loopback(app: object) -> None:
 
     if os.environ.get("BENCH_ASGI_SERVER") == "uvicorn":
         await _uvicorn(app, listener, stdin_closed)
+    elif os.environ.get("BENCH_ASGI_SERVER") == "direct":
+        await _direct(listener, stdin_closed)
     else:
         await _hypercorn(app, listener, stdin_closed)
 
@@ -155,6 +157,15 @@ async def _hypercorn(
     else:
         from hypercorn.asyncio import serve as hypercorn_serve  # type: ignore[assignment]
     await hypercorn_serve(app, config, shutdown_trigger=until)  # type: ignore[arg-type]
+
+
+async def _direct(listener: socket.socket, until: Callable[[], Awaitable[None]]) -> None:
+    """The agent on ``bench/direct_websocket.py`` (no ASGI, no ``websocket_app``): a bound."""
+    from direct_websocket import serve_direct  # a sibling of this script
+
+    builder = ConnectionBuilder(role="agent")
+    BenchAgent().attach(builder)
+    await serve_direct(builder.serve, until, listener)
 
 
 async def _uvicorn(
