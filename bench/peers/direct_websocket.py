@@ -16,28 +16,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from floor_websocket import handshake_answer  # a sibling script: this runs from bench/peers
+from floor_websocket import (  # a sibling script: this runs from bench/peers
+    handshake_answer,
+    server_frame,
+    xor_mask,
+)
 
 from acp_runtime.remote.websocket_client import _HandshakeProtocol, _LoopWebSocket
 from acp_runtime.remote.websocket_handshake import Accepted
 from acp_runtime.transport import Transport
-
-
-def _unmask(payload: bytes, key: bytes) -> bytes:
-    size = len(payload)
-    mask = (key * ((size >> 2) + 1))[:size]
-    return (int.from_bytes(payload, "little") ^ int.from_bytes(mask, "little")).to_bytes(
-        size, "little"
-    )
-
-
-def _server_frame(payload: bytes) -> bytes:
-    size = len(payload)
-    if size < 126:
-        return bytes((0x81, size)) + payload
-    if size < 0x10000:
-        return bytes((0x81, 126)) + size.to_bytes(2, "big") + payload
-    return bytes((0x81, 127)) + size.to_bytes(8, "big") + payload
 
 
 class DirectServerSocket(_LoopWebSocket):
@@ -58,7 +45,7 @@ class DirectServerSocket(_LoopWebSocket):
             end = start + 4 + length
             if len(buffer) < end:
                 break
-            payload = _unmask(buffer[start + 4 : end], buffer[start : start + 4])
+            payload = xor_mask(buffer[start + 4 : end], buffer[start : start + 4])
             at = end
             if opcode == 0x8:  # answered with an empty close frame, then EOF
                 self._controls.append(bytes((0x88, 0)))
@@ -78,12 +65,12 @@ class DirectServerSocket(_LoopWebSocket):
     def send_nowait(self, message: bytes) -> bool:
         if self._closed or self._peer_closed or self._write_paused:
             return False
-        self._transport.write(_server_frame(message))
+        self._transport.write(server_frame(message))
         return True
 
     async def send_many(self, messages: Sequence[bytes]) -> None:
         await self._writable()
-        self._transport.write(b"".join(map(_server_frame, messages)))
+        self._transport.write(b"".join(map(server_frame, messages)))
 
     async def _close(self, code: int, reason: str | None) -> None:
         if not self._closed and not self._transport.is_closing():

@@ -45,7 +45,8 @@ def _header(first: int, mask_bit: int, size: int) -> bytes:
     return bytes((first, mask_bit | 127)) + size.to_bytes(8, "big")
 
 
-def _xor(payload: bytes, key: bytes) -> bytes:
+def xor_mask(payload: bytes, key: bytes) -> bytes:
+    """``payload`` masked (or unmasked) with the 4-byte ``key``, in one big-integer XOR."""
     size = len(payload)
     mask = (key * ((size >> 2) + 1))[:size]
     return (int.from_bytes(payload, "little") ^ int.from_bytes(mask, "little")).to_bytes(
@@ -59,7 +60,7 @@ def server_frame(payload: bytes) -> bytes:
 
 def client_frame(payload: bytes) -> bytes:
     key = os.urandom(4)
-    return _header(0x81, 0x80, len(payload)) + key + _xor(payload, key)
+    return _header(0x81, 0x80, len(payload)) + key + xor_mask(payload, key)
 
 
 def _frames(buffer: bytes) -> tuple[list[tuple[int, bytes, bytes]], bytes]:
@@ -86,4 +87,4 @@ def _frames(buffer: bytes) -> tuple[list[tuple[int, bytes, bytes]], bytes]:
 def unmasked_frames(buffer: bytes) -> tuple[list[bytes], bytes]:
     """The text messages whole in ``buffer`` (unmasked), and what is left of it."""
     frames, rest = _frames(buffer)
-    return [_xor(p, k) if k else p for op, k, p in frames if op == 1], rest
+    return [xor_mask(p, k) if k else p for op, k, p in frames if op == 1], rest

@@ -4,6 +4,7 @@ relative to ``import pydantic`` measured in the same run, so a slow machine move
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -98,14 +99,17 @@ def test_the_runtime_package_loads_its_names_on_first_access(
     assert [m for m in UNUSED_BY_A_PLAIN_AGENT if m in runtime] == []
 
 
-def test_every_public_runtime_name_still_resolves() -> None:
-    import acp_runtime
-
-    for name in acp_runtime.__all__:
-        assert getattr(acp_runtime, name) is not None, name
-    assert set(acp_runtime.__all__) <= set(dir(acp_runtime))
-    with pytest.raises(AttributeError, match="no attribute 'Conection'"):
-        _ = acp_runtime.Conection  # type: ignore[attr-defined]
+@pytest.mark.parametrize(
+    ("package", "typo"), [("acp_runtime", "Conection"), ("acp_runtime.remote", "websocket_ap")]
+)
+def test_every_public_name_of_a_lazy_package_still_resolves(package: str, typo: str) -> None:
+    """Both packages load their names on first access (``acp_runtime._lazy``)."""
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match=f"no attribute '{typo}'"):
+        getattr(module, typo)
 
 
 def test_models_are_built_on_first_use_only(first_messages: dict[str, object]) -> None:

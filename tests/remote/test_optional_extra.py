@@ -52,12 +52,3 @@ def test_a_server_imports_no_http_client(server: str) -> None:
     here: ``from acp_runtime.remote import websocket_app`` 341 ms -> 160 ms)."""
     assert loaded_after(f"from acp_runtime.remote import {server}") == []
 
-
-def test_every_public_remote_name_still_resolves() -> None:
-    import acp_runtime.remote as remote
-
-    for name in remote.__all__:
-        assert getattr(remote, name) is not None, name
-    assert set(remote.__all__) <= set(dir(remote))
-    with pytest.raises(AttributeError, match="no attribute 'websocket_ap'"):
-        _ = remote.websocket_ap  # type: ignore[attr-defined]
