@@ -65,7 +65,8 @@ _EXPORTS: dict[str, str] = {
 }
 """Each public name and the module that defines it."""
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+if not TYPE_CHECKING:  # checkers see the imports above, so a misspelt name is an error
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AcpApp",
