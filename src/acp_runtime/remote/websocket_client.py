@@ -21,12 +21,10 @@ import urllib.request
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
-import httpcore
-import httpx
 import sniffio
 from wsproto.utilities import generate_accept_token, generate_nonce
 
@@ -56,6 +54,9 @@ from .websocket_handshake import (
     read_answer,
     upgrade_request,
 )
+
+if TYPE_CHECKING:  # imported where used: a plain ws:// socket needs neither (nor trio)
+    import httpx
 
 __all__ = ["WebSocketTransport", "WebSocketUpgradeError", "connect_websocket"]
 
@@ -568,6 +569,8 @@ async def connect_websocket(
     """
     target = _Target(url, dict(headers or {}))
     if client is None and target.proxied():
+        import httpx
+
         async with httpx.AsyncClient(verify=ssl_context or True) as own:
             async with connect_websocket(
                 url,
@@ -723,6 +726,8 @@ async def _through_httpx(
 ) -> AsyncGenerator[WebSocketTransport, None]:
     """The upgrade as a request of ``client`` (its proxy, TLS, cookies and auth apply),
     then the frames over the connection it hands over."""
+    import httpcore
+
     nonce = generate_nonce()
     upgrade = {
         "Upgrade": "websocket",
@@ -772,4 +777,6 @@ async def _through_httpx(
 
 def _default_ssl_context() -> ssl.SSLContext:
     """httpx's default context (certifi's roots), as when httpx made the upgrade."""
+    import httpx
+
     return httpx.create_ssl_context()
