@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from floor_websocket import (  # a sibling script: this runs from bench/peers
     handshake_answer,
     server_frame,
+    whole_frames,
     xor_mask,
 )
 
@@ -33,20 +34,9 @@ class DirectServerSocket(_LoopWebSocket):
 
     def _absorb(self, data: bytes, eager: Callable[[bytes], bool] | None = None) -> None:
         self._chunks_received += 1
-        buffer = self._pending_bytes = getattr(self, "_pending_bytes", b"") + data
-        at = 0
-        while len(buffer) - at >= 6:
-            opcode, length = buffer[at] & 0x0F, buffer[at + 1] & 0x7F
-            start = at + 2
-            if length == 126:
-                length, start = int.from_bytes(buffer[start : start + 2], "big"), start + 2
-            elif length == 127:
-                length, start = int.from_bytes(buffer[start : start + 8], "big"), start + 8
-            end = start + 4 + length
-            if len(buffer) < end:
-                break
-            payload = xor_mask(buffer[start + 4 : end], buffer[start : start + 4])
-            at = end
+        buffered = getattr(self, "_pending_bytes", b"")  # _absorb runs inside __init__
+        frames, self._pending_bytes = whole_frames(buffered + data)
+        for opcode, key, masked in frames:
             if opcode == 0x8:  # answered with an empty close frame, then EOF
                 self._controls.append(bytes((0x88, 0)))
                 self._closed = True
@@ -54,13 +44,13 @@ class DirectServerSocket(_LoopWebSocket):
                 break
             if opcode != 0x1:
                 continue
+            payload = xor_mask(masked, key)
             if eager is not None:
                 if eager(payload):
                     continue
                 eager = None
             self._inbox.append(payload)
             self._queued += len(payload)
-        self._pending_bytes = buffer[at:]
 
     def send_nowait(self, message: bytes) -> bool:
         if self._closed or self._peer_closed or self._write_paused:

@@ -63,7 +63,7 @@ def client_frame(payload: bytes) -> bytes:
     return _header(0x81, 0x80, len(payload)) + key + xor_mask(payload, key)
 
 
-def _frames(buffer: bytes) -> tuple[list[tuple[int, bytes, bytes]], bytes]:
+def whole_frames(buffer: bytes) -> tuple[list[tuple[int, bytes, bytes]], bytes]:
     """Whole frames at the front of ``buffer`` as (opcode, masking key, payload), and the rest."""
     frames: list[tuple[int, bytes, bytes]] = []
     at = 0
@@ -86,5 +86,5 @@ def _frames(buffer: bytes) -> tuple[list[tuple[int, bytes, bytes]], bytes]:
 
 def unmasked_frames(buffer: bytes) -> tuple[list[bytes], bytes]:
     """The text messages whole in ``buffer`` (unmasked), and what is left of it."""
-    frames, rest = _frames(buffer)
+    frames, rest = whole_frames(buffer)
     return [xor_mask(p, k) if k else p for op, k, p in frames if op == 1], rest
