@@ -7,31 +7,25 @@ import sys
 
 import pytest
 
-
-def test_import_acp_runtime_imports_no_http_library() -> None:
-    code = (
-        "import sys, acp_runtime\n"
-        "loaded = sorted(m for m in ('httpx', 'httpx_ws', 'wsproto', 'hypercorn',"
-        " 'acp_runtime.remote') if m in sys.modules)\n"
-        "print(','.join(loaded))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == ""
+CLIENT_LIBRARIES = ("httpx", "httpcore", "wsproto", "trio", "h11")
 
 
-def loaded_after(statement: str) -> list[str]:
-    """The HTTP libraries (and trio) that ``statement`` imports in a fresh interpreter."""
+def loaded_after(statement: str, modules: tuple[str, ...] = CLIENT_LIBRARIES) -> list[str]:
+    """Which of ``modules`` (the HTTP client libraries and trio by default) ``statement``
+    imports in a fresh interpreter, sorted."""
     code = (
         f"import sys\n{statement}\n"
-        "print(','.join(sorted(m for m in ('httpx', 'httpcore', 'wsproto', 'trio', 'h11')"
-        " if m in sys.modules)))\n"
+        f"print(','.join(sorted(m for m in {modules!r} if m in sys.modules)))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     return [name for name in out.strip().split(",") if name]
+
+
+def test_import_acp_runtime_imports_no_http_library() -> None:
+    remote = ("httpx", "httpx_ws", "wsproto", "hypercorn", "acp_runtime.remote")
+    assert loaded_after("import acp_runtime", remote) == []
 
 
 def test_the_remote_package_loads_a_client_library_with_the_client() -> None:
