@@ -221,11 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         default="hypercorn",
         help="with --transport websocket or http: the ASGI server our app runs under "
         "(uvicorn: asyncio, its websockets-sansio and httptools protocols; direct: no ASGI "
-        "server and no websocket_app, the bound in bench/peers/direct_websocket.py)",
+        "server, the WebSocket app on its own listener, WebSocketApp.serve)",
     )
     args = parser.parse_args(argv)
     if args.asgi_server == "direct" and args.transport != "websocket":
-        parser.error("--asgi-server direct is a WebSocket bound only")
+        parser.error("--asgi-server direct serves WebSocket only")
     if args.pairs and args.transport != "http":
         parser.error("--pairs goes with --transport http (websocket already runs in pairs)")
     if args.agent_side and args.transport != "stdio":

@@ -122,22 +122,23 @@ async def serve_remote() -> None:
 
 async def serve_on_loopback(app: object) -> None:
     """Serve the ASGI ``app`` on a free port of 127.0.0.1, printed on stdout, until stdin
-    closes: under hypercorn (the running backend's worker), or under uvicorn (asyncio)
-    when ``BENCH_ASGI_SERVER=uvicorn``."""
+    closes: under hypercorn (the running backend's worker), under uvicorn (asyncio)
+    when ``BENCH_ASGI_SERVER=uvicorn``, or on the WebSocket app's own listener
+    (``WebSocketApp.serve``) when ``BENCH_ASGI_SERVER=direct``."""
     import socket
-
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    print(listener.getsockname()[1], flush=True)
 
     async def stdin_closed() -> None:
         await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
 
+    if os.environ.get("BENCH_ASGI_SERVER") == "direct":
+        await _direct(app, stdin_closed)
+        return
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    print(listener.getsockname()[1], flush=True)
     if os.environ.get("BENCH_ASGI_SERVER") == "uvicorn":
         await _uvicorn(app, listener, stdin_closed)
-    elif os.environ.get("BENCH_ASGI_SERVER") == "direct":
-        await _direct(listener, stdin_closed)
     else:
         await _hypercorn(app, listener, stdin_closed)
 
@@ -159,13 +160,15 @@ async def _hypercorn(
     await hypercorn_serve(app, config, shutdown_trigger=until)  # type: ignore[arg-type]
 
 
-async def _direct(listener: socket.socket, until: Callable[[], Awaitable[None]]) -> None:
-    """The agent on ``bench/direct_websocket.py`` (no ASGI, no ``websocket_app``): a bound."""
-    from direct_websocket import serve_direct  # a sibling of this script
+async def _direct(app: object, until: Callable[[], Awaitable[None]]) -> None:
+    """``app.serve``: the WebSocket app on its own listener, no ASGI server."""
+    from acp_runtime.remote import WebSocketApp
 
-    builder = ConnectionBuilder(role="agent")
-    BenchAgent().attach(builder)
-    await serve_direct(builder.serve, until, listener)
+    assert isinstance(app, WebSocketApp), "only the WebSocket app serves on its own"
+    async with anyio.create_task_group() as tg:
+        print(await tg.start(app.serve, "127.0.0.1", 0), flush=True)
+        await until()
+        tg.cancel_scope.cancel()
 
 
 async def _uvicorn(

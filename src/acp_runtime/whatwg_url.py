@@ -222,7 +222,6 @@ def _ipv6_ok(address: str) -> bool:
     return compress is not None or piece == 8
 
 
-
 def _ipv6_ipv4_tail_ok(tail: str, piece: int, compress: int | None) -> bool:
     """An IPv6 address's dotted IPv4 tail: four decimal numbers, no leading zero, <= 255."""
     numbers = tail.split(".")

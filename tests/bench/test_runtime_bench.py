@@ -32,8 +32,8 @@ def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
 
 @pytest.mark.parametrize("server", ["hypercorn", "uvicorn", "direct"])
 def test_quick_runtime_bench_over_websocket_runs_this_sdk_ts_and_the_floor(server: str) -> None:
-    """``--transport websocket``: our client and ASGI server (under ``server``; ``direct``:
-    the bound with no ASGI server), the TS client and AcpServer, and the floor
+    """``--transport websocket``: our client and server (under ``server``; ``direct``: on
+    its own listener, no ASGI server), the TS client and AcpServer, and the floor
     (hand-written RFC 6455, no SDK), whose every workload must run and count what it was
     asked to."""
     proc = run_python(

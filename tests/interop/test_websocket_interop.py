@@ -15,14 +15,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 from httpx_ws import aconnect_ws
+from remote import direct_server, hypercorn_server
 from remote.http_agent import LoadingEchoAgent  # tests/ is on sys.path (rootdir)
-from remote.hypercorn_server import serving
 
 from acp_generated import v1
 from acp_generated.v1 import builders as b
@@ -32,6 +34,17 @@ from acp_runtime.remote import connect_websocket, websocket_app
 from .node_peers import PEERS_DIR, REPO_ROOT
 
 pytestmark = pytest.mark.anyio
+
+Serving = Callable[..., AbstractAsyncContextManager[int]]
+
+
+@pytest.fixture(params=["hypercorn", "direct"])
+def our_server(request: pytest.FixtureRequest) -> Serving:
+    """``serving(app)`` for our server: mounted in hypercorn, or on a socket of its own
+    (``WebSocketApp.serve``)."""
+    module = direct_server if request.param == "direct" else hypercorn_server
+    return module.serving
+
 
 FILE_TEXT = "line one\nline two\n"
 
@@ -171,7 +184,9 @@ async def test_the_ts_server_shutting_down_ends_our_connection(node: str) -> Non
 
 
 @pytest.mark.parametrize("loads", [False, True], ids=["echo", "loading-echo"])
-async def test_the_ts_websocket_client_against_our_server(node: str, loads: bool) -> None:
+async def test_the_ts_websocket_client_against_our_server(
+    node: str, loads: bool, our_server: Serving
+) -> None:
     """With ``LoadingEchoAgent`` (``loadSession``) the TS client reconnects on a fresh
     socket and loads its session; the plain echo agent cannot, so it only initializes."""
     sys.path.insert(0, str(REPO_ROOT / "examples"))
@@ -179,7 +194,7 @@ async def test_the_ts_websocket_client_against_our_server(node: str, loads: bool
         from echo_agent import EchoAgent
     finally:
         sys.path.remove(str(REPO_ROOT / "examples"))
-    async with serving(websocket_app(LoadingEchoAgent if loads else EchoAgent)) as port:
+    async with our_server(websocket_app(LoadingEchoAgent if loads else EchoAgent)) as port:
         with anyio.fail_after(60):
             done = await anyio.run_process(
                 [node, str(PEERS_DIR / "ws_client.mjs"), f"ws://127.0.0.1:{port}/acp", "/x"],
@@ -266,7 +281,9 @@ async def observe(url: str) -> dict[str, object]:
     return seen
 
 
-async def test_our_server_answers_raw_frames_as_the_ts_server_does(node: str) -> None:
+async def test_our_server_answers_raw_frames_as_the_ts_server_does(
+    node: str, our_server: Serving
+) -> None:
     async with await anyio.open_process(
         [node, str(PEERS_DIR / "ws_server.mjs")], stderr=subprocess.DEVNULL
     ) as process:
@@ -281,7 +298,7 @@ async def test_our_server_answers_raw_frames_as_the_ts_server_does(node: str) ->
         from echo_agent import EchoAgent
     finally:
         sys.path.remove(str(REPO_ROOT / "examples"))
-    async with serving(websocket_app(EchoAgent)) as port:
+    async with our_server(websocket_app(EchoAgent)) as port:
         ours = await observe(f"http://127.0.0.1:{port}/acp")
     assert ours == theirs
     assert theirs["request first"] == (1002, "First message must be initialize")
@@ -315,13 +332,15 @@ def verdict(answer: Any) -> tuple[object, ...]:
     return ("error", answer["error"]["code"], answer["error"].get("data"))
 
 
-async def test_both_version_routers_over_websocket_pick_and_refuse_alike(node: str) -> None:
+async def test_both_version_routers_over_websocket_pick_and_refuse_alike(
+    node: str, our_server: Serving
+) -> None:
     sys.path.insert(0, str(REPO_ROOT / "examples"))
     try:
         from router_agent import make_router
     finally:
         sys.path.remove(str(REPO_ROOT / "examples"))
-    async with serving(websocket_app(lambda: make_router({1, 2}, 0.0)[0])) as port:
+    async with our_server(websocket_app(lambda: make_router({1, 2}, 0.0)[0])) as port:
         ours = [verdict(await initialize_over_websocket(port, v)) for v in ROUTED_VERSIONS]
     async with await anyio.open_process(
         [node, str(PEERS_DIR / "ws_router_server.mjs")], stderr=subprocess.DEVNULL

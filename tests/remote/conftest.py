@@ -25,3 +25,29 @@ def asgi_server(request: pytest.FixtureRequest, anyio_backend: str) -> Callable[
     else:
         from .hypercorn_server import serving
     return serving
+
+
+@pytest.fixture(params=["hypercorn", "direct"])
+def websocket_server(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """The ``serving(app)`` of a WebSocket app: mounted in hypercorn, or on a socket of its
+    own (``WebSocketApp.serve``); the wire and its rules must be the same under both."""
+    if request.param == "direct":
+        from .direct_server import serving
+    else:
+        from .hypercorn_server import serving
+    return serving
+
+
+@pytest.fixture(params=["hypercorn", "uvicorn", "direct"])
+def any_websocket_server(request: pytest.FixtureRequest, anyio_backend: str) -> Callable[..., Any]:
+    """Every way to serve a WebSocket app: hypercorn, uvicorn (asyncio only) and its own
+    listener; the round trips with our client run under each."""
+    if request.param == "uvicorn":
+        if anyio_backend != "asyncio":
+            pytest.skip("uvicorn has no trio worker")
+        from .uvicorn_server import serving
+    elif request.param == "direct":
+        from .direct_server import serving
+    else:
+        from .hypercorn_server import serving
+    return serving

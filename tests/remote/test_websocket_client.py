@@ -555,3 +555,20 @@ async def test_wss_verifies_the_server_with_the_given_context(
         with pytest.raises((ssl.SSLError, anyio.BrokenResourceError, OSError)):
             async with connect_websocket(url):  # the default roots do not know it
                 pass
+
+
+async def test_an_empty_close_from_the_server_is_echoed_empty_never_as_1005() -> None:
+    """1005 means "the close carried no code" and must never be sent (RFC 6455 7.4.1):
+    the TS SDK's ``ws`` fails the socket on it. wsproto, recording, does too."""
+
+    async def script(stream: anyio.abc.SocketStream, ws: WSConnection, seen: Seen) -> None:
+        await stream.send(bytes((0x88, 0)))  # a close frame with no payload
+        await anyio.sleep_forever()
+
+    async with raw_server(script) as (port, seen):
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
+                await transport.receive()
+            echo = await seen.wait_for(CloseConnection)
+    assert echo.code == 1005  # wsproto's reading of an empty close frame
+    assert transport.close_code == 1005

@@ -1,6 +1,6 @@
-"""The client's frame codec against wsproto's: what it writes, wsproto (as a server) reads;
-what wsproto writes, it reads, whole or a byte at a time; what RFC 6455 forbids, it refuses
-with the close code the client must send."""
+"""The frame codec against wsproto's, both sides: what it writes, wsproto (as the other
+side) reads; what wsproto writes, it reads, whole or a byte at a time; what RFC 6455
+forbids, it refuses with the close code to send."""
 
 from __future__ import annotations
 
@@ -124,3 +124,55 @@ def test_fragments_that_add_up_over_the_limit_are_refused_with_the_messages_star
     assert events_of(reader, frame(0x01, b"12345678") + frame(0x80, b"9012")) == [
         TooLarge(b"1234567890")  # the prefix is the message's, up to the limit
     ]
+
+
+# -- the server's side: masked frames in, unmasked frames out ----------------------------
+
+
+def client() -> Connection:
+    return Connection(ConnectionType.CLIENT)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("one_byte_at_a_time", [False, True])
+def test_a_server_side_reader_unmasks_a_clients_frames_whole_or_byte_by_byte(
+    size: int, one_byte_at_a_time: bool
+) -> None:
+    text = "é" * (size // 2) + "x" * (size % 2)
+    ws = client()
+    data = ws.send(TextMessage(data=text)) + ws.send(Ping(payload=b"p"))
+    data += ws.send(TextMessage(data="h", message_finished=False))
+    data += ws.send(TextMessage(data="i", message_finished=True))
+    data += ws.send(CloseConnection(code=1000, reason="done"))
+    reader = FrameReader(1 << 20, masked=True)
+    found = events_of(reader, data, one_byte_at_a_time=one_byte_at_a_time)
+    assert found == [text.encode(), frames.Ping(b"p"), b"hi", Close(1000, "done")]
+
+
+def test_a_server_side_reader_refuses_an_unmasked_frame_with_1002() -> None:
+    with pytest.raises(FrameError) as refused:
+        events_of(FrameReader(100, masked=True), frame(0x81, b"{}"))
+    assert (refused.value.code, refused.value.reason) == (1002, "unmasked frame from the client")
+
+
+def test_an_over_limit_masked_message_keeps_its_start_unmasked() -> None:
+    ws = client()
+    data = ws.send(TextMessage(data='{"id":7,"params":"' + "x" * 300 + '"}'))
+    found = events_of(FrameReader(100, masked=True), data)
+    assert found == [TooLarge(b'{"id":7,"params":"' + b"x" * 82)]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_what_a_server_writes_a_client_reads_unmasked(size: int) -> None:
+    texts = ["é" * (size // 2) + "x" * (size % 2), '{"n":1}']
+    ws = client()
+    ws.receive_data(frames.text_frames([text.encode() for text in texts], mask=False))
+    ws.receive_data(frames.control_frame(frames.OP_PING, b"abc", mask=False))
+    ws.receive_data(
+        frames.control_frame(frames.OP_CLOSE, frames.close_payload(1001, "bye"), mask=False)
+    )
+    received = list(ws.events())
+    assert [event.data for event in received if isinstance(event, TextMessage)] == texts
+    assert isinstance(received[2], Ping) and received[2].payload == b"abc"
+    assert isinstance(received[3], CloseConnection)
+    assert (received[3].code, received[3].reason) == (1001, "bye")

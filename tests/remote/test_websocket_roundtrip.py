@@ -1,5 +1,5 @@
-"""Our WebSocket client against our ASGI server under hypercorn and uvicorn: the whole runtime runs
-over the socket unchanged (initialize, a session, a prompt with a permission round trip
+"""Our WebSocket client against our server under hypercorn, under uvicorn and on its own
+listener: the whole runtime runs over the socket unchanged (initialize, a session, a prompt with a permission round trip
 and a file read, ``$/cancel_request``)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from acp_runtime.remote import connect_websocket, websocket_app
 pytestmark = pytest.mark.anyio
 
 Serving = Callable[..., AbstractAsyncContextManager[int]]
-"""``serving(app)`` of the ASGI server under test (the ``asgi_server`` fixture)."""
+"""``serving(app)`` of the server under test (the ``any_websocket_server`` fixture)."""
 
 
 class Client(v1.ClientHandler):
@@ -70,14 +70,14 @@ def agent_app() -> object:
 
 
 async def test_a_prompt_with_a_permission_and_a_file_read_over_websocket(
-    tmp_path: Path, asgi_server: Serving
+    tmp_path: Path, any_websocket_server: Serving
 ) -> None:
     file = tmp_path / "three.txt"
     file.write_text("a\nb\nc\n", encoding="utf-8")
     client = Client()
     builder = ConnectionBuilder(role="client")
     client.attach(builder)
-    async with asgi_server(agent_app()) as port:
+    async with any_websocket_server(agent_app()) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             assert transport.connection_id
             async with builder.connect(transport) as cx:
@@ -98,12 +98,12 @@ async def test_a_prompt_with_a_permission_and_a_file_read_over_websocket(
 
 
 async def test_cancel_request_over_websocket_ends_the_prompt_with_32800(
-    tmp_path: Path, asgi_server: Serving
+    tmp_path: Path, any_websocket_server: Serving
 ) -> None:
     client = Client(hold=True)
     builder = ConnectionBuilder(role="client")
     client.attach(builder)
-    async with asgi_server(agent_app()) as port:
+    async with any_websocket_server(agent_app()) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             async with builder.connect(transport) as cx:
                 agent = v1.RemoteAgent(cx)
@@ -124,8 +124,10 @@ async def test_cancel_request_over_websocket_ends_the_prompt_with_32800(
     assert caught.value.code == -32800
 
 
-async def test_each_socket_gets_a_fresh_handler(tmp_path: Path, asgi_server: Serving) -> None:
-    async with asgi_server(agent_app()) as port:
+async def test_each_socket_gets_a_fresh_handler(
+    tmp_path: Path, any_websocket_server: Serving
+) -> None:
+    async with any_websocket_server(agent_app()) as port:
         for _ in range(2):
             async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
                 async with ConnectionBuilder(role="client").connect(transport) as cx:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -14,9 +16,10 @@ from httpx_ws import aconnect_ws
 from acp_runtime import VersionRouter
 from acp_runtime.remote import websocket_app
 
-from .hypercorn_server import serving
-
 pytestmark = pytest.mark.anyio
+
+Serving = Callable[..., AbstractAsyncContextManager[int]]
+"""``serving(app)`` of the WebSocket server under test (the ``websocket_server`` fixture)."""
 
 
 def router() -> VersionRouter:
@@ -40,8 +43,10 @@ async def initialize(port: int, version: object) -> Any:
                 return json.loads(await ws.receive_text())
 
 
-async def test_the_requested_version_picks_the_handler_set_per_socket() -> None:
-    async with serving(websocket_app(router)) as port:
+async def test_the_requested_version_picks_the_handler_set_per_socket(
+    websocket_server: Serving,
+) -> None:
+    async with websocket_server(websocket_app(router)) as port:
         answers = [await initialize(port, v) for v in (1, 2, 3)]
         chosen = [answer["result"]["protocolVersion"] for answer in answers]
         unsupported = await initialize(port, 0)

@@ -9,6 +9,8 @@ plain TCP stream) is needed to stop reading: a full client reads whatever arrive
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -21,9 +23,10 @@ from acp_runtime import ConnectionBuilder, RequestError, Responder
 from acp_runtime.remote import websocket_app
 from acp_runtime.remote.websocket_server import _Socket
 
-from .hypercorn_server import serving
-
 pytestmark = pytest.mark.anyio
+
+Serving = Callable[..., AbstractAsyncContextManager[int]]
+"""``serving(app)`` of the WebSocket server under test (the ``websocket_server`` fixture)."""
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 CHUNK = "x" * (256 * 1024)
@@ -95,11 +98,13 @@ def flooding_agent(questions: list[Any], flooding: anyio.Event) -> ConnectionBui
     return builder
 
 
-async def test_a_client_that_stops_reading_is_closed_with_1008_and_its_requests_settle() -> None:
+async def test_a_client_that_stops_reading_is_closed_with_1008_and_its_requests_settle(
+    websocket_server: Serving,
+) -> None:
     questions: list[Any] = []
     flooding = anyio.Event()
     app = websocket_app(lambda: flooding_agent(questions, flooding), stall_timeout=0.5)
-    async with serving(app) as port:
+    async with websocket_server(app) as port:
         client = await RawClient.connect(port)
         await client.send(INITIALIZE)
         assert (await client.next_text())["id"] == 1
@@ -124,9 +129,11 @@ def echo_agent() -> ConnectionBuilder:
     return builder
 
 
-async def test_an_idle_socket_is_closed_with_1001_and_traffic_keeps_it_open() -> None:
+async def test_an_idle_socket_is_closed_with_1001_and_traffic_keeps_it_open(
+    websocket_server: Serving,
+) -> None:
     app = websocket_app(echo_agent, idle_timeout=0.6)
-    async with serving(app) as port:
+    async with websocket_server(app) as port:
         client = await RawClient.connect(port)
         await client.send(INITIALIZE)
         assert (await client.next_text())["id"] == 1
@@ -141,9 +148,9 @@ async def test_an_idle_socket_is_closed_with_1001_and_traffic_keeps_it_open() ->
         await client.stream.aclose()
 
 
-async def test_an_idle_timeout_is_off_by_default() -> None:
+async def test_an_idle_timeout_is_off_by_default(websocket_server: Serving) -> None:
     app = websocket_app(echo_agent)
-    async with serving(app) as port:
+    async with websocket_server(app) as port:
         client = await RawClient.connect(port)
         await client.send(INITIALIZE)
         assert (await client.next_text())["id"] == 1

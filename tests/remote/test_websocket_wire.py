@@ -5,8 +5,8 @@ codes 1002/1008/1011/1001), the ``Acp-Connection-Id`` header, auth and plain HTT
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -18,9 +18,10 @@ from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 from acp_runtime import ConnectionBuilder, Responder
 from acp_runtime.remote import Refusal, WebSocketApp, websocket_app
 
-from .hypercorn_server import serving
-
 pytestmark = pytest.mark.anyio
+
+Serving = Callable[..., AbstractAsyncContextManager[int]]
+"""``serving(app)`` of the WebSocket server under test (the ``websocket_server`` fixture)."""
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 
@@ -41,7 +42,7 @@ def echo_agent() -> ConnectionBuilder:
 
 @asynccontextmanager
 async def raw(
-    app: WebSocketApp, headers: Mapping[str, str] | None = None
+    serving: Serving, app: WebSocketApp, headers: Mapping[str, str] | None = None
 ) -> AsyncGenerator[tuple[AsyncWebSocketSession, int], None]:
     async with serving(app) as port, httpx.AsyncClient() as client:
         async with aconnect_ws(
@@ -65,8 +66,10 @@ async def close_code(ws: AsyncWebSocketSession) -> tuple[int, str]:
     return caught.value.code, caught.value.reason
 
 
-async def test_the_101_carries_an_acp_connection_id_and_no_subprotocol() -> None:
-    async with raw(websocket_app(echo_agent)) as (ws, _):
+async def test_the_101_carries_an_acp_connection_id_and_no_subprotocol(
+    websocket_server: Serving,
+) -> None:
+    async with raw(websocket_server, websocket_app(echo_agent)) as (ws, _):
         assert ws.response is not None
         assert len(ws.response.headers["acp-connection-id"]) == 36
         assert "sec-websocket-protocol" not in ws.response.headers
@@ -74,8 +77,10 @@ async def test_the_101_carries_an_acp_connection_id_and_no_subprotocol() -> None
         assert await next_json(ws) == {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}
 
 
-async def test_before_initialize_bad_json_arrays_and_answers_are_answered_or_dropped() -> None:
-    async with raw(websocket_app(echo_agent)) as (ws, _):
+async def test_before_initialize_bad_json_arrays_and_answers_are_answered_or_dropped(
+    websocket_server: Serving,
+) -> None:
+    async with raw(websocket_server, websocket_app(echo_agent)) as (ws, _):
         await ws.send_text("{not json")
         assert await next_json(ws) == {
             "jsonrpc": "2.0",
@@ -107,17 +112,19 @@ async def test_before_initialize_bad_json_arrays_and_answers_are_answered_or_dro
     ],
 )
 async def test_a_first_message_other_than_an_initialize_request_closes_1002(
-    first: dict[str, Any], reason: str
+    websocket_server: Serving, first: dict[str, Any], reason: str
 ) -> None:
-    async with raw(websocket_app(echo_agent)) as (ws, _):
+    async with raw(websocket_server, websocket_app(echo_agent)) as (ws, _):
         await ws.send_text(json.dumps(first))
         code, text = await close_code(ws)
     assert code == 1002
     assert reason in text
 
 
-async def test_after_initialize_errors_are_answered_and_a_second_initialize_refused() -> None:
-    async with raw(websocket_app(echo_agent)) as (ws, _):
+async def test_after_initialize_errors_are_answered_and_a_second_initialize_refused(
+    websocket_server: Serving,
+) -> None:
+    async with raw(websocket_server, websocket_app(echo_agent)) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))
         await next_json(ws)
         await ws.send_text("{oops")
@@ -151,8 +158,10 @@ def bursting_agent(count: int) -> ConnectionBuilder:
     return builder
 
 
-async def test_a_burst_goes_out_a_frame_per_message_in_order_with_the_answer_last() -> None:
-    async with raw(websocket_app(lambda: bursting_agent(300))) as (ws, _):
+async def test_a_burst_goes_out_a_frame_per_message_in_order_with_the_answer_last(
+    websocket_server: Serving,
+) -> None:
+    async with raw(websocket_server, websocket_app(lambda: bursting_agent(300))) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))
         await next_json(ws)
         await ws.send_text('{"jsonrpc":"2.0","id":2,"method":"burst"}')
@@ -162,8 +171,8 @@ async def test_a_burst_goes_out_a_frame_per_message_in_order_with_the_answer_las
     assert frames[300] == {"jsonrpc": "2.0", "id": 2, "result": {"sent": 300}}
 
 
-async def test_a_frame_over_the_limit_closes_1008() -> None:
-    async with raw(websocket_app(echo_agent, max_message_bytes=1000)) as (ws, _):
+async def test_a_frame_over_the_limit_closes_1008(websocket_server: Serving) -> None:
+    async with raw(websocket_server, websocket_app(echo_agent, max_message_bytes=1000)) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))
         await next_json(ws)
         await ws.send_text(json.dumps({"jsonrpc": "2.0", "method": "x", "params": "a" * 1000}))
@@ -172,21 +181,21 @@ async def test_a_frame_over_the_limit_closes_1008() -> None:
     assert "1000 bytes" in text
 
 
-async def test_a_failing_connection_closes_1011() -> None:
+async def test_a_failing_connection_closes_1011(websocket_server: Serving) -> None:
     class Failing:
         async def serve(self, transport: Any) -> None:
             await transport.receive()
             raise RuntimeError("the agent broke")
 
-    async with raw(websocket_app(Failing)) as (ws, _):
+    async with raw(websocket_server, websocket_app(Failing)) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))
         code, text = await close_code(ws)
     assert (code, text) == (1011, "Internal error")
 
 
-async def test_closing_the_app_closes_its_sockets_1001() -> None:
+async def test_closing_the_app_closes_its_sockets_1001(websocket_server: Serving) -> None:
     app = websocket_app(echo_agent)
-    async with raw(app) as (ws, _):
+    async with raw(websocket_server, app) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))
         await next_json(ws)
         await app.aclose()
@@ -203,7 +212,10 @@ UPGRADE = {
 
 
 async def upgrade_answer(
-    app: WebSocketApp, path: str = "/acp", headers: Mapping[str, str] | None = None
+    serving: Serving,
+    app: WebSocketApp,
+    path: str = "/acp",
+    headers: Mapping[str, str] | None = None,
 ) -> httpx.Response:
     """The server's answer to a bare upgrade request (read whole: a refusal has a body)."""
     async with serving(app) as port, httpx.AsyncClient() as client:
@@ -212,7 +224,9 @@ async def upgrade_answer(
         )
 
 
-async def test_the_authenticate_hook_refuses_with_403_without_echoing_the_token() -> None:
+async def test_the_authenticate_hook_refuses_with_403_without_echoing_the_token(
+    websocket_server: Serving,
+) -> None:
     seen: list[str] = []
 
     def authenticate(headers: Mapping[str, str]) -> bool:
@@ -220,41 +234,47 @@ async def test_the_authenticate_hook_refuses_with_403_without_echoing_the_token(
         return headers.get("authorization") == "Bearer right"
 
     app = websocket_app(echo_agent, authenticate=authenticate)
-    refused = await upgrade_answer(app, headers={"Authorization": "Bearer wrong-secret"})
+    refused = await upgrade_answer(
+        websocket_server, app, headers={"Authorization": "Bearer wrong-secret"}
+    )
     assert refused.status_code == 403
     assert "wrong-secret" not in refused.text
     assert "wrong-secret" not in str(dict(refused.headers))
-    async with raw(app, {"Authorization": "Bearer right"}) as (ws, _):
+    async with raw(websocket_server, app, {"Authorization": "Bearer right"}) as (ws, _):
         await ws.send_text(json.dumps(INITIALIZE))
         assert (await next_json(ws))["id"] == 1
     assert seen == ["Bearer wrong-secret", "Bearer right"]
 
 
-async def test_an_async_authenticate_hook_is_awaited() -> None:
+async def test_an_async_authenticate_hook_is_awaited(websocket_server: Serving) -> None:
     async def authenticate(headers: Mapping[str, str]) -> bool:
         await anyio.lowlevel.checkpoint()
         return False
 
-    refused = await upgrade_answer(websocket_app(echo_agent, authenticate=authenticate))
+    refused = await upgrade_answer(
+        websocket_server, websocket_app(echo_agent, authenticate=authenticate)
+    )
     assert refused.status_code == 403
 
 
 async def test_a_hook_that_raises_refuses_with_403_and_logs_no_header(
-    caplog: pytest.LogCaptureFixture,
+    websocket_server: Serving, caplog: pytest.LogCaptureFixture
 ) -> None:
     def authenticate(headers: Mapping[str, str]) -> bool:
         raise KeyError(headers["authorization"])
 
     app = websocket_app(echo_agent, authenticate=authenticate)
-    refused = await upgrade_answer(app, headers={"Authorization": "Bearer leaked-secret"})
+    refused = await upgrade_answer(
+        websocket_server, app, headers={"Authorization": "Bearer leaked-secret"}
+    )
     assert refused.status_code == 403
     assert "leaked-secret" not in refused.text
     assert "KeyError" in caplog.text
     assert "leaked-secret" not in caplog.text
 
 
-async def test_plain_http_gets_426_on_the_path_and_404_elsewhere() -> None:
-    async with serving(websocket_app(echo_agent)) as port, httpx.AsyncClient() as client:
+async def test_plain_http_gets_426_on_the_path_and_404_elsewhere(websocket_server: Serving) -> None:
+    async with websocket_server(websocket_app(echo_agent)) as port, httpx.AsyncClient() as client:
         on_path = await client.post(f"http://127.0.0.1:{port}/acp", json=INITIALIZE)
         elsewhere = await client.get(f"http://127.0.0.1:{port}/other")
     assert on_path.status_code == 426
@@ -262,16 +282,20 @@ async def test_plain_http_gets_426_on_the_path_and_404_elsewhere() -> None:
     assert elsewhere.status_code == 404
 
 
-async def test_a_websocket_on_another_path_is_refused_404() -> None:
-    refused = await upgrade_answer(websocket_app(echo_agent), path="/elsewhere")
+async def test_a_websocket_on_another_path_is_refused_404(websocket_server: Serving) -> None:
+    refused = await upgrade_answer(websocket_server, websocket_app(echo_agent), path="/elsewhere")
     assert refused.status_code == 404
 
 
-async def test_a_refusal_from_the_hook_sets_the_upgrade_status_and_challenge() -> None:
+async def test_a_refusal_from_the_hook_sets_the_upgrade_status_and_challenge(
+    websocket_server: Serving,
+) -> None:
     def authenticate(headers: Mapping[str, str]) -> bool | Refusal:
         return Refusal(401, challenge='Bearer realm="acp"')
 
-    refused = await upgrade_answer(websocket_app(echo_agent, authenticate=authenticate))
+    refused = await upgrade_answer(
+        websocket_server, websocket_app(echo_agent, authenticate=authenticate)
+    )
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == 'Bearer realm="acp"'
     assert refused.text == "Unauthorized\n"

@@ -5,7 +5,8 @@ The clients (:func:`connect_websocket`, :func:`connect_http`, either by URL sche
 :func:`connect_remote`) yield a :class:`~acp_runtime.transport.Transport`, so a
 :class:`~acp_runtime.ConnectionBuilder` runs over them unchanged; the servers
 (:func:`websocket_app`, :func:`http_app`, both on one path: :func:`acp_app`) are plain
-ASGI applications, mounted in whatever ASGI server the agent already runs. Nothing here
+ASGI applications, mounted in whatever ASGI server the agent already runs, and the WebSocket
+one also serves on a socket of its own (:func:`serve_websocket`). Nothing here
 is imported by ``import acp_runtime``.
 
 Names load on first access (PEP 562): a server that mounts :func:`websocket_app` imports
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from .websocket_client import WebSocketUpgradeError as WebSocketUpgradeError
     from .websocket_client import connect_websocket as connect_websocket
     from .websocket_server import WebSocketApp as WebSocketApp
+    from .websocket_server import serve_websocket as serve_websocket
     from .websocket_server import websocket_app as websocket_app
 
 _EXPORTS: dict[str, str] = {
@@ -61,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "connect_to_remote_agent": "connect",
     "connect_websocket": "websocket_client",
     "http_app": "http_server",
+    "serve_websocket": "websocket_server",
     "websocket_app": "websocket_server",
 }
 """Each public name and the module that defines it."""
@@ -88,5 +91,6 @@ __all__ = [
     "connect_to_remote_agent",
     "connect_websocket",
     "http_app",
+    "serve_websocket",
     "websocket_app",
 ]

@@ -1,11 +1,12 @@
-"""The client's side of RFC 6455 framing, without I/O: masked frames out, server frames in.
+"""RFC 6455 framing without I/O, either side: the client masks what it sends and reads
+unmasked frames, the server the other way round.
 
 Written for the one shape ACP traffic has (one JSON text per unfragmented text frame, no
 extensions) at a few bytecodes per frame: wsproto's general frame machine costs about 20 µs
 per message each way, more than the whole runtime spends on a notification. Everything
-else RFC 6455 allows from a server is handled too (fragments, control frames between them,
-close, ping); what it forbids (masked or reserved bits, bad opcodes, invalid UTF-8, oversize
-control frames) raises :class:`FrameError` with the close code the client must send.
+else RFC 6455 allows from a peer is handled too (fragments, control frames between them,
+close, ping); what it forbids (a mask bit the wrong way, reserved bits, bad opcodes, invalid
+UTF-8, oversize control frames) raises :class:`FrameError` with the close code to send.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ CLOSE_NORMAL: Final = 1000
 CLOSE_PROTOCOL_ERROR: Final = 1002
 CLOSE_NO_STATUS: Final = 1005
 CLOSE_INVALID_DATA: Final = 1007
+CLOSE_POLICY_VIOLATION: Final = 1008
 CLOSE_MESSAGE_TOO_BIG: Final = 1009
 CLOSE_INTERNAL_ERROR: Final = 1011
 
@@ -34,7 +36,7 @@ TOO_LARGE_PREFIX_BYTES: Final = 1024
 
 
 class FrameError(Exception):
-    """The server broke RFC 6455; the client closes with ``code``."""
+    """The peer broke RFC 6455; this side closes with ``code``."""
 
     def __init__(self, code: int, reason: str) -> None:
         super().__init__(reason)
@@ -44,7 +46,7 @@ class FrameError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """The server's close frame (code 1005 when it carried none)."""
+    """The peer's close frame (code 1005 when it carried none)."""
 
     code: int
     reason: str
@@ -75,12 +77,22 @@ or None when the buffer holds no complete frame (a pong is consumed silently).""
 
 
 class FrameReader:
-    """Parses the server's frames from the bytes fed to it, one event per :meth:`next`."""
+    """Parses the peer's frames from the bytes fed to it, one event per :meth:`next`:
+    a server's (unmasked) by default, a client's (each masked) when ``masked``."""
 
-    __slots__ = ("_buffer", "_fragment_opcode", "_fragments", "_fragments_size", "_max", "_stopped")
+    __slots__ = (
+        "_buffer",
+        "_fragment_opcode",
+        "_fragments",
+        "_fragments_size",
+        "_mask_bit",
+        "_max",
+        "_stopped",
+    )
 
-    def __init__(self, max_message_bytes: int) -> None:
+    def __init__(self, max_message_bytes: int, *, masked: bool = False) -> None:
         self._max = max_message_bytes
+        self._mask_bit = 0x80 if masked else 0
         self._buffer = bytearray()
         self._fragments: list[bytes] = []
         self._fragments_size = 0
@@ -115,8 +127,8 @@ class FrameReader:
                     return None
                 length = int.from_bytes(buffer[2:10], "big")
                 start = 10
-            if second & 0x80:
-                raise FrameError(CLOSE_PROTOCOL_ERROR, "masked frame from the server")
+            if second & 0x80 != self._mask_bit:
+                raise FrameError(CLOSE_PROTOCOL_ERROR, _MASK_ERRORS[self._mask_bit])
             if first & 0x70:
                 raise FrameError(CLOSE_PROTOCOL_ERROR, "reserved bits set (no extension)")
             opcode = first & 0x0F
@@ -125,11 +137,17 @@ class FrameReader:
                     raise FrameError(CLOSE_PROTOCOL_ERROR, "fragmented or oversized control frame")
             elif length + self._fragments_size > self._max:
                 return self._too_large(start)
+            key = b""
+            if self._mask_bit:
+                key = bytes(buffer[start : start + 4])
+                start += 4
             end = start + length
             if size < end:
                 return None
             payload = bytes(buffer[start:end])
             del buffer[:end]  # O(1): a bytearray drops a prefix by moving its start
+            if key:
+                payload = _masked(payload, key)
             if first & 0x80 and opcode == OP_TEXT and not self._fragment_opcode:
                 return _checked_text(payload)
             event = self._other(opcode, bool(first & 0x80), payload)
@@ -169,9 +187,13 @@ class FrameReader:
 
     def _too_large(self, start: int) -> TooLarge:
         head = b"".join(self._fragments)[:TOO_LARGE_PREFIX_BYTES]
-        prefix = (head + bytes(self._buffer[start : start + TOO_LARGE_PREFIX_BYTES]))[
-            : min(TOO_LARGE_PREFIX_BYTES, self._max)
-        ]
+        if self._mask_bit:  # the key, then the payload's start (to unmask)
+            key = bytes(self._buffer[start : start + 4])
+            start += 4
+        tail = bytes(self._buffer[start : start + TOO_LARGE_PREFIX_BYTES])
+        if self._mask_bit:
+            tail = _masked(tail, key) if len(key) == 4 else b""
+        prefix = (head + tail)[: min(TOO_LARGE_PREFIX_BYTES, self._max)]
         self._stopped = True  # the socket is closed next: nothing more is buffered
         self._buffer.clear()
         self._fragments.clear()
@@ -199,9 +221,24 @@ def _close(payload: bytes) -> Close:
     return Close(int.from_bytes(payload[:2], "big"), reason)
 
 
-def text_frames(messages: Sequence[bytes]) -> bytes:
-    """Each message as one masked text frame, all in one buffer (one write for a burst).
-    One ``os.urandom`` call gives every frame its fresh masking key."""
+_MASK_ERRORS: Final = {0: "masked frame from the server", 0x80: "unmasked frame from the client"}
+
+
+def text_frame(message: bytes, *, mask: bool = True) -> bytes:
+    """One message as one text frame: :func:`text_frames`, with no list for the one."""
+    if mask:
+        return text_frames((message,))
+    return _header(0x81, len(message), 0) + message
+
+
+def text_frames(messages: Sequence[bytes], *, mask: bool = True) -> bytes:
+    """Each message as one text frame, all in one buffer (one write for a burst): masked
+    (a client's; one ``os.urandom`` call gives every frame its fresh key) or not (a
+    server's)."""
+    if not mask:
+        return b"".join(
+            [part for message in messages for part in (_header(0x81, len(message), 0), message)]
+        )
     keys = os.urandom(4 * len(messages))
     parts: list[bytes] = []
     for i, message in enumerate(messages):
@@ -210,8 +247,10 @@ def text_frames(messages: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def control_frame(opcode: int, payload: bytes = b"") -> bytes:
-    """A masked close, ping or pong frame (payload at most 125 bytes)."""
+def control_frame(opcode: int, payload: bytes = b"", *, mask: bool = True) -> bytes:
+    """A close, ping or pong frame (payload at most 125 bytes), masked unless told."""
+    if not mask:
+        return _header(0x80 | opcode, len(payload[:125]), 0) + payload[:125]
     key = os.urandom(4)
     return _header(0x80 | opcode, len(payload)) + key + _masked(payload[:125], key)
 
@@ -221,12 +260,12 @@ def close_payload(code: int, reason: str | None) -> bytes:
     return code.to_bytes(2, "big") + (reason or "").encode()[:123]
 
 
-def _header(first: int, length: int) -> bytes:
+def _header(first: int, length: int, mask_bit: int = 0x80) -> bytes:
     if length < 126:
-        return bytes((first, 0x80 | length))
+        return bytes((first, mask_bit | length))
     if length < 0x10000:
-        return bytes((first, 0xFE)) + length.to_bytes(2, "big")
-    return bytes((first, 0xFF)) + length.to_bytes(8, "big")
+        return bytes((first, mask_bit | 126)) + length.to_bytes(2, "big")
+    return bytes((first, mask_bit | 127)) + length.to_bytes(8, "big")
 
 
 def _masked(payload: bytes, key: bytes) -> bytes:

@@ -11,6 +11,10 @@ server's send buffer is full) is closed with 1008 and its connection settled, as
 server does after ``maxOutputStallMs``; a socket with no frame either way for the idle
 timeout (off by default) is closed with 1001. No framework: the ASGI message protocol
 directly, so it runs under any ASGI server, on asyncio and trio.
+
+The same app also serves on a listening socket of its own (:meth:`WebSocketApp.serve`,
+:func:`serve_websocket`; :mod:`.websocket_listener`), with the same rules and no ASGI
+server's layers per frame.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Final, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, Protocol, cast
 
 import anyio
+import anyio.abc
 
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES
+from ..transport import Transport
 from .asgi import (
     STATUS_TEXT,
     Receive,
@@ -37,7 +43,14 @@ from .asgi import (
 )
 from .serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
 
-__all__ = ["Authenticate", "HandlerFactory", "Servable", "WebSocketApp", "websocket_app"]
+__all__ = [
+    "Authenticate",
+    "HandlerFactory",
+    "Servable",
+    "WebSocketApp",
+    "serve_websocket",
+    "websocket_app",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +67,8 @@ DEFAULT_STALL_TIMEOUT: Final = 60.0
 
 STALLED_CLOSE_TIMEOUT: Final = 5.0
 """Seconds a stalled or idle socket's close frame may wait to be taken."""
+
+UPGRADE_REQUIRED_TEXT: Final = "This endpoint speaks ACP over WebSocket: send an upgrade.\n"
 
 
 def _compact(value: object) -> str:
@@ -72,10 +87,37 @@ BATCH_ERROR_FRAME: Final = _compact(
 )
 
 
+class AcpSocket(Protocol):
+    """One accepted socket as the ACP rules see it, under an ASGI server or on its own."""
+
+    serve_scope: anyio.CancelScope
+    """Where the connection is served: cancelled when the peer stalls."""
+
+    async def receive(self) -> bytes:
+        """The next text frame; EOF when the peer has gone or the socket was closed."""
+        ...
+
+    async def send_text(self, text: str) -> None: ...
+
+    async def close(self, code: int, reason: str | None) -> None:
+        """Close once (later calls do nothing), with why the socket ended if it stalled
+        or idled."""
+        ...
+
+    async def watch(self) -> None:
+        """End the socket when it stalls or idles; cancelled once its connection is over."""
+        ...
+
+    def transport(self, first: bytes) -> Transport:
+        """The connection's transport: ``first`` (the ``initialize`` frame), then the rest."""
+        ...
+
+
 class WebSocketApp:
     """ASGI 3 application: ``websocket`` scopes on ``path`` are ACP connections.
 
     A plain HTTP request to ``path`` gets 426 (Upgrade Required), any other path 404.
+    :meth:`serve` runs it on a listening socket of its own instead.
     """
 
     def __init__(
@@ -89,24 +131,22 @@ class WebSocketApp:
         idle_timeout: float | None = None,
     ) -> None:
         self._factory = handler_factory
-        self._path = path
-        self._max_message_bytes = max_message_bytes
-        self._authenticate = authenticate
-        self._stall_timeout = stall_timeout
-        self._idle_timeout = idle_timeout
-        self._sockets: set[_Socket] = set()
+        self.path = path
+        self.max_message_bytes = max_message_bytes
+        self.authenticate = authenticate
+        self.stall_timeout = stall_timeout
+        self.idle_timeout = idle_timeout
+        self._sockets: set[AcpSocket] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
             await serve_lifespan(receive, send, self.aclose)
         elif kind == "http":
-            if self._path is not None and scope.get("path") != self._path:
+            if self.path is not None and scope.get("path") != self.path:
                 await plain_response(send, 404, "Not found\n")
             else:
-                await plain_response(
-                    send, 426, "This endpoint speaks ACP over WebSocket: send an upgrade.\n"
-                )
+                await plain_response(send, 426, UPGRADE_REQUIRED_TEXT)
         elif kind == "websocket":
             await self._websocket(scope, receive, send)
 
@@ -115,14 +155,33 @@ class WebSocketApp:
         for socket in list(self._sockets):
             await socket.close(CLOSE_GOING_AWAY, "Server shutting down")
 
+    async def serve(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve on a listening socket of its own, with no ASGI server, until cancelled
+        (every open socket then closes with 1001); ``task_status.started`` gets the port
+        bound (``port=0`` picks a free one: ``port = await tg.start(app.serve, host, 0)``).
+
+        Same wire and rules as mounted, without an ASGI server's layers on every frame.
+        It speaks plain ``ws://``: put TLS in a reverse proxy in front (or mount the app
+        in an ASGI server that terminates it). Needs the ``http`` extra (h11, wsproto).
+        """
+        from .websocket_listener import listen  # the listener imports this module
+
+        await listen(self, host, port, task_status)
+
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         connect = await receive()
         if connect["type"] != "websocket.connect":
             return
-        if self._path is not None and scope.get("path") != self._path:
+        if self.path is not None and scope.get("path") != self.path:
             await _deny(scope, send, 404, "Not found\n")
             return
-        refused = await refusal(self._authenticate, scope_headers(scope))
+        refused = await refusal(self.authenticate, scope_headers(scope))
         if refused is not None:
             await _deny(scope, send, refused.status, STATUS_TEXT[refused.status], refused)
             return
@@ -136,10 +195,15 @@ class WebSocketApp:
         socket = _Socket(
             receive,
             send,
-            self._max_message_bytes,
-            stall_timeout=self._stall_timeout,
-            idle_timeout=self._idle_timeout,
+            self.max_message_bytes,
+            stall_timeout=self.stall_timeout,
+            idle_timeout=self.idle_timeout,
         )
+        await self.run(socket)
+
+    async def run(self, socket: AcpSocket) -> None:
+        """Serve one accepted socket until its connection ends, watched for stalls and
+        idleness, and closed with the code that says how it ended."""
         self._sockets.add(socket)
         try:
             async with anyio.create_task_group() as watchers:
@@ -149,14 +213,14 @@ class WebSocketApp:
         finally:
             self._sockets.discard(socket)
 
-    async def _serve(self, socket: _Socket) -> None:
+    async def _serve(self, socket: AcpSocket) -> None:
         try:
             first = await _first_initialize(socket)
             if first is None:
                 return
             made = servable(self._factory())
             with socket.serve_scope:  # a stalled peer ends the connection from outside
-                await made.serve(_SocketTransport(socket, first))
+                await made.serve(socket.transport(first))
         except Exception:
             log.exception("ACP WebSocket connection failed")
             await socket.close(CLOSE_INTERNAL_ERROR, "Internal error")
@@ -200,6 +264,37 @@ def websocket_app(
         stall_timeout=stall_timeout,
         idle_timeout=idle_timeout,
     )
+
+
+async def serve_websocket(
+    handler_factory: HandlerFactory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str | None = "/acp",
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    authenticate: Authenticate | None = None,
+    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
+    idle_timeout: float | None = None,
+    task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ACP over WebSocket on ``host:port`` with no ASGI server, until cancelled.
+
+    :func:`websocket_app` with the same arguments, then :meth:`WebSocketApp.serve`:
+    the same wire and rules, and the fastest way to serve an agent over WebSocket (no
+    ASGI server's layers on every frame). ``task_status.started`` gets the port bound,
+    so ``port=0`` with ``await tg.start(partial(serve_websocket, factory, port=0))``
+    serves on a free one.
+    """
+    app = websocket_app(
+        handler_factory,
+        path=path,
+        max_message_bytes=max_message_bytes,
+        authenticate=authenticate,
+        stall_timeout=stall_timeout,
+        idle_timeout=idle_timeout,
+    )
+    await app.serve(host, port, task_status=task_status)
 
 
 async def _deny(
@@ -259,30 +354,15 @@ class _Socket:
         stuck (and whose reader paused behind the outbox's high-water mark)."""
 
     async def watch(self) -> None:
-        """Poll for a stall or idleness (a twentieth of the shorter timeout, so a socket
-        ends within a tenth of its limit after it) until one ends the socket; cancelled
-        when the socket's connection is over."""
-        timeouts = [t for t in (self._stall_timeout, self._idle_timeout) if t is not None]
-        if not timeouts:
-            return
-        stuck_send, stuck_since = -1, 0.0
-        frames, quiet_since = self._frames, anyio.current_time()
-        while self._ended is None:
-            await anyio.sleep(min(timeouts) / 20)
-            now = anyio.current_time()
-            if self._frames != frames:
-                frames, quiet_since = self._frames, now
-            if self._stall_timeout is not None and self._sending:
-                if self._sends != stuck_send:
-                    stuck_send, stuck_since = self._sends, now
-                elif now - stuck_since >= self._stall_timeout:
-                    log.warning("peer read nothing for %s s: closing", self._stall_timeout)
-                    reason = f"Connection output stalled for {self._stall_timeout:g} s"
-                    self._end(CLOSE_POLICY_VIOLATION, reason)
-                    self.serve_scope.cancel()
-            elif self._idle_timeout is not None and now - quiet_since >= self._idle_timeout:
-                log.info("no frame for %s s: closing", self._idle_timeout)
-                self._end(CLOSE_GOING_AWAY, "Idle timeout")
+        ended = await stall_or_idle(
+            lambda: (self._sending, self._sends, self._frames),
+            self._stall_timeout,
+            self._idle_timeout,
+        )
+        if ended is not None:
+            self._end(*ended)
+            if ended[0] == CLOSE_POLICY_VIOLATION:
+                self.serve_scope.cancel()
 
     def _end(self, code: int, reason: str) -> None:
         self._ended = (code, reason)
@@ -372,6 +452,9 @@ class _Socket:
         if turn is not None:
             turn.set()
 
+    def transport(self, first: bytes) -> Transport:
+        return _SocketTransport(self, first)
+
     async def close(self, code: int, reason: str | None) -> None:
         """Send the close frame once; a socket ended by :meth:`watch` says why instead.
         A stalled peer may never take the frame: the wait for it is bounded."""
@@ -397,7 +480,42 @@ class _Socket:
             self._closed = True
 
 
-async def _first_initialize(socket: _Socket) -> bytes | None:
+async def stall_or_idle(
+    probe: Callable[[], tuple[bool, int, int]],
+    stall_timeout: float | None,
+    idle_timeout: float | None,
+) -> tuple[int, str] | None:
+    """Poll a socket until it stalls or idles, and say how to close it (code, reason);
+    None at once when neither timeout is set.
+
+    ``probe()`` is (a write waits for the peer, a count that moves whenever the peer takes
+    some, a count of frames either way). It is read every twentieth of the shorter
+    timeout, so a socket ends within a tenth of its limit after it, and a frame costs
+    no clock read.
+    """
+    timeouts = [t for t in (stall_timeout, idle_timeout) if t is not None]
+    if not timeouts:
+        return None
+    stuck_send, stuck_since = -1, 0.0
+    frames, quiet_since = probe()[2], anyio.current_time()
+    while True:
+        await anyio.sleep(min(timeouts) / 20)
+        now = anyio.current_time()
+        waiting, taken, activity = probe()
+        if activity != frames:
+            frames, quiet_since = activity, now
+        if stall_timeout is not None and waiting:
+            if taken != stuck_send:
+                stuck_send, stuck_since = taken, now
+            elif now - stuck_since >= stall_timeout:
+                log.warning("peer read nothing for %s s: closing", stall_timeout)
+                return CLOSE_POLICY_VIOLATION, f"Connection output stalled for {stall_timeout:g} s"
+        elif idle_timeout is not None and now - quiet_since >= idle_timeout:
+            log.info("no frame for %s s: closing", idle_timeout)
+            return CLOSE_GOING_AWAY, "Idle timeout"
+
+
+async def _first_initialize(socket: AcpSocket) -> bytes | None:
     """Read until the first ``initialize`` request (as TS 2.4.0 does): unparsable frames,
     arrays and non-objects are answered and skipped, answers dropped; anything else
     closes with 1002. None when the socket ended first."""
@@ -457,22 +575,23 @@ def _invalid_request_frame(data: object) -> str:
     return _compact({"jsonrpc": "2.0", "id": None, "error": error})
 
 
-def _second_initialize_id(data: bytes) -> tuple[bool, object]:
-    """Whether ``data`` is an ``initialize`` request, and its id; parsed only when the
-    bytes can be one, so ordinary traffic is not parsed twice."""
+def second_initialize_answer(data: bytes) -> str | None:
+    """The -32600 answer when ``data`` is an ``initialize`` request on a connection that
+    has one already, else None; parsed only when the bytes can be one, so ordinary
+    traffic is not parsed twice."""
     if data.find(b'"initialize"') < 0:
-        return False, None
+        return None
     try:
         value: object = json.loads(data)
     except ValueError:
-        return False, None
+        return None
     if not isinstance(value, dict):
-        return False, None
+        return None
     value = cast("dict[str, object]", value)
-    if value.get("method") != "initialize":
-        return False, None
-    request_id = value.get("id")
-    return request_id is not None, request_id
+    if value.get("method") != "initialize" or value.get("id") is None:
+        return None
+    error = {"code": -32600, "message": "Initialize not allowed on existing connection"}
+    return _compact({"jsonrpc": "2.0", "id": value["id"], "error": error})
 
 
 class _SocketTransport:
@@ -489,12 +608,10 @@ class _SocketTransport:
             return first
         while True:
             data = await self._socket.receive()
-            is_initialize, request_id = _second_initialize_id(data)
-            if not is_initialize:
+            answer = second_initialize_answer(data)
+            if answer is None:
                 return data
-            error = {"code": -32600, "message": "Initialize not allowed on existing connection"}
-            answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
-            await self._socket.send_text(_compact(answer))
+            await self._socket.send_text(answer)
 
     async def send(self, message: bytes) -> None:
         await self._socket.send_text(message.decode())

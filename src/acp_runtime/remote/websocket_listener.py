@@ -1,0 +1,375 @@
+"""ACP over WebSocket on a listening socket of its own: :meth:`WebSocketApp.serve`.
+
+Under an ASGI server every frame pays for the server's layers (``python -m
+bench.asgi_floor``: 134-151 µs of server CPU per echoed frame under uvicorn or hypercorn
+with the least app, about what the whole TS server spends per ``session/prompt``). Here
+the runtime runs on the socket (:mod:`.websocket_socket`, the client's transport turned
+around): on asyncio a frame is parsed in ``data_received`` and offered to the connection's
+eager receiver, an answer written from ``send_nowait``; on other backends (trio) the
+connection's reader awaits the stream.
+
+The upgrade request is read with h11 and answered as the app answers under ASGI: 101
+with ``Acp-Connection-Id``, 404 off the path, 426 for plain HTTP, the ``authenticate``
+hook's 401/403, 400 for a malformed request. After it the app's own rules run
+(:meth:`WebSocketApp.run`): first frame ``initialize``, -32700/-32600, limits, stalls,
+idleness and the close codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import http
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Final
+
+import anyio
+import anyio.abc
+import h11
+import sniffio
+from wsproto.utilities import generate_accept_token
+
+from ..framing import EagerReceiver
+from ..transport import Transport
+from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
+from .serving import refusal
+from .websocket_frames import CLOSE_NORMAL, CLOSE_POLICY_VIOLATION
+from .websocket_handshake import Accepted
+from .websocket_server import (
+    CONNECTION_ID_HEADER,
+    UPGRADE_REQUIRED_TEXT,
+    second_initialize_answer,
+    stall_or_idle,
+)
+from .websocket_socket import (
+    WebSocketTransport,
+    _HandshakeProtocol,
+    _LoopWebSocket,
+    _StreamWebSocket,
+    stream_reader,
+)
+
+if TYPE_CHECKING:
+    from .websocket_server import WebSocketApp
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE_TIMEOUT: Final = 10.0
+"""Seconds a new socket has to send its whole upgrade request (a silent one is dropped)."""
+
+MAX_HEAD_BYTES: Final = 64 * 1024
+"""Largest upgrade request head read (431 past it)."""
+
+
+async def listen(
+    app: WebSocketApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
+) -> None:
+    """Serve ``app`` on ``host:port`` until cancelled; started with the port bound."""
+    if sniffio.current_async_library() == "asyncio":
+        await _listen_on_loop(app, host, port, task_status)
+    else:
+        await _listen_on_streams(app, host, port, task_status)
+
+
+@dataclass(frozen=True, slots=True)
+class _Upgrade:
+    """How a socket's upgrade request was answered."""
+
+    answer: bytes
+    """The 101, or the refusal to write before closing."""
+    connection_id: str | None
+    """None when refused."""
+    rest: bytes = b""
+    """What came behind the request head: the first frames, if any."""
+
+
+async def _read_upgrade(app: WebSocketApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
+    """Read a new socket's request head and decide; None when the peer left, or sent no
+    whole head within :data:`HANDSHAKE_TIMEOUT`."""
+    parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+    request: h11.Request | None = None
+    received = 0
+    with anyio.move_on_after(HANDSHAKE_TIMEOUT):
+        while request is None:
+            try:
+                event = parser.next_event()
+            except h11.RemoteProtocolError as exc:
+                return _refused(exc.error_status_hint, "Bad request\n")
+            if event is h11.NEED_DATA:
+                data = await read()
+                if not data:
+                    return None
+                received += len(data)
+                parser.receive_data(data)
+            elif isinstance(event, h11.Request):
+                request = event
+            else:
+                return None
+    if request is None:
+        return None
+    if received - len(parser.trailing_data[0]) > MAX_HEAD_BYTES:  # h11 checks partial heads
+        return _refused(431, "Request header fields too large\n")
+    if app.path is not None and request.target.partition(b"?")[0] != app.path.encode():
+        return _refused(404, "Not found\n")
+    headers = header_map(request.headers)
+    if not _asks_for_websocket(request.method, headers):
+        return _refused(426, UPGRADE_REQUIRED_TEXT)
+    if headers.get("sec-websocket-version") != "13":
+        return _refused(426, "WebSocket version 13 only\n", ((b"sec-websocket-version", b"13"),))
+    key = headers.get("sec-websocket-key", "")
+    if not _valid_key(key):
+        return _refused(400, "Bad Sec-WebSocket-Key\n")
+    refused = await refusal(app.authenticate, headers)
+    if refused is not None:
+        return _refused(refused.status, STATUS_TEXT[refused.status], challenge_headers(refused))
+    connection_id = str(uuid.uuid4())
+    answer = (
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Accept: " + generate_accept_token(key.encode()) + b"\r\n"
+        b"Acp-Connection-Id: " + connection_id.encode() + b"\r\n\r\n"
+    )
+    return _Upgrade(answer, connection_id, parser.trailing_data[0])
+
+
+def _asks_for_websocket(method: bytes, headers: dict[str, str]) -> bool:
+    """A GET with ``Connection: upgrade`` and ``Upgrade: websocket`` (tokens, any case)."""
+    return (
+        method == b"GET"
+        and "upgrade" in _tokens(headers.get("connection", ""))
+        and "websocket" in _tokens(headers.get("upgrade", ""))
+    )
+
+
+def _tokens(value: str) -> set[str]:
+    return {token.strip().lower() for token in value.split(",")}
+
+
+def _valid_key(key: str) -> bool:
+    """RFC 6455 4.2.1: the key is 16 bytes, base64-encoded."""
+    try:
+        return len(base64.b64decode(key, validate=True)) == 16
+    except binascii.Error:
+        return False
+
+
+def _refused(status: int, text: str, headers: Headers = ()) -> _Upgrade:
+    body = text.encode()
+    lines = [
+        f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}".encode(),
+        b"Content-Type: text/plain; charset=utf-8",
+        b"Content-Length: " + str(len(body)).encode(),
+        b"Connection: close",
+        *(name + b": " + value for name, value in headers),
+    ]
+    return _Upgrade(b"\r\n".join(lines) + b"\r\n\r\n" + body, None)
+
+
+def _accepted(upgrade: _Upgrade) -> Accepted:
+    assert upgrade.connection_id is not None
+    return Accepted({CONNECTION_ID_HEADER.decode(): upgrade.connection_id}, upgrade.rest)
+
+
+# -- asyncio: the socket's protocol parses ------------------------------------------------
+
+
+class _Accepting(_HandshakeProtocol):
+    """A new socket's protocol until its upgrade is read: announces itself when made."""
+
+    def __init__(self, made: Callable[[asyncio.Transport, _HandshakeProtocol], None]) -> None:
+        super().__init__()
+        self._made = made
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._made(transport, self)
+
+
+async def _listen_on_loop(
+    app: WebSocketApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
+) -> None:
+    loop = asyncio.get_running_loop()
+    async with anyio.create_task_group() as sockets:
+
+        def made(transport: asyncio.Transport, handshake: _HandshakeProtocol) -> None:
+            sockets.start_soon(_serve_on_loop, app, transport, handshake)
+
+        server = await loop.create_server(lambda: _Accepting(made), host, port)
+        try:
+            task_status.started(server.sockets[0].getsockname()[1])
+            await anyio.sleep_forever()
+        finally:
+            server.close()  # the cancellation ends each socket's task (1001)
+
+
+async def _serve_on_loop(
+    app: WebSocketApp, transport: asyncio.Transport, handshake: _HandshakeProtocol
+) -> None:
+    try:
+        upgrade = await _read_upgrade(app, handshake.read)
+        if upgrade is not None:
+            transport.write(upgrade.answer)
+        if upgrade is None or upgrade.connection_id is None:
+            transport.close()
+            return
+        raw = _LoopWebSocket(
+            app.max_message_bytes, _accepted(upgrade), transport, handshake, server=True
+        )
+    except BaseException:
+        transport.abort()
+        raise
+    await _serve_socket(app, raw)
+
+
+# -- any backend: the connection's reader awaits the stream -------------------------------
+
+
+async def _listen_on_streams(
+    app: WebSocketApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
+) -> None:
+    listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
+    async with listener:
+        task_status.started(listener.extra(anyio.abc.SocketAttribute.local_port))
+        await listener.serve(partial(_serve_stream, app))
+
+
+async def _serve_stream(app: WebSocketApp, stream: anyio.abc.SocketStream) -> None:
+    async with stream:
+        read = stream_reader(stream)
+        try:
+            upgrade = await _read_upgrade(app, read)
+            if upgrade is not None:
+                await stream.send(upgrade.answer)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return
+        if upgrade is None or upgrade.connection_id is None:
+            return
+        raw = _StreamWebSocket(
+            app.max_message_bytes,
+            _accepted(upgrade),
+            read,
+            stream.send,
+            stream.aclose,
+            server=True,
+        )
+        await _serve_socket(app, raw)
+
+
+async def _serve_socket(app: WebSocketApp, raw: WebSocketTransport) -> None:
+    """Run the app's rules on ``raw``; nothing one socket does ends the listener."""
+    socket = _DirectSocket(raw, app.stall_timeout, app.idle_timeout)
+    try:
+        await app.run(socket)
+    except Exception:
+        log.exception("ACP WebSocket socket failed")
+    finally:
+        await socket.close(CLOSE_NORMAL, None)  # done already unless the peer left first
+
+
+# -- the ACP rules' view ------------------------------------------------------------------
+
+
+class _DirectSocket:
+    """An :class:`~.websocket_server.AcpSocket` on the socket itself: what ``_Socket`` is
+    under an ASGI server."""
+
+    def __init__(
+        self, raw: WebSocketTransport, stall_timeout: float | None, idle_timeout: float | None
+    ) -> None:
+        self._raw = raw
+        self._stall_timeout = stall_timeout
+        self._idle_timeout = idle_timeout
+        self._ended: tuple[int, str] | None = None
+        self.serve_scope = anyio.CancelScope()
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._raw.receive()
+        except anyio.BrokenResourceError:  # gone without a close frame: gone all the same
+            raise anyio.EndOfStream from None
+
+    async def send_text(self, text: str) -> None:
+        await self._raw.send(text.encode())
+
+    async def close(self, code: int, reason: str | None) -> None:
+        if self._ended is not None:
+            code, reason = self._ended
+        await self._raw.close(code, reason)
+
+    async def watch(self) -> None:
+        raw = self._raw
+        ended = await stall_or_idle(
+            lambda: (*raw.output_waiting(), raw.activity), self._stall_timeout, self._idle_timeout
+        )
+        if ended is None:
+            return
+        self._ended = ended
+        if ended[0] == CLOSE_POLICY_VIOLATION:
+            self.serve_scope.cancel()
+        # The close frame, then the socket: a receive waiting gets EOF, a write waiting
+        # for a peer that reads nothing fails once the socket is dropped.
+        await raw.close(*ended)
+
+    def transport(self, first: bytes) -> Transport:
+        if isinstance(self._raw, _LoopWebSocket):
+            return _EagerDirectTransport(self._raw, first)
+        return _DirectTransport(self._raw, first)
+
+
+class _DirectTransport:
+    """The connection's view: the ``initialize`` frame first, then the rest; a second
+    ``initialize`` is answered here (-32600) and never reaches the handler."""
+
+    def __init__(self, raw: WebSocketTransport, first: bytes) -> None:
+        self._raw = raw
+        self._first: bytes | None = first
+
+    async def receive(self) -> bytes:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        raw = self._raw
+        while True:
+            try:
+                data = await raw.receive()
+            except anyio.BrokenResourceError:
+                raise anyio.EndOfStream from None
+            answer = second_initialize_answer(data)
+            if answer is None:
+                return data
+            await raw.send(answer.encode())
+
+    async def send(self, message: bytes) -> None:
+        await self._raw.send(message)
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        await self._raw.send_many(messages)
+
+    async def aclose(self) -> None:
+        """Nothing: the app closes the socket once ``serve`` returns, with the code
+        that says how it ended (1000, or 1011 after a failure)."""
+
+
+class _EagerDirectTransport(_DirectTransport):
+    """On asyncio: messages offered to the connection as they are parsed, and written
+    without a turn of the writer while the socket's buffer takes them."""
+
+    def __init__(self, raw: _LoopWebSocket, first: bytes) -> None:
+        super().__init__(raw, first)
+        self._loop_socket = raw
+        self.send_nowait: Callable[[bytes], bool] = raw.send_nowait
+
+    def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
+        """Offer parsed messages to ``receiver``, except an ``initialize`` (which
+        :meth:`receive` answers)."""
+        if receiver is None:
+            return self._loop_socket.set_eager_receiver(None)
+
+        def offer(data: bytes) -> bool:
+            return data.find(b'"initialize"') < 0 and receiver(data)
+
+        return self._loop_socket.set_eager_receiver(offer)
