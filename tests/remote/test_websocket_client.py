@@ -32,6 +32,7 @@ from acp_runtime.remote import (
     websocket_app,
 )
 from acp_runtime.remote.asgi import serve_lifespan
+from acp_runtime.remote.websocket_socket import COALESCE_BYTES
 
 from .hypercorn_server import serving
 
@@ -88,6 +89,7 @@ async def wsproto_server(first: str, close: ClientClose) -> AsyncGenerator[int, 
 
     async def handle(stream: anyio.abc.SocketStream) -> None:
         ws = WSConnection(ConnectionType.SERVER)
+        partial = ""  # wsproto hands out a message split across reads in parts
         async with stream:
             while True:
                 try:
@@ -99,7 +101,10 @@ async def wsproto_server(first: str, close: ClientClose) -> AsyncGenerator[int, 
                         await stream.send(ws.send(AcceptConnection()))
                         await stream.send(ws.send(TextMessage(data=first)))
                     elif isinstance(event, TextMessage):
-                        close.texts.append(event.data)
+                        partial += event.data
+                        if event.message_finished:
+                            close.texts.append(partial)
+                            partial = ""
                     elif isinstance(event, CloseConnection):
                         close.codes.append(event.code)
                         close.seen.set()
@@ -572,3 +577,75 @@ async def test_an_empty_close_from_the_server_is_echoed_empty_never_as_1005() ->
             echo = await seen.wait_for(CloseConnection)
     assert echo.code == 1005  # wsproto's reading of an empty close frame
     assert transport.close_code == 1005
+
+
+class CountedWrites:
+    """Wraps an asyncio transport's ``write``: what each call wrote."""
+
+    def __init__(self, transport: Any) -> None:
+        self.writes: list[bytes] = []
+        self._write = transport._transport.write
+        transport._transport.write = self
+
+    def __call__(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self._write(data)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_turns_first_frame_goes_at_once_and_the_rest_in_one_write_at_its_end(
+    anyio_backend: str,
+) -> None:
+    """With ``TCP_NODELAY`` a write is a segment: a burst in one turn of the event loop is
+    two writes (the first frame, then the rest), and a later turn's frame goes at once."""
+    close = ClientClose()
+    async with wsproto_server('"hi"', close) as port:
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            assert isinstance(transport, asyncio.Protocol)  # the asyncio socket path
+            counted = CountedWrites(transport)
+            for i in range(100):
+                assert transport.send_nowait(b'{"n":%d}' % i)
+            assert len(counted.writes) == 1  # the first, at once
+            await anyio.lowlevel.checkpoint()  # the turn ends
+            assert len(counted.writes) == 2
+            assert transport.send_nowait(b'"later"')
+            assert len(counted.writes) == 3  # a new turn's first frame: at once
+        with anyio.fail_after(5):
+            await close.seen.wait()
+    assert close.texts == [f'{{"n":{i}}}' for i in range(100)] + ['"later"']
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_held_frames_go_before_a_later_send_and_before_the_close(
+    anyio_backend: str,
+) -> None:
+    close = ClientClose()
+    async with wsproto_server('"hi"', close) as port:
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            for text in (b'"a"', b'"b"', b'"c"'):
+                assert transport.send_nowait(text)
+            await transport.send_many([b'"d"', b'"e"'])  # the writer's path: no hold
+            assert transport.send_nowait(b'"f"')
+            assert transport.send_nowait(b'"g"')  # held when the block closes the socket
+        with anyio.fail_after(5):
+            await close.seen.wait()
+    assert close.texts == ['"a"', '"b"', '"c"', '"d"', '"e"', '"f"', '"g"']
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_long_burst_is_written_every_coalesce_bytes_not_held_whole(
+    anyio_backend: str,
+) -> None:
+    close = ClientClose()
+    message = b'"' + b"x" * 998 + b'"'
+    async with wsproto_server('"hi"', close) as port:
+        async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
+            counted = CountedWrites(transport)
+            count = 0
+            while count < 300 and transport.send_nowait(message):
+                count += 1
+            assert max(map(len, counted.writes)) <= COALESCE_BYTES + 1024
+            assert len(counted.writes) >= count * 1000 // COALESCE_BYTES
+        with anyio.fail_after(10):
+            await close.seen.wait()
+    assert len(close.texts) == count

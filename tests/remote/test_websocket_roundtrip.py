@@ -1,6 +1,6 @@
-"""Our WebSocket client against our server under hypercorn, under uvicorn and on its own
-listener: the whole runtime runs over the socket unchanged (initialize, a session, a prompt with a permission round trip
-and a file read, ``$/cancel_request``)."""
+"""Our WebSocket client against our server under hypercorn, under uvicorn and on its
+own listener: the whole runtime runs over the socket unchanged (initialize, a session, a
+prompt with a permission round trip and a file read, ``$/cancel_request``)."""
 
 from __future__ import annotations
 

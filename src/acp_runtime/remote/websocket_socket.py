@@ -60,6 +60,10 @@ PAUSE_BYTES: Final = 1024 * 1024
 
 READ_BYTES: Final = 256 * 1024
 
+COALESCE_BYTES: Final = 64 * 1024
+"""Most bytes of frames the asyncio path holds back to write together (see
+:meth:`_LoopWebSocket.send_nowait`)."""
+
 
 class WebSocketTransport:
     """A :class:`~acp_runtime.transport.Transport` over an open WebSocket.
@@ -265,7 +269,13 @@ class WebSocketTransport:
 
 class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
     """The asyncio path: the socket's protocol once the handshake is done, so its
-    ``data_received`` parses, and a send is the socket transport's ``write``."""
+    ``data_received`` parses, and a send is the socket transport's ``write``.
+
+    A turn of the event loop writes its first frame at once and the ones that follow
+    together at its end: asyncio sets ``TCP_NODELAY``, so a write per frame would be a
+    TCP segment per frame, and the peer would wake and read once per message of a burst
+    (measured: 21 µs of the reader's CPU per notification instead of 12). A lone answer
+    still leaves without waiting."""
 
     def __init__(
         self,
@@ -285,6 +295,9 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         self._write_paused = False
         self._resumes = 0  # how often the peer drained the write buffer (the stall clock's)
         self._drained: asyncio.Future[None] | None = None
+        self._held: list[bytes] = []  # frames to write at the end of this loop turn
+        self._turn_open = False
+        self._held_bytes = 0
         self._peer_gone = loop.create_future()  # the other side's close frame, or EOF
         self._lost = loop.create_future()
         transport.set_protocol(self)
@@ -327,8 +340,7 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         self._absorb(data, self._eager if parked else None)
         if self._controls:
             controls, self._controls = self._controls, []
-            if not self._transport.is_closing():
-                self._transport.write(b"".join(controls))
+            self._write(b"".join(controls))
         if self._peer_closed:
             _resolve(self._peer_gone)
         if self._queued > PAUSE_BYTES and not self._reading_paused:
@@ -363,22 +375,56 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         return item
 
     def send_nowait(self, message: bytes) -> bool:
-        """Write ``message`` at once when the socket takes it without waiting (its write
-        buffer is under asyncio's high-water mark); False means :meth:`send` it."""
+        """Take ``message`` without waiting when the socket's write buffer is under
+        asyncio's high-water mark (False: :meth:`send` it). The first frame of a turn of
+        the event loop is written at once; later ones are held for one write at the
+        turn's end, or sooner once :data:`COALESCE_BYTES` are held."""
         if self._closed or self._peer_closed or self._write_paused:
             return False
-        self._transport.write(text_frame(message, mask=self._mask))
+        frame = text_frame(message, mask=self._mask)
         self._sent += 1
+        if not self._turn_open:  # the turn's first frame goes at once
+            self._turn_open = True
+            self._loop.call_soon(self._end_turn)
+            self._transport.write(frame)
+            return True
+        held = self._held
+        held.append(frame)
+        self._held_bytes += len(frame)
+        if self._held_bytes >= COALESCE_BYTES:
+            self._flush()
         return True
+
+    def _end_turn(self) -> None:
+        """Scheduled by a turn's first frame: runs once that turn is over."""
+        self._turn_open = False
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write the frames :meth:`send_nowait` held, in one write."""
+        held = self._held
+        if not held:
+            return
+        data = held[0] if len(held) == 1 else b"".join(held)
+        held.clear()
+        self._held_bytes = 0
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def _write(self, data: bytes) -> None:
+        """Write ``data`` behind the frames held so far."""
+        self._flush()
+        if not self._transport.is_closing():
+            self._transport.write(data)
 
     async def send_many(self, messages: Sequence[bytes]) -> None:
         await self._writable()
-        self._transport.write(text_frames(messages, mask=self._mask))
+        self._write(text_frames(messages, mask=self._mask))
         self._sent += 1
 
     async def _write_control(self, frame: bytes) -> None:
         await self._writable()
-        self._transport.write(frame)
+        self._write(frame)
 
     async def _writable(self) -> None:
         if self._closed or self._peer_closed:
@@ -412,6 +458,7 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         self._wake()
         with anyio.CancelScope(shield=True):
             transport = self._transport
+            self._flush()  # what was sent before the close goes before it
             if not already and not self._peer_closed and not transport.is_closing():
                 frame = control_frame(OP_CLOSE, close_payload(code, reason), mask=self._mask)
                 transport.write(frame)
