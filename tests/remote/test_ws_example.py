@@ -1,5 +1,6 @@
-"""examples/ws_agent.py: one command serves the tutorial agent over WebSocket, refuses a
-wrong token, and closes open sockets with 1001 on SIGINT, exiting 0."""
+"""examples/ws_agent.py: one command serves the tutorial agent over WebSocket (on its own
+listener, or under hypercorn), refuses a wrong token, and closes open sockets with 1001 on
+SIGINT, exiting 0."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ async def listening(url: str) -> None:
     raise AssertionError("the example never listened")
 
 
+@pytest.mark.parametrize("server", ["own", "hypercorn"])
 async def test_the_websocket_example_serves_refuses_and_stops_on_sigint(
-    anyio_backend: str,
+    anyio_backend: str, server: str
 ) -> None:
     backend = anyio_backend  # the example serves on the backend the test runs on
     port = free_port()
@@ -53,6 +55,8 @@ async def test_the_websocket_example_serves_refuses_and_stops_on_sigint(
         "t0k",
         "--backend",
         backend,
+        "--server",
+        server,
     ]
     async with await anyio.open_process(command) as process:
         with anyio.fail_after(30):

@@ -32,10 +32,10 @@ from .websocket_handshake import (
 )
 from .websocket_socket import (
     READ_BYTES,
+    HandshakeProtocol,
+    LoopWebSocket,
+    StreamWebSocket,
     WebSocketTransport,
-    _HandshakeProtocol,
-    _LoopWebSocket,
-    _StreamWebSocket,
     stream_reader,
 )
 
@@ -171,9 +171,9 @@ async def _open_on_loop(
     max_message_bytes: int,
     context: ssl.SSLContext | None,
     open_timeout: float | None,
-) -> _LoopWebSocket:
+) -> LoopWebSocket:
     loop = asyncio.get_running_loop()
-    socket = _HandshakeProtocol()
+    socket = HandshakeProtocol()
     with anyio.fail_after(open_timeout):
         transport, _ = await loop.create_connection(
             lambda: socket,
@@ -189,7 +189,7 @@ async def _open_on_loop(
         except BaseException:
             transport.abort()
             raise
-    return _LoopWebSocket(max_message_bytes, accepted, transport, socket)
+    return LoopWebSocket(max_message_bytes, accepted, transport, socket)
 
 
 async def _open_stream(
@@ -197,7 +197,7 @@ async def _open_stream(
     max_message_bytes: int,
     context: ssl.SSLContext | None,
     open_timeout: float | None,
-) -> _StreamWebSocket:
+) -> StreamWebSocket:
     with anyio.fail_after(open_timeout):
         if context is None:
             stream: anyio.abc.ByteStream = await anyio.connect_tcp(target.hostname, target.port)
@@ -217,7 +217,7 @@ async def _open_stream(
         except BaseException:
             await anyio.aclose_forcefully(stream)
             raise
-    return _StreamWebSocket(max_message_bytes, accepted, read, stream.send, stream.aclose)
+    return StreamWebSocket(max_message_bytes, accepted, read, stream.send, stream.aclose)
 
 
 @asynccontextmanager
@@ -266,7 +266,7 @@ async def _through_httpx(
             except httpcore.NetworkError as exc:
                 raise anyio.BrokenResourceError from exc
 
-        transport = _StreamWebSocket(
+        transport = StreamWebSocket(
             max_message_bytes, Accepted(headers, b""), read, write, stream.aclose
         )
         try:

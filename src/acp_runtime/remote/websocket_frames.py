@@ -187,6 +187,7 @@ class FrameReader:
 
     def _too_large(self, start: int) -> TooLarge:
         head = b"".join(self._fragments)[:TOO_LARGE_PREFIX_BYTES]
+        key = b""
         if self._mask_bit:  # the key, then the payload's start (to unmask)
             key = bytes(self._buffer[start : start + 4])
             start += 4

@@ -47,10 +47,10 @@ from .websocket_server import (
     stall_or_idle,
 )
 from .websocket_socket import (
+    HandshakeProtocol,
+    LoopWebSocket,
+    StreamWebSocket,
     WebSocketTransport,
-    _HandshakeProtocol,
-    _LoopWebSocket,
-    _StreamWebSocket,
     stream_reader,
 )
 
@@ -177,10 +177,10 @@ def _accepted(upgrade: _Upgrade) -> Accepted:
 # -- asyncio: the socket's protocol parses ------------------------------------------------
 
 
-class _Accepting(_HandshakeProtocol):
+class _Accepting(HandshakeProtocol):
     """A new socket's protocol until its upgrade is read: announces itself when made."""
 
-    def __init__(self, made: Callable[[asyncio.Transport, _HandshakeProtocol], None]) -> None:
+    def __init__(self, made: Callable[[asyncio.Transport, HandshakeProtocol], None]) -> None:
         super().__init__()
         self._made = made
 
@@ -195,7 +195,7 @@ async def _listen_on_loop(
     loop = asyncio.get_running_loop()
     async with anyio.create_task_group() as sockets:
 
-        def made(transport: asyncio.Transport, handshake: _HandshakeProtocol) -> None:
+        def made(transport: asyncio.Transport, handshake: HandshakeProtocol) -> None:
             sockets.start_soon(_serve_on_loop, app, transport, handshake)
 
         server = await loop.create_server(lambda: _Accepting(made), host, port)
@@ -207,7 +207,7 @@ async def _listen_on_loop(
 
 
 async def _serve_on_loop(
-    app: WebSocketApp, transport: asyncio.Transport, handshake: _HandshakeProtocol
+    app: WebSocketApp, transport: asyncio.Transport, handshake: HandshakeProtocol
 ) -> None:
     try:
         upgrade = await _read_upgrade(app, handshake.read)
@@ -216,7 +216,7 @@ async def _serve_on_loop(
         if upgrade is None or upgrade.connection_id is None:
             transport.close()
             return
-        raw = _LoopWebSocket(
+        raw = LoopWebSocket(
             app.max_message_bytes, _accepted(upgrade), transport, handshake, server=True
         )
     except BaseException:
@@ -248,7 +248,7 @@ async def _serve_stream(app: WebSocketApp, stream: anyio.abc.SocketStream) -> No
             return
         if upgrade is None or upgrade.connection_id is None:
             return
-        raw = _StreamWebSocket(
+        raw = StreamWebSocket(
             app.max_message_bytes,
             _accepted(upgrade),
             read,
@@ -315,7 +315,7 @@ class _DirectSocket:
         await raw.close(*ended)
 
     def transport(self, first: bytes) -> Transport:
-        if isinstance(self._raw, _LoopWebSocket):
+        if isinstance(self._raw, LoopWebSocket):
             return _EagerDirectTransport(self._raw, first)
         return _DirectTransport(self._raw, first)
 
@@ -358,7 +358,7 @@ class _EagerDirectTransport(_DirectTransport):
     """On asyncio: messages offered to the connection as they are parsed, and written
     without a turn of the writer while the socket's buffer takes them."""
 
-    def __init__(self, raw: _LoopWebSocket, first: bytes) -> None:
+    def __init__(self, raw: LoopWebSocket, first: bytes) -> None:
         super().__init__(raw, first)
         self._loop_socket = raw
         self.send_nowait: Callable[[bytes], bool] = raw.send_nowait

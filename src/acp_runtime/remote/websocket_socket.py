@@ -48,7 +48,13 @@ from .websocket_frames import (
 )
 from .websocket_handshake import Accepted
 
-__all__ = ["WebSocketTransport"]
+__all__ = [
+    "HandshakeProtocol",
+    "LoopWebSocket",
+    "StreamWebSocket",
+    "WebSocketTransport",
+    "stream_reader",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +68,7 @@ READ_BYTES: Final = 256 * 1024
 
 COALESCE_BYTES: Final = 64 * 1024
 """Most bytes of frames the asyncio path holds back to write together (see
-:meth:`_LoopWebSocket.send_nowait`)."""
+:meth:`LoopWebSocket.send_nowait`)."""
 
 
 class WebSocketTransport:
@@ -86,7 +92,7 @@ class WebSocketTransport:
         self._end: BaseException | None = None
         """Raised by ``receive`` once the inbox is empty: EOF, or why the socket broke."""
         self._chunks_received = 0  # what the keep-alive takes as a sign of life
-        self._sent = 0  # writes of frames: with the chunks received, the idle clock's
+        self._sent: int = 0  # writes of frames: with the chunks received, the idle clock's
         self.close_code: int | None = None
         """The code of the other side's close frame, once it has closed (None before)."""
         self.close_reason = ""
@@ -267,7 +273,7 @@ class WebSocketTransport:
                 return
 
 
-class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
+class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
     """The asyncio path: the socket's protocol once the handshake is done, so its
     ``data_received`` parses, and a send is the socket transport's ``write``.
 
@@ -282,7 +288,7 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         max_message_bytes: int,
         accepted: Accepted,
         transport: asyncio.Transport,
-        handshake: _HandshakeProtocol,
+        handshake: HandshakeProtocol,
         *,
         server: bool = False,
     ) -> None:
@@ -471,7 +477,7 @@ class _LoopWebSocket(WebSocketTransport, asyncio.Protocol):
                 transport.abort()
 
 
-class _HandshakeProtocol(asyncio.Protocol):
+class HandshakeProtocol(asyncio.Protocol):
     """The socket's protocol until the 101: its bytes go to :meth:`read`."""
 
     def __init__(self) -> None:
@@ -515,7 +521,7 @@ def _resolve(future: asyncio.Future[None] | None) -> None:
         future.set_result(None)
 
 
-class _StreamWebSocket(WebSocketTransport):
+class StreamWebSocket(WebSocketTransport):
     """The path for any byte stream (trio, a TLS stream, httpx's upgraded connection):
     ``receive`` reads and parses in the caller's task."""
 
@@ -630,7 +636,7 @@ class _StreamWebSocket(WebSocketTransport):
 
 
 def stream_reader(stream: anyio.abc.ByteReceiveStream) -> Callable[[], Awaitable[bytes]]:
-    """``stream``'s next bytes, ``b""`` at EOF (what :class:`_StreamWebSocket` reads)."""
+    """``stream``'s next bytes, ``b""`` at EOF (what :class:`StreamWebSocket` reads)."""
 
     async def read() -> bytes:
         try:
