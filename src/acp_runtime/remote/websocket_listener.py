@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import anyio
 import anyio.abc
@@ -40,9 +40,10 @@ from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
 from .serving import refusal
 from .websocket_frames import CLOSE_NORMAL, CLOSE_POLICY_VIOLATION
 from .websocket_handshake import Accepted
-from .websocket_server import (
+from .websocket_rules import (
     CONNECTION_ID_HEADER,
     UPGRADE_REQUIRED_TEXT,
+    ServedApp,
     second_initialize_answer,
     stall_or_idle,
 )
@@ -54,9 +55,6 @@ from .websocket_socket import (
     stream_reader,
 )
 
-if TYPE_CHECKING:
-    from .websocket_server import WebSocketApp
-
 log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT: Final = 10.0
@@ -67,7 +65,7 @@ MAX_HEAD_BYTES: Final = 64 * 1024
 
 
 async def listen(
-    app: WebSocketApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
+    app: ServedApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled; started with the port bound."""
     if sniffio.current_async_library() == "asyncio":
@@ -88,7 +86,7 @@ class _Upgrade:
     """What came behind the request head: the first frames, if any."""
 
 
-async def _read_upgrade(app: WebSocketApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
+async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
     """Read a new socket's request head and decide; None when the peer left, or sent no
     whole head within :data:`HANDSHAKE_TIMEOUT`."""
     parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
@@ -190,7 +188,7 @@ class _Accepting(HandshakeProtocol):
 
 
 async def _listen_on_loop(
-    app: WebSocketApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
+    app: ServedApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
 ) -> None:
     loop = asyncio.get_running_loop()
     async with anyio.create_task_group() as sockets:
@@ -207,7 +205,7 @@ async def _listen_on_loop(
 
 
 async def _serve_on_loop(
-    app: WebSocketApp, transport: asyncio.Transport, handshake: HandshakeProtocol
+    app: ServedApp, transport: asyncio.Transport, handshake: HandshakeProtocol
 ) -> None:
     try:
         upgrade = await _read_upgrade(app, handshake.read)
@@ -229,7 +227,7 @@ async def _serve_on_loop(
 
 
 async def _listen_on_streams(
-    app: WebSocketApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
+    app: ServedApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
 ) -> None:
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
     async with listener:
@@ -237,7 +235,7 @@ async def _listen_on_streams(
         await listener.serve(partial(_serve_stream, app))
 
 
-async def _serve_stream(app: WebSocketApp, stream: anyio.abc.SocketStream) -> None:
+async def _serve_stream(app: ServedApp, stream: anyio.abc.SocketStream) -> None:
     async with stream:
         read = stream_reader(stream)
         try:
@@ -259,7 +257,7 @@ async def _serve_stream(app: WebSocketApp, stream: anyio.abc.SocketStream) -> No
         await _serve_socket(app, raw)
 
 
-async def _serve_socket(app: WebSocketApp, raw: WebSocketTransport) -> None:
+async def _serve_socket(app: ServedApp, raw: WebSocketTransport) -> None:
     """Run the app's rules on ``raw``; nothing one socket does ends the listener."""
     socket = _DirectSocket(raw, app.stall_timeout, app.idle_timeout)
     try:

@@ -23,8 +23,8 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import Final, Protocol, cast
+from collections.abc import Mapping, Sequence
+from typing import Final, cast
 
 import anyio
 import anyio.abc
@@ -42,6 +42,14 @@ from .asgi import (
     serve_lifespan,
 )
 from .serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
+from .websocket_rules import (
+    CONNECTION_ID_HEADER,
+    UPGRADE_REQUIRED_TEXT,
+    AcpSocket,
+    compact,
+    second_initialize_answer,
+    stall_or_idle,
+)
 
 __all__ = [
     "Authenticate",
@@ -53,8 +61,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-CONNECTION_ID_HEADER: Final = b"acp-connection-id"
 
 CLOSE_NORMAL: Final = 1000
 CLOSE_GOING_AWAY: Final = 1001
@@ -68,49 +74,17 @@ DEFAULT_STALL_TIMEOUT: Final = 60.0
 STALLED_CLOSE_TIMEOUT: Final = 5.0
 """Seconds a stalled or idle socket's close frame may wait to be taken."""
 
-UPGRADE_REQUIRED_TEXT: Final = "This endpoint speaks ACP over WebSocket: send an upgrade.\n"
 
-
-def _compact(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-PARSE_ERROR_FRAME: Final = _compact(
+PARSE_ERROR_FRAME: Final = compact(
     {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
 )
-BATCH_ERROR_FRAME: Final = _compact(
+BATCH_ERROR_FRAME: Final = compact(
     {
         "jsonrpc": "2.0",
         "id": None,
         "error": {"code": -32600, "message": "Invalid request: JSON-RPC batches are not supported"},
     }
 )
-
-
-class AcpSocket(Protocol):
-    """One accepted socket as the ACP rules see it, under an ASGI server or on its own."""
-
-    serve_scope: anyio.CancelScope
-    """Where the connection is served: cancelled when the peer stalls."""
-
-    async def receive(self) -> bytes:
-        """The next text frame; EOF when the peer has gone or the socket was closed."""
-        ...
-
-    async def send_text(self, text: str) -> None: ...
-
-    async def close(self, code: int, reason: str | None) -> None:
-        """Close once (later calls do nothing), with why the socket ended if it stalled
-        or idled."""
-        ...
-
-    async def watch(self) -> None:
-        """End the socket when it stalls or idles; cancelled once its connection is over."""
-        ...
-
-    def transport(self, first: bytes) -> Transport:
-        """The connection's transport: ``first`` (the ``initialize`` frame), then the rest."""
-        ...
 
 
 class WebSocketApp:
@@ -480,41 +454,6 @@ class _Socket:
             self._closed = True
 
 
-async def stall_or_idle(
-    probe: Callable[[], tuple[bool, int, int]],
-    stall_timeout: float | None,
-    idle_timeout: float | None,
-) -> tuple[int, str] | None:
-    """Poll a socket until it stalls or idles, and say how to close it (code, reason);
-    None at once when neither timeout is set.
-
-    ``probe()`` is (a write waits for the peer, a count that moves whenever the peer takes
-    some, a count of frames either way). It is read every twentieth of the shorter
-    timeout, so a socket ends within a tenth of its limit after it, and a frame costs
-    no clock read.
-    """
-    timeouts = [t for t in (stall_timeout, idle_timeout) if t is not None]
-    if not timeouts:
-        return None
-    stuck_send, stuck_since = -1, 0.0
-    frames, quiet_since = probe()[2], anyio.current_time()
-    while True:
-        await anyio.sleep(min(timeouts) / 20)
-        now = anyio.current_time()
-        waiting, taken, activity = probe()
-        if activity != frames:
-            frames, quiet_since = activity, now
-        if stall_timeout is not None and waiting:
-            if taken != stuck_send:
-                stuck_send, stuck_since = taken, now
-            elif now - stuck_since >= stall_timeout:
-                log.warning("peer read nothing for %s s: closing", stall_timeout)
-                return CLOSE_POLICY_VIOLATION, f"Connection output stalled for {stall_timeout:g} s"
-        elif idle_timeout is not None and now - quiet_since >= idle_timeout:
-            log.info("no frame for %s s: closing", idle_timeout)
-            return CLOSE_GOING_AWAY, "Idle timeout"
-
-
 async def _first_initialize(socket: AcpSocket) -> bytes | None:
     """Read until the first ``initialize`` request (as TS 2.4.0 does): unparsable frames,
     arrays and non-objects are answered and skipped, answers dropped; anything else
@@ -572,26 +511,7 @@ def _is_request_or_notification(value: dict[str, object]) -> bool:
 
 def _invalid_request_frame(data: object) -> str:
     error = {"code": -32600, "message": "Invalid request", "data": data}
-    return _compact({"jsonrpc": "2.0", "id": None, "error": error})
-
-
-def second_initialize_answer(data: bytes) -> str | None:
-    """The -32600 answer when ``data`` is an ``initialize`` request on a connection that
-    has one already, else None; parsed only when the bytes can be one, so ordinary
-    traffic is not parsed twice."""
-    if data.find(b'"initialize"') < 0:
-        return None
-    try:
-        value: object = json.loads(data)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    value = cast("dict[str, object]", value)
-    if value.get("method") != "initialize" or value.get("id") is None:
-        return None
-    error = {"code": -32600, "message": "Initialize not allowed on existing connection"}
-    return _compact({"jsonrpc": "2.0", "id": value["id"], "error": error})
+    return compact({"jsonrpc": "2.0", "id": None, "error": error})
 
 
 class _SocketTransport:
