@@ -31,27 +31,17 @@ from wsproto.events import (
 )
 from wsproto.events import Ping as WsPing
 
-from acp_runtime import ConnectionBuilder, Responder
 from acp_runtime.remote import serve_websocket, websocket_app
 from acp_runtime.remote import websocket_listener as listener
 
 from .direct_server import serving
+from .untyped_echo import echo_agent
 
 pytestmark = pytest.mark.anyio
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="
 """RFC 6455 section 1.3's sample key; its accept token is given there too."""
-
-
-def echo_agent() -> ConnectionBuilder:
-    builder = ConnectionBuilder(role="untyped")
-
-    async def answer(method: str, params: Any, responder: Responder[Any]) -> Any:
-        return {"protocolVersion": 1} if method == "initialize" else {"echo": params}
-
-    builder.on_raw_request(answer)
-    return builder
 
 
 def upgrade(path: str = "/acp", **headers: str) -> bytes:

@@ -23,6 +23,8 @@ from acp_runtime import ConnectionBuilder, RequestError, Responder
 from acp_runtime.remote import websocket_app
 from acp_runtime.remote.websocket_server import _Socket
 
+from .untyped_echo import echo_agent
+
 pytestmark = pytest.mark.anyio
 
 Serving = Callable[..., AbstractAsyncContextManager[int]]
@@ -117,16 +119,6 @@ async def test_a_client_that_stops_reading_is_closed_with_1008_and_its_requests_
         with anyio.fail_after(10):
             assert await client.close_code() == 1008
         await client.stream.aclose()
-
-
-def echo_agent() -> ConnectionBuilder:
-    builder = ConnectionBuilder(role="untyped")
-
-    async def handle(method: str, params: Any, responder: Responder[Any]) -> Any:
-        return {"protocolVersion": 1} if method == "initialize" else {"echo": params}
-
-    builder.on_raw_request(handle)
-    return builder
 
 
 async def test_an_idle_socket_is_closed_with_1001_and_traffic_keeps_it_open(

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .websocket_client import WebSocketUpgradeError as WebSocketUpgradeError
     from .websocket_client import connect_websocket as connect_websocket
     from .websocket_server import WebSocketApp as WebSocketApp
+    from .websocket_server import WebSocketOptions as WebSocketOptions
     from .websocket_server import serve_websocket as serve_websocket
     from .websocket_server import websocket_app as websocket_app
 
@@ -55,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "Servable": "serving",
     "StreamableHttpApp": "http_server",
     "WebSocketApp": "websocket_server",
+    "WebSocketOptions": "websocket_server",
     "WebSocketTransport": "websocket_client",
     "WebSocketUpgradeError": "websocket_client",
     "acp_app": "acp_app",
@@ -83,6 +85,7 @@ __all__ = [
     "Servable",
     "StreamableHttpApp",
     "WebSocketApp",
+    "WebSocketOptions",
     "WebSocketTransport",
     "WebSocketUpgradeError",
     "acp_app",

@@ -43,8 +43,8 @@ from .websocket_handshake import Accepted
 from .websocket_rules import (
     CONNECTION_ID_HEADER,
     UPGRADE_REQUIRED_TEXT,
+    InitializedTransport,
     ServedApp,
-    second_initialize_answer,
     stall_or_idle,
 )
 from .websocket_socket import (
@@ -314,32 +314,16 @@ class _DirectSocket:
 
     def transport(self, first: bytes) -> Transport:
         if isinstance(self._raw, LoopWebSocket):
-            return _EagerDirectTransport(self._raw, first)
-        return _DirectTransport(self._raw, first)
+            return _EagerDirectTransport(self, self._raw, first)
+        return _DirectTransport(self, self._raw, first)
 
 
-class _DirectTransport:
-    """The connection's view: the ``initialize`` frame first, then the rest; a second
-    ``initialize`` is answered here (-32600) and never reaches the handler."""
+class _DirectTransport(InitializedTransport):
+    """Sends straight to the socket's frames."""
 
-    def __init__(self, raw: WebSocketTransport, first: bytes) -> None:
+    def __init__(self, socket: _DirectSocket, raw: WebSocketTransport, first: bytes) -> None:
+        super().__init__(socket, first)
         self._raw = raw
-        self._first: bytes | None = first
-
-    async def receive(self) -> bytes:
-        if self._first is not None:
-            first, self._first = self._first, None
-            return first
-        raw = self._raw
-        while True:
-            try:
-                data = await raw.receive()
-            except anyio.BrokenResourceError:
-                raise anyio.EndOfStream from None
-            answer = second_initialize_answer(data)
-            if answer is None:
-                return data
-            await raw.send(answer.encode())
 
     async def send(self, message: bytes) -> None:
         await self._raw.send(message)
@@ -347,17 +331,13 @@ class _DirectTransport:
     async def send_many(self, messages: Sequence[bytes]) -> None:
         await self._raw.send_many(messages)
 
-    async def aclose(self) -> None:
-        """Nothing: the app closes the socket once ``serve`` returns, with the code
-        that says how it ended (1000, or 1011 after a failure)."""
-
 
 class _EagerDirectTransport(_DirectTransport):
     """On asyncio: messages offered to the connection as they are parsed, and written
     without a turn of the writer while the socket's buffer takes them."""
 
-    def __init__(self, raw: LoopWebSocket, first: bytes) -> None:
-        super().__init__(raw, first)
+    def __init__(self, socket: _DirectSocket, raw: LoopWebSocket, first: bytes) -> None:
+        super().__init__(socket, raw, first)
         self._loop_socket = raw
         self.send_nowait: Callable[[bytes], bool] = raw.send_nowait
 

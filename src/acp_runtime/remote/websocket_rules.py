@@ -1,6 +1,6 @@
 """What the WebSocket server's two ways of serving share (mounted under an ASGI server, or
 on its own listener): the socket as the ACP rules see it, the stall and idle watch, the
-answer to a second ``initialize``, and what the listener needs of the app."""
+connection's view after ``initialize``, and what the listener needs of the app."""
 
 from __future__ import annotations
 
@@ -116,3 +116,28 @@ def second_initialize_answer(data: bytes) -> str | None:
         return None
     error = {"code": -32600, "message": "Initialize not allowed on existing connection"}
     return compact({"jsonrpc": "2.0", "id": value["id"], "error": error})
+
+
+class InitializedTransport:
+    """The connection's view of a socket whose first frame was ``initialize``: that frame
+    first, then the rest; a second ``initialize`` is answered here (-32600) and never
+    reaches the handler. Subclasses add the sends."""
+
+    def __init__(self, socket: AcpSocket, first: bytes) -> None:
+        self._socket = socket
+        self._first: bytes | None = first
+
+    async def receive(self) -> bytes:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        while True:
+            data = await self._socket.receive()
+            answer = second_initialize_answer(data)
+            if answer is None:
+                return data
+            await self._socket.send_text(answer)
+
+    async def aclose(self) -> None:
+        """Nothing: the app closes the socket once ``serve`` returns, with the code
+        that says how it ended (1000, or 1011 after a failure)."""

@@ -24,10 +24,11 @@ import logging
 import math
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Final, cast
+from typing import Final, TypedDict, cast
 
 import anyio
 import anyio.abc
+from typing_extensions import Unpack
 
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..transport import Transport
@@ -46,8 +47,8 @@ from .websocket_rules import (
     CONNECTION_ID_HEADER,
     UPGRADE_REQUIRED_TEXT,
     AcpSocket,
+    InitializedTransport,
     compact,
-    second_initialize_answer,
     stall_or_idle,
 )
 
@@ -240,34 +241,33 @@ def websocket_app(
     )
 
 
+class WebSocketOptions(TypedDict, total=False):
+    """:func:`websocket_app`'s keyword arguments, for :func:`serve_websocket`."""
+
+    path: str | None
+    max_message_bytes: int
+    authenticate: Authenticate | None
+    stall_timeout: float | None
+    idle_timeout: float | None
+
+
 async def serve_websocket(
     handler_factory: HandlerFactory,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    path: str | None = "/acp",
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    authenticate: Authenticate | None = None,
-    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
-    idle_timeout: float | None = None,
     task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
+    **options: Unpack[WebSocketOptions],
 ) -> None:
     """Serve ACP over WebSocket on ``host:port`` with no ASGI server, until cancelled.
 
-    :func:`websocket_app` with the same arguments, then :meth:`WebSocketApp.serve`:
-    the same wire and rules, and the fastest way to serve an agent over WebSocket (no
-    ASGI server's layers on every frame). ``task_status.started`` gets the port bound,
-    so ``port=0`` with ``await tg.start(partial(serve_websocket, factory, port=0))``
-    serves on a free one.
+    :func:`websocket_app` with ``options`` (its keyword arguments), then
+    :meth:`WebSocketApp.serve`: the same wire and rules, and the fastest way to serve an
+    agent over WebSocket (no ASGI server's layers on every frame).
+    ``task_status.started`` gets the port bound, so ``port=0`` with
+    ``await tg.start(partial(serve_websocket, factory, port=0))`` serves on a free one.
     """
-    app = websocket_app(
-        handler_factory,
-        path=path,
-        max_message_bytes=max_message_bytes,
-        authenticate=authenticate,
-        stall_timeout=stall_timeout,
-        idle_timeout=idle_timeout,
-    )
+    app = websocket_app(handler_factory, **options)
     await app.serve(host, port, task_status=task_status)
 
 
@@ -514,32 +514,16 @@ def _invalid_request_frame(data: object) -> str:
     return compact({"jsonrpc": "2.0", "id": None, "error": error})
 
 
-class _SocketTransport:
-    """The connection's view of a socket: the ``initialize`` frame first, then the rest;
-    a second ``initialize`` is answered here (-32600) and never reaches the handler."""
+class _SocketTransport(InitializedTransport):
+    """Sends as ASGI events: text frames, a burst in one turn of the socket."""
 
     def __init__(self, socket: _Socket, first: bytes) -> None:
-        self._socket = socket
-        self._first: bytes | None = first
-
-    async def receive(self) -> bytes:
-        if self._first is not None:
-            first, self._first = self._first, None
-            return first
-        while True:
-            data = await self._socket.receive()
-            answer = second_initialize_answer(data)
-            if answer is None:
-                return data
-            await self._socket.send_text(answer)
+        super().__init__(socket, first)
+        self._asgi_socket = socket
 
     async def send(self, message: bytes) -> None:
-        await self._socket.send_text(message.decode())
+        await self._asgi_socket.send_text(message.decode())
 
     async def send_many(self, messages: Sequence[bytes]) -> None:
         """A burst of queued messages, a frame each, in one turn of the socket."""
-        await self._socket.send_texts([message.decode() for message in messages])
-
-    async def aclose(self) -> None:
-        """Nothing: the app closes the socket once ``serve`` returns, with the code
-        that says how it ended (1000, or 1011 after a failure)."""
+        await self._asgi_socket.send_texts([message.decode() for message in messages])
