@@ -272,7 +272,7 @@ async def _serve_socket(app: ServedApp, raw: WebSocketTransport) -> None:
 
 
 class _DirectSocket:
-    """An :class:`~.websocket_server.AcpSocket` on the socket itself: what ``_Socket`` is
+    """An :class:`~.websocket_rules.AcpSocket` on the socket itself: what ``_Socket`` is
     under an ASGI server."""
 
     def __init__(
