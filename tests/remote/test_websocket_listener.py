@@ -165,6 +165,15 @@ async def test_a_request_that_is_no_valid_upgrade_gets_its_status_and_the_socket
         assert header in answer.lower()
 
 
+async def test_a_key_that_is_not_ascii_gets_400_and_the_listener_lives_on() -> None:
+    """base64 raises a bare ValueError (not binascii.Error) for non-ASCII text: once, that
+    ended the whole listener."""
+    request = upgrade(Sec_WebSocket_Key="x").replace(b"Key: x", b"Key: \xe9")
+    async with serving(websocket_app(echo_agent)) as port:
+        assert status_of(await answer_to(port, request)) == 400
+        assert status_of(await answer_to(port, upgrade() + b"\x88\x80abcd")) == 101
+
+
 async def test_the_query_string_is_not_part_of_the_path() -> None:
     async with serving(websocket_app(echo_agent)) as port:
         answer = await answer_to(port, upgrade("/acp?token=1") + b"\x88\x80abcd")
@@ -318,3 +327,46 @@ def test_any_request_head_gets_a_documented_status_or_a_close_and_the_server_liv
         assert status_of(answer) in ANSWERED
     after = portal.call(answer_to, port, upgrade() + b"\x88\x80abcd")
     assert status_of(after) == 101  # the listener still serves
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(
+        ["Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version", "Host"]
+    ),
+    value=st.text(st.characters(min_codepoint=1, max_codepoint=255), max_size=40),
+)
+def test_a_valid_upgrade_with_one_header_fuzzed_gets_a_status_and_the_server_lives(
+    fuzz_port: tuple[anyio.from_thread.BlockingPortal, int], name: str, value: str
+) -> None:
+    """Random heads rarely get past the first checks; this one is valid but for one value,
+    so each later check (version, key, the hook) meets bad input too."""
+    portal, port = fuzz_port
+    valid = upgrade().decode("latin-1").split("\r\n")
+    fuzzed = [f"{name}: {value}" if line.startswith(f"{name}:") else line for line in valid]
+    request = "\r\n".join(fuzzed).encode("latin-1")
+    answer = portal.call(answer_to, port, request + b"\x88\x80abcd")
+    if answer:
+        assert status_of(answer) in ANSWERED
+    after = portal.call(answer_to, port, upgrade() + b"\x88\x80abcd")
+    assert status_of(after) == 101
+
+
+async def test_a_failure_reading_one_upgrade_drops_that_socket_alone(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    read_upgrade = listener._read_upgrade
+    failures = iter([RuntimeError("a bug")])
+
+    async def failing_once(*args: Any) -> Any:
+        for failure in failures:
+            raise failure
+        return await read_upgrade(*args)
+
+    monkeypatch.setattr(listener, "_read_upgrade", failing_once)
+    async with serving(websocket_app(echo_agent)) as port:
+        assert await answer_to(port, upgrade()) == b""  # dropped
+        assert status_of(await answer_to(port, upgrade() + b"\x88\x80abcd")) == 101
+    assert "reading a WebSocket upgrade request failed" in caplog.text

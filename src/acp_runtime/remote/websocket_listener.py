@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import http
 import logging
 import uuid
@@ -134,6 +133,18 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
     return _Upgrade(answer, connection_id, parser.trailing_data[0])
 
 
+async def _upgrade_or_none(app: ServedApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
+    """:func:`_read_upgrade`, where nothing one socket sends can end the listener: a
+    failure reading it (the peer gone, or a bug) drops that socket alone."""
+    try:
+        return await _read_upgrade(app, read)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        return None
+    except Exception:
+        log.exception("reading a WebSocket upgrade request failed")
+        return None
+
+
 def _asks_for_websocket(method: bytes, headers: dict[str, str]) -> bool:
     """A GET with ``Connection: upgrade`` and ``Upgrade: websocket`` (tokens, any case)."""
     return (
@@ -151,7 +162,7 @@ def _valid_key(key: str) -> bool:
     """RFC 6455 4.2.1: the key is 16 bytes, base64-encoded."""
     try:
         return len(base64.b64decode(key, validate=True)) == 16
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or text that is not ASCII
         return False
 
 
@@ -208,7 +219,7 @@ async def _serve_on_loop(
     app: ServedApp, transport: asyncio.Transport, handshake: HandshakeProtocol
 ) -> None:
     try:
-        upgrade = await _read_upgrade(app, handshake.read)
+        upgrade = await _upgrade_or_none(app, handshake.read)
         if upgrade is not None:
             transport.write(upgrade.answer)
         if upgrade is None or upgrade.connection_id is None:
@@ -238,8 +249,8 @@ async def _listen_on_streams(
 async def _serve_stream(app: ServedApp, stream: anyio.abc.SocketStream) -> None:
     async with stream:
         read = stream_reader(stream)
+        upgrade = await _upgrade_or_none(app, read)
         try:
-            upgrade = await _read_upgrade(app, read)
             if upgrade is not None:
                 await stream.send(upgrade.answer)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):

@@ -145,7 +145,7 @@ class WebSocketApp:
         It speaks plain ``ws://``: put TLS in a reverse proxy in front (or mount the app
         in an ASGI server that terminates it). Needs the ``http`` extra (h11, wsproto).
         """
-        from .websocket_listener import listen  # the listener imports this module
+        from .websocket_listener import listen  # h11 only for who serves without ASGI
 
         await listen(self, host, port, task_status)
 
