@@ -139,7 +139,9 @@ class WebSocketApp:
     ) -> None:
         """Serve on a listening socket of its own, with no ASGI server, until cancelled
         (every open socket then closes with 1001); ``task_status.started`` gets the port
-        bound (``port=0`` picks a free one: ``port = await tg.start(app.serve, host, 0)``).
+        bound (``port=0`` picks a free one: ``port = await tg.start(app.serve, host, 0)``;
+        give an address, not a name that resolves to several, or on asyncio each address
+        may get its own free port).
 
         Same wire and rules as mounted, without an ASGI server's layers on every frame.
         It speaks plain ``ws://``: put TLS in a reverse proxy in front (or mount the app
