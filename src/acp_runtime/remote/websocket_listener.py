@@ -37,7 +37,7 @@ from ..framing import EagerReceiver
 from ..transport import Transport
 from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
 from .serving import refusal
-from .websocket_frames import CLOSE_NORMAL, CLOSE_POLICY_VIOLATION
+from .websocket_frames import CLOSE_NORMAL
 from .websocket_handshake import Accepted
 from .websocket_rules import (
     CONNECTION_ID_HEADER,
@@ -79,10 +79,9 @@ class _Upgrade:
 
     answer: bytes
     """The 101, or the refusal to write before closing."""
-    connection_id: str | None
-    """None when refused."""
-    rest: bytes = b""
-    """What came behind the request head: the first frames, if any."""
+    accepted: Accepted | None = None
+    """The socket's ``Acp-Connection-Id`` and the first frames behind the request head;
+    None when refused."""
 
 
 async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
@@ -111,7 +110,7 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
         return None
     if received - len(parser.trailing_data[0]) > MAX_HEAD_BYTES:  # h11 checks partial heads
         return _refused(431, "Request header fields too large\n")
-    if app.path is not None and request.target.partition(b"?")[0] != app.path.encode():
+    if not app.on_path(request.target.partition(b"?")[0].decode("latin-1")):
         return _refused(404, "Not found\n")
     headers = header_map(request.headers)
     if not _asks_for_websocket(request.method, headers):
@@ -130,7 +129,8 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
         b"Sec-WebSocket-Accept: " + generate_accept_token(key.encode()) + b"\r\n"
         b"Acp-Connection-Id: " + connection_id.encode() + b"\r\n\r\n"
     )
-    return _Upgrade(answer, connection_id, parser.trailing_data[0])
+    accepted = Accepted({CONNECTION_ID_HEADER.decode(): connection_id}, parser.trailing_data[0])
+    return _Upgrade(answer, accepted)
 
 
 async def _upgrade_or_none(app: ServedApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
@@ -175,12 +175,7 @@ def _refused(status: int, text: str, headers: Headers = ()) -> _Upgrade:
         b"Connection: close",
         *(name + b": " + value for name, value in headers),
     ]
-    return _Upgrade(b"\r\n".join(lines) + b"\r\n\r\n" + body, None)
-
-
-def _accepted(upgrade: _Upgrade) -> Accepted:
-    assert upgrade.connection_id is not None
-    return Accepted({CONNECTION_ID_HEADER.decode(): upgrade.connection_id}, upgrade.rest)
+    return _Upgrade(b"\r\n".join(lines) + b"\r\n\r\n" + body)
 
 
 # -- asyncio: the socket's protocol parses ------------------------------------------------
@@ -222,11 +217,11 @@ async def _serve_on_loop(
         upgrade = await _upgrade_or_none(app, handshake.read)
         if upgrade is not None:
             transport.write(upgrade.answer)
-        if upgrade is None or upgrade.connection_id is None:
+        if upgrade is None or upgrade.accepted is None:
             transport.close()
             return
         raw = LoopWebSocket(
-            app.max_message_bytes, _accepted(upgrade), transport, handshake, server=True
+            app.max_message_bytes, upgrade.accepted, transport, handshake, server=True
         )
     except BaseException:
         transport.abort()
@@ -255,11 +250,11 @@ async def _serve_stream(app: ServedApp, stream: anyio.abc.SocketStream) -> None:
                 await stream.send(upgrade.answer)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             return
-        if upgrade is None or upgrade.connection_id is None:
+        if upgrade is None or upgrade.accepted is None:
             return
         raw = StreamWebSocket(
             app.max_message_bytes,
-            _accepted(upgrade),
+            upgrade.accepted,
             read,
             stream.send,
             stream.aclose,
@@ -289,7 +284,7 @@ class _DirectSocket:
     def __init__(
         self, raw: WebSocketTransport, stall_timeout: float | None, idle_timeout: float | None
     ) -> None:
-        self._raw = raw
+        self.raw = raw
         self._stall_timeout = stall_timeout
         self._idle_timeout = idle_timeout
         self._ended: tuple[int, str] | None = None
@@ -297,44 +292,45 @@ class _DirectSocket:
 
     async def receive(self) -> bytes:
         try:
-            return await self._raw.receive()
+            return await self.raw.receive()
         except anyio.BrokenResourceError:  # gone without a close frame: gone all the same
             raise anyio.EndOfStream from None
 
     async def send_text(self, text: str) -> None:
-        await self._raw.send(text.encode())
+        await self.raw.send(text.encode())
 
     async def close(self, code: int, reason: str | None) -> None:
         if self._ended is not None:
             code, reason = self._ended
-        await self._raw.close(code, reason)
+        await self.raw.close(code, reason)
 
     async def watch(self) -> None:
-        raw = self._raw
+        raw = self.raw
         ended = await stall_or_idle(
-            lambda: (*raw.output_waiting(), raw.activity), self._stall_timeout, self._idle_timeout
+            lambda: (*raw.output_waiting(), raw.activity),
+            self._stall_timeout,
+            self._idle_timeout,
+            self.serve_scope,
         )
         if ended is None:
             return
         self._ended = ended
-        if ended[0] == CLOSE_POLICY_VIOLATION:
-            self.serve_scope.cancel()
         # The close frame, then the socket: a receive waiting gets EOF, a write waiting
         # for a peer that reads nothing fails once the socket is dropped.
         await raw.close(*ended)
 
     def transport(self, first: bytes) -> Transport:
-        if isinstance(self._raw, LoopWebSocket):
-            return _EagerDirectTransport(self, self._raw, first)
-        return _DirectTransport(self, self._raw, first)
+        if isinstance(self.raw, LoopWebSocket):
+            return _EagerDirectTransport(self, self.raw, first)
+        return _DirectTransport(self, first)
 
 
 class _DirectTransport(InitializedTransport):
     """Sends straight to the socket's frames."""
 
-    def __init__(self, socket: _DirectSocket, raw: WebSocketTransport, first: bytes) -> None:
+    def __init__(self, socket: _DirectSocket, first: bytes) -> None:
         super().__init__(socket, first)
-        self._raw = raw
+        self._raw = socket.raw
 
     async def send(self, message: bytes) -> None:
         await self._raw.send(message)
@@ -348,8 +344,8 @@ class _EagerDirectTransport(_DirectTransport):
     without a turn of the writer while the socket's buffer takes them."""
 
     def __init__(self, socket: _DirectSocket, raw: LoopWebSocket, first: bytes) -> None:
-        super().__init__(socket, raw, first)
-        self._loop_socket = raw
+        super().__init__(socket, first)
+        self._loop_socket = raw  # socket.raw, typed as the asyncio path
         self.send_nowait: Callable[[bytes], bool] = raw.send_nowait
 
     def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:

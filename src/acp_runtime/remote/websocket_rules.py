@@ -55,11 +55,12 @@ class AcpSocket(Protocol):
 class ServedApp(Protocol):
     """What :mod:`.websocket_listener` needs of a :class:`~.websocket_server.WebSocketApp`."""
 
-    path: str | None
     max_message_bytes: int
     authenticate: Authenticate | None
     stall_timeout: float | None
     idle_timeout: float | None
+
+    def on_path(self, path: str) -> bool: ...
 
     async def run(self, socket: AcpSocket) -> None: ...
 
@@ -68,9 +69,11 @@ async def stall_or_idle(
     probe: Callable[[], tuple[bool, int, int]],
     stall_timeout: float | None,
     idle_timeout: float | None,
+    serve_scope: anyio.CancelScope,
 ) -> tuple[int, str] | None:
     """Poll a socket until it stalls or idles, and say how to close it (code, reason);
-    None at once when neither timeout is set.
+    None at once when neither timeout is set. A stall also cancels ``serve_scope``: the
+    connection's writer may be stuck, and its reader paused behind the outbox.
 
     ``probe()`` is (a write waits for the peer, a count that moves whenever the peer takes
     some, a count of frames either way). It is read every twentieth of the shorter
@@ -93,6 +96,7 @@ async def stall_or_idle(
                 stuck_send, stuck_since = taken, now
             elif now - stuck_since >= stall_timeout:
                 log.warning("peer read nothing for %s s: closing", stall_timeout)
+                serve_scope.cancel()
                 return CLOSE_POLICY_VIOLATION, f"Connection output stalled for {stall_timeout:g} s"
         elif idle_timeout is not None and now - quiet_since >= idle_timeout:
             log.info("no frame for %s s: closing", idle_timeout)

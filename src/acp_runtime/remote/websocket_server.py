@@ -43,6 +43,13 @@ from .asgi import (
     serve_lifespan,
 )
 from .serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
+from .websocket_frames import (
+    CLOSE_GOING_AWAY,
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
+    CLOSE_PROTOCOL_ERROR,
+)
 from .websocket_rules import (
     CONNECTION_ID_HEADER,
     UPGRADE_REQUIRED_TEXT,
@@ -62,12 +69,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-CLOSE_NORMAL: Final = 1000
-CLOSE_GOING_AWAY: Final = 1001
-CLOSE_PROTOCOL_ERROR: Final = 1002
-CLOSE_POLICY_VIOLATION: Final = 1008
-CLOSE_INTERNAL_ERROR: Final = 1011
 
 DEFAULT_STALL_TIMEOUT: Final = 60.0
 """Seconds a frame may wait for the peer to read (the TS server's ``maxOutputStallMs``)."""
@@ -118,12 +119,16 @@ class WebSocketApp:
         if kind == "lifespan":
             await serve_lifespan(receive, send, self.aclose)
         elif kind == "http":
-            if self.path is not None and scope.get("path") != self.path:
+            if not self.on_path(scope.get("path", "")):
                 await plain_response(send, 404, "Not found\n")
             else:
                 await plain_response(send, 426, UPGRADE_REQUIRED_TEXT)
         elif kind == "websocket":
             await self._websocket(scope, receive, send)
+
+    def on_path(self, path: str) -> bool:
+        """Whether a request for ``path`` is this app's (any is, when ``path`` is None)."""
+        return self.path is None or path == self.path
 
     async def aclose(self) -> None:
         """Close every open socket with 1001 ``Server shutting down``."""
@@ -155,7 +160,7 @@ class WebSocketApp:
         connect = await receive()
         if connect["type"] != "websocket.connect":
             return
-        if self.path is not None and scope.get("path") != self.path:
+        if not self.on_path(scope.get("path", "")):
             await _deny(scope, send, 404, "Not found\n")
             return
         refused = await refusal(self.authenticate, scope_headers(scope))
@@ -334,11 +339,10 @@ class _Socket:
             lambda: (self._sending, self._sends, self._frames),
             self._stall_timeout,
             self._idle_timeout,
+            self.serve_scope,
         )
         if ended is not None:
             self._end(*ended)
-            if ended[0] == CLOSE_POLICY_VIOLATION:
-                self.serve_scope.cancel()
 
     def _end(self, code: int, reason: str) -> None:
         self._ended = (code, reason)
