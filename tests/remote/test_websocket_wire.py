@@ -299,3 +299,12 @@ async def test_a_refusal_from_the_hook_sets_the_upgrade_status_and_challenge(
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == 'Bearer realm="acp"'
     assert refused.text == "Unauthorized\n"
+
+
+async def test_the_path_is_matched_percent_decoded_as_asgi_servers_give_it(
+    websocket_server: Serving,
+) -> None:
+    app = websocket_app(echo_agent, path="/agents/ä")
+    accepted = await upgrade_answer(websocket_server, app, path="/agents/%C3%A4")
+    refused = await upgrade_answer(websocket_server, app, path="/agents/%C3%A5")
+    assert (accepted.status_code, refused.status_code) == (101, 404)

@@ -21,6 +21,7 @@ import asyncio
 import base64
 import http
 import logging
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -110,7 +111,8 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
         return None
     if received - len(parser.trailing_data[0]) > MAX_HEAD_BYTES:  # h11 checks partial heads
         return _refused(431, "Request header fields too large\n")
-    if not app.on_path(request.target.partition(b"?")[0].decode("latin-1")):
+    path = urllib.parse.unquote(request.target.partition(b"?")[0].decode("latin-1"))
+    if not app.on_path(path):  # percent-decoded, as ASGI servers give a scope's path
         return _refused(404, "Not found\n")
     headers = header_map(request.headers)
     if not _asks_for_websocket(request.method, headers):
