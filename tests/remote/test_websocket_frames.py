@@ -176,3 +176,88 @@ def test_what_a_server_writes_a_client_reads_unmasked(size: int) -> None:
     assert isinstance(received[2], Ping) and received[2].payload == b"abc"
     assert isinstance(received[3], CloseConnection)
     assert (received[3].code, received[3].reason) == (1001, "bye")
+
+
+# -- masking keys: fresh per frame, drawn from os.urandom many at a time ------------------
+
+
+def _key_of(frame_bytes: bytes) -> bytes:
+    """The masking key of a client's frame whose payload is under 126 bytes."""
+    assert frame_bytes[1] & 0x80, "a client's frame is masked"
+    return frame_bytes[2:6]
+
+
+def _numbered_urandom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``os.urandom`` giving distinct 4-byte numbers, so a key handed out twice shows;
+    returns the sizes drawn."""
+    draws: list[int] = []
+    counter = iter(range(1 << 30))
+
+    def numbered(size: int) -> bytes:
+        draws.append(size)
+        return b"".join(next(counter).to_bytes(4, "big") for _ in range(size // 4))
+
+    monkeypatch.setattr(frames.os, "urandom", numbered)
+    frames.mask_keys.reset()
+    return draws
+
+
+def test_a_clients_frames_take_fresh_keys_from_one_draw_per_thousand_frames(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One system call per frame was a visible part of a small message's cost."""
+    draws = _numbered_urandom(monkeypatch)
+    per_draw = frames.MASK_KEYS_PER_DRAW
+    keys = [_key_of(frames.text_frame(b"{}")) for _ in range(per_draw + 1)]
+    keys.append(_key_of(frames.control_frame(frames.OP_PING, b"p")))
+    burst = frames.text_frames([b"{}"] * 3)
+    keys += [burst[2:6], burst[10:14], burst[18:22]]
+    assert draws == [4 * per_draw, 4 * per_draw]
+    assert len(set(keys)) == len(keys) == per_draw + 5
+
+
+def test_keys_stay_distinct_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads switching every microsecond never get the same key (a pool read through an
+    index kept beside it hands some out twice here)."""
+    import sys
+    import threading
+
+    _numbered_urandom(monkeypatch)
+    found: list[bytes] = []
+    start = threading.Barrier(4)
+
+    def draw() -> None:
+        start.wait()
+        found.extend([frames.mask_keys.next() for _ in range(3000)])  # extend is atomic
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=draw) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(set(found)) == len(found) == 12000
+
+
+@pytest.mark.skipif(not hasattr(frames.os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_reuse_its_parents_keys() -> None:
+    """Without the reset at fork, parent and child would mask with the same keys."""
+    import os
+
+    frames.mask_keys.next()  # the parent has keys drawn
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        os.write(write, b"".join(frames.mask_keys.next() for _ in range(8)))
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    in_child = os.read(read, 64)
+    os.close(read)
+    in_parent = b"".join(frames.mask_keys.next() for _ in range(8))
+    assert len(in_child) == 32
+    assert in_child != in_parent
