@@ -223,7 +223,17 @@ def main(argv: list[str] | None = None) -> int:
         "(uvicorn: asyncio, its websockets-sansio and httptools protocols; direct: no ASGI "
         "server, the WebSocket app on its own listener, WebSocketApp.serve)",
     )
+    parser.add_argument(
+        "--agent-backend",
+        choices=["asyncio", "trio"],
+        default="asyncio",
+        help="with --transport websocket or http: the anyio backend our agent's server runs "
+        "on (trio: under hypercorn or on the own listener; clients stay on asyncio)",
+    )
     args = parser.parse_args(argv)
+    trio_cannot = args.transport == "stdio" or args.asgi_server == "uvicorn"
+    if args.agent_backend == "trio" and trio_cannot:
+        parser.error("--agent-backend trio needs --transport websocket or http, not uvicorn")
     if args.asgi_server == "direct" and args.transport != "websocket":
         parser.error("--asgi-server direct serves WebSocket only")
     if args.pairs and args.transport != "http":
@@ -233,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.transport != "stdio":
         os.environ["BENCH_TRANSPORT"] = args.transport  # read by the drivers and agents
         os.environ["BENCH_ASGI_SERVER"] = args.asgi_server  # read by bench/peers/this_agent.py
+        os.environ["BENCH_AGENT_BACKEND"] = args.agent_backend  # read there too
     ts_drives = args.agent_side or (args.transport == "http" and not args.pairs)
     spec = QUICK if args.quick else FULL
     runs_wanted = args.runs or (1 if args.quick else 3)
@@ -270,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
             "transport": args.transport,
             "asgi_server": args.asgi_server if args.transport != "stdio" else None,
+            "agent_backend": args.agent_backend if args.transport != "stdio" else None,
             "agent_side": args.agent_side,
             "ts_client_drives": ts_drives,
             "spec": dict(spec),

@@ -30,6 +30,8 @@ class AgentStats:
     max_rss_kb: int
     cpu_ns: int
     """CPU time (user + system) the agent process has used so far."""
+    async_library: str | None = None
+    """What the agent runs on (``asyncio``, ``trio``), where it says."""
 
 
 class BenchClient(Protocol):
@@ -165,10 +167,13 @@ async def run_workloads(client: BenchClient, spec: Spec) -> Figures:
         figures["cancel"] = await cancellations(client, n)
     if n := spec["mixed_chunks"]:
         figures["mixed"] = await mixed(client, n, spec["mixed_chunk_bytes"], spec["mixed_pings"])
+    stats = await client.agent_stats()
     figures["rss"] = {
         "client_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "agent_kb": (await client.agent_stats()).max_rss_kb,
+        "agent_kb": stats.max_rss_kb,
     }
+    if stats.async_library is not None:
+        figures["agent_async_library"] = stats.async_library
     return figures
 
 

@@ -85,7 +85,11 @@ class ThisSdkClient:
 
     async def agent_stats(self) -> AgentStats:
         answer: Any = await self._cx.send_raw_request("_bench/stats")
-        return AgentStats(max_rss_kb=int(answer["maxRssKb"]), cpu_ns=int(answer["cpuNs"]))
+        return AgentStats(
+            max_rss_kb=int(answer["maxRssKb"]),
+            cpu_ns=int(answer["cpuNs"]),
+            async_library=str(answer["asyncLibrary"]),
+        )
 
 
 @asynccontextmanager

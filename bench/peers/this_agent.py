@@ -10,7 +10,7 @@ same small command language, written the way each SDK's docs suggest:
   (``$/cancel_request``) and answer -32800 with ``data.observedNs``: the
   CLOCK_MONOTONIC time (ns) at which the handler saw the marker set;
 * ``_echo/ping``: ``{"pong": params}``; ``_bench/stats``: ``{"maxRssKb": peak RSS,
-  "cpuNs": CPU time used so far}``.
+  "cpuNs": CPU time used so far, "asyncLibrary": the backend it runs on}``.
 """
 
 from __future__ import annotations
@@ -100,7 +100,13 @@ class BenchAgent(AgentHandler):
         if method == "_echo/ping":
             return {"pong": params}
         if method == "_bench/stats":
-            return {"maxRssKb": max_rss_kb(), "cpuNs": time.process_time_ns()}
+            import sniffio  # here, not at the top: the cold start benchmark runs this file
+
+            return {
+                "maxRssKb": max_rss_kb(),
+                "cpuNs": time.process_time_ns(),
+                "asyncLibrary": sniffio.current_async_library(),
+            }
         raise RequestError.method_not_found(method)
 
 
@@ -200,4 +206,5 @@ async def _uvicorn(
 if __name__ == "__main__":
     remote = os.environ.get("BENCH_TRANSPORT") in ("websocket", "http")
     main = serve_remote if remote else serve
-    anyio.run(main, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio")
+    backend = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BENCH_AGENT_BACKEND")
+    anyio.run(main, backend=backend or "asyncio")

@@ -53,6 +53,33 @@ def test_quick_runtime_bench_over_websocket_runs_this_sdk_ts_and_the_floor(serve
         assert run["notify"]["n"] == summary["spec"]["notify"]
         assert run["mixed"]["chunks"] == summary["spec"]["mixed_chunks"]
         assert run["cancel"]["p50_us"] > 0
+        if run["impl"] == "this":
+            assert run["agent_async_library"] == "asyncio"
+
+
+@pytest.mark.parametrize("server", ["hypercorn", "direct"])
+def test_quick_runtime_bench_serves_our_websocket_agent_on_trio(server: str) -> None:
+    """``--agent-backend trio``: our agent's server (under hypercorn, or on its own
+    listener) runs on trio, as the agent itself reports, and every workload runs."""
+    proc = run_python(
+        *("-m", "bench", "--quick", "--transport=websocket", f"--asgi-server={server}"),
+        *("--agent-backend=trio", "--impl=this"),
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    summary = records[-1]
+    assert summary["agent_backend"] == "trio" and summary["asgi_server"] == server
+    runs = [r for r in records if r["kind"] == "run"]
+    assert [r["agent_async_library"] for r in runs] == ["trio"]
+    assert runs[0]["notify"]["n"] == summary["spec"]["notify"]
+    assert runs[0]["cancel"]["p50_us"] > 0
+
+
+def test_the_agent_backend_trio_is_refused_where_it_cannot_run() -> None:
+    for where in (("--transport=stdio",), ("--transport=websocket", "--asgi-server=uvicorn")):
+        proc = run_python("-m", "bench", "--quick", "--agent-backend=trio", *where, timeout=60)
+        assert proc.returncode == 2 and "--agent-backend trio" in proc.stderr
 
 
 @pytest.mark.parametrize(
