@@ -9,6 +9,7 @@ ending the others, and fuzzed request heads."""
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
@@ -268,6 +269,41 @@ async def test_a_failing_socket_leaves_the_others_and_the_listener_serving() -> 
         async with socket_to(port) as later:
             await later.send_json(INITIALIZE)
             assert (await later.next_json())["id"] == 1
+
+
+async def test_an_accept_out_of_file_descriptors_pauses_and_the_listener_serves_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On the stream path (trio's) an accept failing with EMFILE, anyio's
+    BrokenResourceError from OSError 24, ended serve for good: later clients were refused."""
+    streams = listener._listen_on_streams  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(listener, "_listen_on_loop", streams)  # the stream path on asyncio too
+    create_tcp_listener = anyio.create_tcp_listener
+    accepts = 0
+
+    async def out_of_fds_after_the_first(**kwargs: Any) -> Any:
+        made = await create_tcp_listener(**kwargs)
+        (one,) = made.listeners  # 127.0.0.1: one address
+        assert isinstance(one, anyio.abc.SocketListener)
+        accept = one.accept
+
+        async def accept_or_fail() -> anyio.abc.SocketStream:
+            nonlocal accepts
+            accepts += 1
+            if accepts in (2, 3):  # the first socket served, then twice out of fds
+                raise anyio.BrokenResourceError from OSError(errno.EMFILE, "Too many")
+            return await accept()
+
+        monkeypatch.setattr(one, "accept", accept_or_fail)
+        return made
+
+    monkeypatch.setattr(anyio, "create_tcp_listener", out_of_fds_after_the_first)
+    async with serving(websocket_app(echo_agent)) as port:
+        assert status_of(await answer_to(port, upgrade() + b"\x88\x80abcd")) == 101
+        with anyio.fail_after(3):
+            assert status_of(await answer_to(port, upgrade() + b"\x88\x80abcd")) == 101
+    assert accepts >= 4
+    assert "accepting a socket failed ([Errno 24] Too many); retrying" in caplog.text
 
 
 async def test_the_port_started_with_is_the_one_bound() -> None:

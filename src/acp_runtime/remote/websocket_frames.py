@@ -109,51 +109,59 @@ class FrameReader:
         return len(self._buffer)
 
     def next(self) -> Event:
-        """The next event from the buffered bytes; raises :class:`FrameError`."""
+        """The next event from the buffered bytes; raises :class:`FrameError`, after which
+        the reader takes nothing more (the socket is failed: what the peer sends next is
+        dropped, not buffered)."""
         buffer = self._buffer
-        while True:
-            size = len(buffer)
-            if size < 2:
-                return None
-            first, second = buffer[0], buffer[1]
-            length = second & 0x7F
-            start = 2
-            if length == 126:
-                if size < 4:
+        try:
+            while True:
+                size = len(buffer)
+                if size < 2:
                     return None
-                length = int.from_bytes(buffer[2:4], "big")
-                start = 4
-            elif length == 127:
-                if size < 10:
+                first, second = buffer[0], buffer[1]
+                length = second & 0x7F
+                start = 2
+                if length == 126:
+                    if size < 4:
+                        return None
+                    length = int.from_bytes(buffer[2:4], "big")
+                    start = 4
+                elif length == 127:
+                    if size < 10:
+                        return None
+                    length = int.from_bytes(buffer[2:10], "big")
+                    start = 10
+                if second & 0x80 != self._mask_bit:
+                    raise FrameError(CLOSE_PROTOCOL_ERROR, _MASK_ERRORS[self._mask_bit])
+                if first & 0x70:
+                    raise FrameError(CLOSE_PROTOCOL_ERROR, "reserved bits set (no extension)")
+                opcode = first & 0x0F
+                if opcode >= OP_CLOSE:
+                    if length > 125 or not first & 0x80:
+                        raise FrameError(
+                            CLOSE_PROTOCOL_ERROR, "fragmented or oversized control frame"
+                        )
+                elif length + self._fragments_size > self._max:
+                    return self._too_large(start)
+                key = b""
+                if self._mask_bit:
+                    key = bytes(buffer[start : start + 4])
+                    start += 4
+                end = start + length
+                if size < end:
                     return None
-                length = int.from_bytes(buffer[2:10], "big")
-                start = 10
-            if second & 0x80 != self._mask_bit:
-                raise FrameError(CLOSE_PROTOCOL_ERROR, _MASK_ERRORS[self._mask_bit])
-            if first & 0x70:
-                raise FrameError(CLOSE_PROTOCOL_ERROR, "reserved bits set (no extension)")
-            opcode = first & 0x0F
-            if opcode >= OP_CLOSE:
-                if length > 125 or not first & 0x80:
-                    raise FrameError(CLOSE_PROTOCOL_ERROR, "fragmented or oversized control frame")
-            elif length + self._fragments_size > self._max:
-                return self._too_large(start)
-            key = b""
-            if self._mask_bit:
-                key = bytes(buffer[start : start + 4])
-                start += 4
-            end = start + length
-            if size < end:
-                return None
-            payload = bytes(buffer[start:end])
-            del buffer[:end]  # O(1): a bytearray drops a prefix by moving its start
-            if key:
-                payload = _masked(payload, key)
-            if first & 0x80 and opcode == OP_TEXT and not self._fragment_opcode:
-                return _checked_text(payload)
-            event = self._other(opcode, bool(first & 0x80), payload)
-            if event is not None:
-                return event
+                payload = bytes(buffer[start:end])
+                del buffer[:end]  # O(1): a bytearray drops a prefix by moving its start
+                if key:
+                    payload = _masked(payload, key)
+                if first & 0x80 and opcode == OP_TEXT and not self._fragment_opcode:
+                    return _checked_text(payload)
+                event = self._other(opcode, bool(first & 0x80), payload)
+                if event is not None:
+                    return event
+        except FrameError:
+            self._stop()
+            raise
 
     def _other(self, opcode: int, fin: bool, payload: bytes) -> Event:
         """Everything but an unfragmented text frame; None for a frame that ends in no
@@ -175,8 +183,11 @@ class FrameReader:
             self._fragment_opcode = opcode
         else:
             raise FrameError(CLOSE_PROTOCOL_ERROR, f"unknown opcode {opcode}")
-        self._fragments.append(payload)
-        self._fragments_size += len(payload)
+        if payload:
+            self._fragments.append(payload)
+        # an empty fragment counts as a byte: a message that never ends in empty
+        # continuation frames still reaches the limit
+        self._fragments_size += len(payload) or 1
         if not fin:
             return None
         whole = b"".join(self._fragments)
@@ -196,10 +207,14 @@ class FrameReader:
         if self._mask_bit:
             tail = _masked(tail, key) if len(key) == 4 else b""
         prefix = (head + tail)[: min(TOO_LARGE_PREFIX_BYTES, self._max)]
-        self._stopped = True  # the socket is closed next: nothing more is buffered
+        self._stop()  # the socket is closed next
+        return TooLarge(prefix)
+
+    def _stop(self) -> None:
+        """Take nothing more: the bytes held and those fed later are dropped."""
+        self._stopped = True
         self._buffer.clear()
         self._fragments.clear()
-        return TooLarge(prefix)
 
 
 def _checked_text(payload: bytes) -> bytes:
@@ -216,11 +231,20 @@ def _close(payload: bytes) -> Close:
         return Close(CLOSE_NO_STATUS, "")
     if len(payload) == 1:
         raise FrameError(CLOSE_PROTOCOL_ERROR, "close frame with a one-byte payload")
+    code = int.from_bytes(payload[:2], "big")
+    if not _sendable_close_code(code):
+        raise FrameError(CLOSE_PROTOCOL_ERROR, f"close code {code} is not one a peer may send")
     try:
         reason = payload[2:].decode()
     except UnicodeDecodeError:
         raise FrameError(CLOSE_INVALID_DATA, "close reason is not UTF-8") from None
-    return Close(int.from_bytes(payload[:2], "big"), reason)
+    return Close(code, reason)
+
+
+def _sendable_close_code(code: int) -> bool:
+    """RFC 6455 7.4: the defined codes a peer may send (1004-1006 and 1015 never go on the
+    wire; 1012-1014 are registered since), and 3000-4999 for libraries and applications."""
+    return 1000 <= code <= 1003 or 1007 <= code <= 1014 or 3000 <= code <= 4999
 
 
 _MASK_ERRORS: Final = {0: "masked frame from the server", 0x80: "unmasked frame from the client"}

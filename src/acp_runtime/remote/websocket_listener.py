@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import http
 import logging
 import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Final
 
 import anyio
@@ -35,6 +35,7 @@ import sniffio
 from wsproto.utilities import generate_accept_token
 
 from ..framing import EagerReceiver
+from ..log_throttle import peer_log
 from ..transport import Transport
 from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
 from .serving import refusal
@@ -62,6 +63,12 @@ HANDSHAKE_TIMEOUT: Final = 10.0
 
 MAX_HEAD_BYTES: Final = 64 * 1024
 """Largest upgrade request head read (431 past it)."""
+
+ACCEPT_PAUSE: Final = 0.1
+"""Seconds the listener waits before accepting again when out of file descriptors."""
+
+OUT_OF_RESOURCES: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+"""``accept`` errnos that pass once sockets close: pause and retry, not end the listener."""
 
 
 async def listen(
@@ -192,6 +199,7 @@ class _Accepting(HandshakeProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
+        super().connection_made(transport)
         self._made(transport, self)
 
 
@@ -238,9 +246,35 @@ async def _listen_on_streams(
     app: ServedApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
 ) -> None:
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
-    async with listener:
+    async with listener, anyio.create_task_group() as sockets:
         task_status.started(listener.extra(anyio.abc.SocketAttribute.local_port))
-        await listener.serve(partial(_serve_stream, app))
+        for one in listener.listeners:  # one per address ``host`` resolves to
+            assert isinstance(one, anyio.abc.SocketListener)
+            sockets.start_soon(_accept_forever, app, one, sockets)
+
+
+async def _accept_forever(
+    app: ServedApp, listener: anyio.abc.SocketListener, sockets: anyio.abc.TaskGroup
+) -> None:
+    """Accept forever; out of fds, pause and retry (as asyncio and trio's serve_listeners do)."""
+    while True:
+        try:
+            stream = await listener.accept()
+        except (anyio.BrokenResourceError, OSError) as exc:
+            if not _out_of_resources(exc):
+                raise
+            reason = exc.__cause__ or exc
+            peer_log.log(log, logging.WARNING, "accepting a socket failed (%s); retrying", reason)
+            await anyio.sleep(ACCEPT_PAUSE)
+            continue
+        sockets.start_soon(_serve_stream, app, stream)
+
+
+def _out_of_resources(exc: BaseException) -> bool:
+    return any(
+        isinstance(error, OSError) and error.errno in OUT_OF_RESOURCES
+        for error in (exc, exc.__cause__, exc.__context__)
+    )
 
 
 async def _serve_stream(app: ServedApp, stream: anyio.abc.SocketStream) -> None:

@@ -67,6 +67,9 @@ PAUSE_BYTES: Final = 1024 * 1024
 
 READ_BYTES: Final = 256 * 1024
 
+HANDSHAKE_BUFFER_BYTES: Final = 256 * 1024
+"""Bytes a socket holds unread before its upgrade is answered; then it stops reading."""
+
 BURST_GAP: Final = 50e-6
 """A frame sent within this many seconds of the last write is part of a burst: it waits
 to go with the rest (see :meth:`LoopWebSocket.send_nowait`)."""
@@ -107,6 +110,8 @@ class WebSocketTransport:
         """Parse ``data`` into the inbox (offering each message to ``eager`` first while it
         takes them); control frames leave their answers in ``_controls``."""
         self._chunks_received += 1
+        if self._peer_closed:  # RFC 6455 1.4: nothing after a close frame is data
+            return
         frames = self._frames
         frames.feed(data)
         inbox = self._inbox
@@ -124,10 +129,12 @@ class WebSocketTransport:
                     if eager(event):
                         continue
                     eager = None
+                if self._closed:  # closing (or failed): nobody will receive it
+                    continue
                 inbox.append(event)
                 self._queued += len(event)
             elif isinstance(event, Ping):
-                self._controls.append(control_frame(OP_PONG, event.payload, mask=self._mask))
+                self._answer_ping(event.payload)
             elif isinstance(event, Close):
                 self._on_close_frame(event)
                 return
@@ -136,6 +143,9 @@ class WebSocketTransport:
             elif isinstance(event, TooLarge):
                 inbox.append(event)
                 return
+
+    def _answer_ping(self, payload: bytes) -> None:
+        self._controls.append(control_frame(OP_PONG, payload, mask=self._mask))
 
     def _on_close_frame(self, close: Close) -> None:
         self.close_code, self.close_reason = close.code, close.reason
@@ -307,10 +317,13 @@ class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         self._held: list[bytes] = []  # a burst's frames, for one write
         self._last_write = 0.0  # when a frame was last written at once
         self._held_bytes = 0
+        self._held_pong: bytes | None = None  # the latest ping's answer, while writes wait
         self._peer_gone = loop.create_future()  # the other side's close frame, or EOF
         self._lost = loop.create_future()
         transport.set_protocol(self)
         self._absorb_now(accepted.rest + handshake.leftover())
+        if handshake.reading_paused and not self._reading_paused:
+            transport.resume_reading()
         if handshake.eof:
             self.eof_received()
 
@@ -339,7 +352,22 @@ class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
     def resume_writing(self) -> None:
         self._write_paused = False
         self._resumes += 1
+        if self._held_pong is not None:
+            pong, self._held_pong = self._held_pong, None
+            self._write(pong)
         _resolve(self._drained)
+
+    def _broken(self, code: int, reason: str, error: BaseException) -> None:
+        super()._broken(code, reason, error)
+        if not self._reading_paused:  # nothing the peer sends now is parsed: stop reading it
+            self._reading_paused = True
+            self._transport.pause_reading()
+
+    def _answer_ping(self, payload: bytes) -> None:
+        if self._write_paused:  # the peer reads nothing: only the latest ping is answered
+            self._held_pong = control_frame(OP_PONG, payload, mask=self._mask)  # (RFC 6455 5.5.3)
+        else:
+            super()._answer_ping(payload)
 
     def _absorb_now(self, data: bytes) -> None:
         if not data:
@@ -481,12 +509,21 @@ class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
 
 
 class HandshakeProtocol(asyncio.Protocol):
-    """The socket's protocol until the 101: its bytes go to :meth:`read`."""
+    """The socket's protocol until the 101: its bytes go to :meth:`read`. Reading pauses
+    once :data:`HANDSHAKE_BUFFER_BYTES` wait unread (a peer sending on while the upgrade
+    is judged, say by an awaited ``authenticate`` hook, waits for TCP, not our memory);
+    the socket that takes over resumes it."""
 
     def __init__(self) -> None:
         self._chunks: deque[bytes] = deque()
+        self._buffered = 0
         self._waiter: asyncio.Future[None] | None = None
+        self._transport: asyncio.BaseTransport | None = None
+        self.reading_paused = False
         self.eof = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport
 
     async def read(self) -> bytes:
         """The next bytes (``b""`` at EOF)."""
@@ -498,16 +535,28 @@ class HandshakeProtocol(asyncio.Protocol):
                 await self._waiter
             finally:
                 self._waiter = None
-        return self._chunks.popleft()
+        chunk = self._chunks.popleft()
+        self._buffered -= len(chunk)
+        if self.reading_paused and self._buffered <= HANDSHAKE_BUFFER_BYTES // 2:
+            assert isinstance(self._transport, asyncio.ReadTransport)
+            self.reading_paused = False
+            self._transport.resume_reading()
+        return chunk
 
     def leftover(self) -> bytes:
         """What came after the bytes :meth:`read` gave out."""
         rest = b"".join(self._chunks)
         self._chunks.clear()
+        self._buffered = 0
         return rest
 
     def data_received(self, data: bytes) -> None:
         self._chunks.append(data)
+        self._buffered += len(data)
+        transport = self._transport
+        if self._buffered > HANDSHAKE_BUFFER_BYTES and isinstance(transport, asyncio.ReadTransport):
+            self.reading_paused = True
+            transport.pause_reading()
         _resolve(self._waiter)
 
     def eof_received(self) -> bool | None:
@@ -549,6 +598,8 @@ class StreamWebSocket(WebSocketTransport):
         self._absorb(accepted.rest)
 
     async def _more(self) -> None:
+        if self._controls:  # answers to what came with the upgrade, say a ping
+            await self._flush_controls()
         await self._read_some()
         if self._controls:
             await self._flush_controls()
