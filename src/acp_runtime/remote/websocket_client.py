@@ -227,6 +227,7 @@ async def _through_httpx(
     """The upgrade as a request of ``client`` (its proxy, TLS, cookies and auth apply),
     then the frames over the connection it hands over."""
     import httpcore
+    import httpx
 
     nonce = generate_nonce()
     upgrade = {
@@ -237,20 +238,21 @@ async def _through_httpx(
     }
     async with AsyncExitStack() as stack:
         with anyio.fail_after(open_timeout):
-            response = await stack.enter_async_context(
-                client.stream("GET", target.http_url, headers={**target.headers, **upgrade})
-            )
-        headers = {name.lower(): value for name, value in response.headers.items()}
-        if response.status_code != 101:
-            body = await response.aread()
-            raise WebSocketUpgradeError(
-                f"the server refused the WebSocket upgrade with {response.status_code}",
-                status_code=response.status_code,
-                headers=headers,
-                body=body[:MAX_REFUSAL_BODY_BYTES],
-            )
-        if headers.get("sec-websocket-accept", "").encode() != generate_accept_token(nonce):
-            raise WebSocketUpgradeError("invalid WebSocket handshake: bad accept token")
+            try:
+                response = await stack.enter_async_context(
+                    client.stream("GET", target.http_url, headers={**target.headers, **upgrade})
+                )
+            except httpx.RemoteProtocolError as exc:  # not an HTTP answer at all
+                raise WebSocketUpgradeError(f"invalid WebSocket handshake: {exc}") from None
+            headers = {name.lower(): value for name, value in response.headers.items()}
+            if response.status_code != 101:
+                raise WebSocketUpgradeError(
+                    f"the server refused the WebSocket upgrade with {response.status_code}",
+                    status_code=response.status_code,
+                    headers=headers,
+                    body=await _start_of_body(response),
+                )
+        _check_switch(headers, nonce)
         stream = response.extensions["network_stream"]
 
         async def read() -> bytes:
@@ -273,6 +275,31 @@ async def _through_httpx(
             yield transport
         finally:
             await transport.aclose()
+
+
+async def _start_of_body(response: httpx.Response) -> bytes:
+    """The first :data:`MAX_REFUSAL_BODY_BYTES` of a refusal's body: no more is read
+    (a body may never end)."""
+    body = b""
+    async for chunk in response.aiter_raw():
+        body += chunk
+        if len(body) >= MAX_REFUSAL_BODY_BYTES:
+            break
+    return body[:MAX_REFUSAL_BODY_BYTES]
+
+
+def _check_switch(headers: Mapping[str, str], nonce: bytes) -> None:
+    """RFC 6455 4.1: what a client checks in a 101 (wsproto does it on the other path):
+    the upgrade to websocket, the accept token, and no extension or subprotocol that was
+    not asked for."""
+    connection = {token.strip().lower() for token in headers.get("connection", "").split(",")}
+    if headers.get("upgrade", "").lower() != "websocket" or "upgrade" not in connection:
+        raise WebSocketUpgradeError("invalid WebSocket handshake: no 'Upgrade: websocket'")
+    if headers.get("sec-websocket-accept", "").encode() != generate_accept_token(nonce):
+        raise WebSocketUpgradeError("invalid WebSocket handshake: bad accept token")
+    for name in ("sec-websocket-extensions", "sec-websocket-protocol"):
+        if name in headers:
+            raise WebSocketUpgradeError(f"invalid WebSocket handshake: {name} not asked for")
 
 
 def _default_ssl_context() -> ssl.SSLContext:

@@ -318,8 +318,10 @@ def control_frame(opcode: int, payload: bytes = b"", *, mask: bool = True) -> by
 
 
 def close_payload(code: int, reason: str | None) -> bytes:
-    """A close frame's payload: the code, then the reason cut to fit 125 bytes."""
-    return code.to_bytes(2, "big") + (reason or "").encode()[:123]
+    """A close frame's payload: the code, then the reason cut to fit 125 bytes (at a
+    character's boundary: a reason that is not UTF-8 fails the peer's socket)."""
+    cut = (reason or "").encode()[:123].decode(errors="ignore").encode()
+    return code.to_bytes(2, "big") + cut
 
 
 def _header(first: int, length: int, mask_bit: int = 0x80) -> bytes:

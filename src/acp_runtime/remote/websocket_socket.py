@@ -26,6 +26,7 @@ import anyio
 import anyio.abc
 
 from ..framing import EagerReceiver
+from ..log_throttle import peer_log
 from ..transport import MessageTooLarge
 from .websocket_frames import (
     CLOSE_INTERNAL_ERROR,
@@ -65,7 +66,15 @@ CLOSE_TIMEOUT: Final = 2.0
 PAUSE_BYTES: Final = 1024 * 1024
 """Parsed messages waiting for the connection at which the asyncio socket stops reading."""
 
+MESSAGE_OVERHEAD: Final = 64
+"""What a waiting message costs besides its bytes (its object, its place in the inbox):
+counted with them, so that a flood of empty messages pauses reading too."""
+
 READ_BYTES: Final = 256 * 1024
+
+WRITE_SLICE_BYTES: Final = 256 * 1024
+"""The stream path writes a larger frame in slices of this size, so that a slow peer's
+progress shows (the stall and keep-alive clocks) while one big message goes out."""
 
 HANDSHAKE_BUFFER_BYTES: Final = 256 * 1024
 """Bytes a socket holds unread before its upgrade is answered; then it stops reading."""
@@ -92,7 +101,7 @@ class WebSocketTransport:
         self._frames = FrameReader(max_message_bytes, masked=server)
         self._max_message_bytes = max_message_bytes
         self._inbox: deque[bytes | TooLarge] = deque()
-        self._queued = 0  # bytes of the messages in the inbox
+        self._queued = 0  # what the messages in the inbox hold (bytes and MESSAGE_OVERHEAD)
         self._controls: list[bytes] = []  # pongs and the close echo to write
         self._closed = False  # this side closed (or gave up on) the socket
         self._peer_closed = False  # the other side's close frame (or EOF) came
@@ -132,14 +141,16 @@ class WebSocketTransport:
                 if self._closed:  # closing (or failed): nobody will receive it
                     continue
                 inbox.append(event)
-                self._queued += len(event)
+                self._queued += len(event) + MESSAGE_OVERHEAD
             elif isinstance(event, Ping):
                 self._answer_ping(event.payload)
             elif isinstance(event, Close):
                 self._on_close_frame(event)
                 return
             elif isinstance(event, Binary):
-                log.warning("ignoring a binary WebSocket frame (%d bytes)", event.size)
+                peer_log.log(
+                    log, logging.WARNING, "ignoring a binary WebSocket frame (%d bytes)", event.size
+                )
             elif isinstance(event, TooLarge):
                 inbox.append(event)
                 return
@@ -184,7 +195,7 @@ class WebSocketTransport:
     def _take(self) -> bytes | TooLarge:
         item = self._inbox.popleft()
         if type(item) is bytes:
-            self._queued -= len(item)
+            self._queued -= len(item) + MESSAGE_OVERHEAD
         return item
 
     def _raise_end(self) -> None:
@@ -269,10 +280,22 @@ class WebSocketTransport:
         """Ping every ``interval`` seconds; with nothing at all received within
         ``pong_timeout`` of a ping while the socket is read, close with 1011 (``receive``
         then fails as broken). Nothing is judged while the connection reads nothing (its
-        own backpressure): the answer may be waiting unread."""
+        own backpressure): the answer may be waiting unread. While a write waits for the
+        peer, no ping is queued behind it: the peer is judged dead when, within
+        ``pong_timeout``, it neither sent anything nor took any of that write."""
         while not self._closed:
             await anyio.sleep(interval)
             seen = self._chunks_received
+            waiting, taken = self.output_waiting()
+            if waiting:
+                if pong_timeout is None:
+                    continue
+                await anyio.sleep(pong_timeout)
+                still = self.output_waiting()
+                if still == (True, taken) and self._chunks_received == seen:
+                    await self._keep_alive_failed(f"the peer took nothing for {pong_timeout} s")
+                    return
+                continue
             try:
                 await self._write_control(control_frame(OP_PING, b"acp", mask=self._mask))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -281,10 +304,17 @@ class WebSocketTransport:
                 continue
             await anyio.sleep(pong_timeout)
             if self._chunks_received == seen and self._reading_now() and not self._closed:
-                log.warning("nothing from the peer %s s after a ping: closing", pong_timeout)
-                self._end = self._end or anyio.BrokenResourceError("keep-alive ping timeout")
-                await self._close(CLOSE_INTERNAL_ERROR, "Keepalive ping timeout")
+                await self._keep_alive_failed(
+                    f"nothing from the peer {pong_timeout} s after a ping"
+                )
                 return
+
+    async def _keep_alive_failed(self, why: str) -> None:
+        if self._closed:
+            return
+        log.warning("%s: closing", why)
+        self._end = self._end or anyio.BrokenResourceError("keep-alive ping timeout")
+        await self._close(CLOSE_INTERNAL_ERROR, "Keepalive ping timeout")
 
 
 class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
@@ -594,6 +624,7 @@ class StreamWebSocket(WebSocketTransport):
         self._write_lock = anyio.Lock(fast_acquire=True)  # uncontended: no checkpoint
         self._reading = False
         self._writing = False
+        self._slices_written = 0  # what the peer has taken of the writes, in slices
         self._stream_closed = False
         self._absorb(accepted.rest)
 
@@ -625,7 +656,7 @@ class StreamWebSocket(WebSocketTransport):
         return self._reading
 
     def output_waiting(self) -> tuple[bool, int]:
-        return self._writing, self._sent
+        return self._writing, self._slices_written
 
     async def _flush_controls(self) -> None:
         controls, self._controls = self._controls, []
@@ -650,7 +681,14 @@ class StreamWebSocket(WebSocketTransport):
             async with self._write_lock:
                 self._writing = True
                 try:
-                    await self._write(data)
+                    if len(data) <= WRITE_SLICE_BYTES:
+                        await self._write(data)
+                        self._slices_written += 1
+                    else:  # in slices: the stall and keep-alive clocks see it progress
+                        whole = memoryview(data)
+                        for start in range(0, len(whole), WRITE_SLICE_BYTES):
+                            await self._write(bytes(whole[start : start + WRITE_SLICE_BYTES]))
+                            self._slices_written += 1
                 finally:
                     self._writing = False
                 self._sent += 1
