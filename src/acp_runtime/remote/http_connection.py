@@ -58,6 +58,12 @@ class HttpLimits:
     keep_alive: float = DEFAULT_KEEP_ALIVE
     """Seconds between ``:`` comments to a waiting reader."""
 
+    def __post_init__(self) -> None:
+        # every way of building a server takes these (zero keep-alive: a busy loop)
+        timers = (self.keep_alive, self.stall_timeout, self.idle_timeout)
+        if not all(value > 0 for value in timers):  # NaN fails too
+            raise ValueError("keep_alive, stall_timeout and idle_timeout must be positive")
+
 
 class ConnectionClosed(Exception):
     """The connection ended while a request was using it (answered 404, as TS does)."""
@@ -301,6 +307,8 @@ class HttpConnection:
         EOF; the connection closes once no reader is left."""
         self._agent_ended = True
         self._inbound_send.close()
+        self._inbound.close()  # wakes a POST waiting to deliver (closing the send side
+        # does not, before anyio 4.16)
         self.connection_stream.finish(discard=False)
         for stream in self._sessions.values():
             stream.finish(discard=False)
@@ -326,8 +334,9 @@ class HttpConnection:
             stream: OutboundStream | None = self.connection_stream
         else:
             stream = self._sessions.get(route) or self._new_session(route)
-        if stream is not None and stream.push(sse_event(message)):
-            self.buffered_bytes += len(message) + 8
+        event = sse_event(message)  # what the reader takes, and what it counts off
+        if stream is not None and stream.push(event):
+            self.buffered_bytes += len(event)
 
     def _new_session(self, session_id: str) -> OutboundStream | None:
         if len(session_id) > self.limits.max_id_length:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import uuid
 from collections.abc import Mapping
 from typing import Final, TypeVar, cast
@@ -137,6 +136,19 @@ def _is_response(message: dict[str, object]) -> bool:
         and "id" in message
         and is_request_id(message["id"])
         and ("result" in message or "error" in message)
+    )
+
+
+def _is_valid_request(message: dict[str, object]) -> bool:
+    """A JSON-RPC 2.0 request the runtime answers with its own id (anything else it
+    answers with ``id: null``, so no route waits for that answer)."""
+    params = message.get("params", {})
+    return (
+        message.get("jsonrpc") == "2.0"
+        and isinstance(message.get("method"), str)
+        and isinstance(params, (dict, list))
+        and "result" not in message
+        and "error" not in message
     )
 
 
@@ -270,8 +282,8 @@ class StreamableHttpApp:
         request_id = message["id"]
         if isinstance(request_id, str) and len(request_id) > limit:
             raise HttpAnswer(400, f"Request ID exceeds maxIdLength ({limit})")
-        if isinstance(method, str) and is_request_id(request_id):
-            connection.expect_response(id_key(request_id), method, route)
+        if _is_valid_request(message) and is_request_id(request_id):
+            connection.expect_response(id_key(request_id), str(method), route)
 
     async def _initialize(
         self, receive: Receive, send: Send, message: dict[str, object], body: bytes
@@ -279,6 +291,8 @@ class StreamableHttpApp:
         request_id = message["id"]
         if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
             raise HttpAnswer(400, "Initialize request must include an ID")
+        if not _is_valid_request(message):  # the runtime would answer it with id null
+            raise HttpAnswer(400, "Invalid initialize request")
         connection = HttpConnection(str(uuid.uuid4()), self.limits)
         self._connections[connection.connection_id] = connection
         connection.on_close = self._forget
@@ -289,10 +303,10 @@ class StreamableHttpApp:
                 host.start_soon(self._run, connection)
                 host.start_soon(connection.watch_idle)
                 answer = await self._initial_answer(receive, connection, request_id, body)
-                if answer is None:  # the client gave up waiting
-                    return
                 if isinstance(answer, HttpAnswer):
                     await plain_response(send, answer.status, answer.text, content_type=JSON)
+                if answer is None or isinstance(answer, HttpAnswer):  # no 200: no connection
+                    host.cancel_scope.cancel()  # (the task group would wait for the runtime)
                     return
                 await send(
                     {
@@ -429,10 +443,6 @@ def http_app(
         idle_timeout=_pick(idle_timeout, defaults.idle_timeout),
         keep_alive=_pick(keep_alive, defaults.keep_alive),
     )
-    if not (limits.keep_alive > 0 and limits.stall_timeout > 0 and limits.idle_timeout > 0):
-        raise ValueError("keep_alive, stall_timeout and idle_timeout must be positive")
-    if math.isnan(limits.idle_timeout):
-        raise ValueError("idle_timeout must be a number")
     return StreamableHttpApp(
         handler_factory,
         path=path,
