@@ -281,7 +281,7 @@ async def _start_of_body(response: httpx.Response) -> bytes:
     """The first :data:`MAX_REFUSAL_BODY_BYTES` of a refusal's body: no more is read
     (a body may never end)."""
     body = b""
-    async for chunk in response.aiter_raw():
+    async for chunk in response.aiter_bytes():  # decoded, as ``aread`` gave it
         body += chunk
         if len(body) >= MAX_REFUSAL_BODY_BYTES:
             break
