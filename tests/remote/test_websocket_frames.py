@@ -115,8 +115,31 @@ def test_a_message_over_the_limit_is_refused_from_its_header_before_its_payload(
     reader = FrameReader(100)
     head = bytes((0x81, 126)) + (200).to_bytes(2, "big")
     assert events_of(reader, head + b'{"id":7') == [TooLarge(b'{"id":7')]
-    assert events_of(reader, b"x" * 500) == []  # nothing more is buffered or parsed
+    assert events_of(reader, b"x" * 193) == []  # the rest of it: dropped as it comes
     assert reader.buffered == 0
+    close = frame(0x88, (1000).to_bytes(2, "big"))
+    assert events_of(reader, close) == [Close(1000, "")]  # the peer's answer is read
+
+
+def test_the_rest_of_a_fragmented_message_over_the_limit_is_dropped_then_frames_read_again() -> (
+    None
+):
+    """After the 1008/1009 the reader used to stop: the peer's close answer went unread and
+    every such close waited its full timeout."""
+    reader = FrameReader(10, masked=True)
+    start = frame(0x01, b"01234567", masked=True) + frame(0x00, b"89ABCDEF", masked=True)
+    assert events_of(reader, start) == [TooLarge(b"0123456789")]
+    rest = frame(0x00, b"more", masked=True) + frame(0x80, b"last", masked=True)
+    assert events_of(reader, rest, one_byte_at_a_time=True) == []
+    close = frame(0x88, (1009).to_bytes(2, "big"), masked=True)
+    assert events_of(reader, close + frame(0x81, b"{}", masked=True)) == [Close(1009, ""), b"{}"]
+
+
+def test_a_new_message_inside_an_over_limit_one_is_a_protocol_error() -> None:
+    reader = FrameReader(4)
+    assert events_of(reader, frame(0x01, b"12345")) == [TooLarge(b"1234")]
+    with pytest.raises(FrameError):
+        events_of(reader, frame(0x81, b"{}"))
 
 
 def test_fragments_that_add_up_over_the_limit_are_refused_with_the_messages_start() -> None:

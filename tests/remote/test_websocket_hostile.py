@@ -326,3 +326,19 @@ async def test_a_peer_that_pipelines_much_behind_its_upgrade_is_served_in_full()
                     received += await stream.receive()
     assert len(pipelined) > 2 * sockets.HANDSHAKE_BUFFER_BYTES
     assert handled.count("echo") == 10000
+
+
+async def test_after_an_over_limit_message_the_peers_close_answer_ends_the_socket_at_once() -> None:
+    """The frame reader stopped at the over-limit message, so the peer's close answer went
+    unread and the server waited its full 2 s close timeout every time."""
+    app = websocket_app(recording_agent([]), max_message_bytes=1024)
+    async with serving(app) as port:
+        async with upgraded(port, request(1, "initialize")) as peer:
+            await peer.frames(until_closed=False)  # the initialize answer
+            await peer.stream.send(frames.text_frame(b"x" * 5000))
+            assert close_codes(await peer.frames(until_closed=False)) == [1008]
+            started = anyio.current_time()
+            answer = frames.control_frame(frames.OP_CLOSE, frames.close_payload(1008, None))
+            await peer.stream.send(answer)
+            await peer.frames()  # until the server ends the socket
+            assert anyio.current_time() - started < 1.0

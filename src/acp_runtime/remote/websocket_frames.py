@@ -83,11 +83,13 @@ class FrameReader:
 
     __slots__ = (
         "_buffer",
+        "_discarding",
         "_fragment_opcode",
         "_fragments",
         "_fragments_size",
         "_mask_bit",
         "_max",
+        "_skip",
         "_stopped",
     )
 
@@ -99,10 +101,19 @@ class FrameReader:
         self._fragments_size = 0
         self._fragment_opcode = 0
         self._stopped = False
+        self._skip = 0  # bytes still to come of an over-limit frame: dropped as they come
+        self._discarding = False  # the rest of an over-limit message is dropped too
 
     def feed(self, data: bytes) -> None:
-        if not self._stopped:
-            self._buffer += data
+        if self._stopped:
+            return
+        if self._skip:
+            if len(data) <= self._skip:
+                self._skip -= len(data)
+                return
+            data = data[self._skip :]
+            self._skip = 0
+        self._buffer += data
 
     @property
     def buffered(self) -> int:
@@ -141,8 +152,11 @@ class FrameReader:
                         raise FrameError(
                             CLOSE_PROTOCOL_ERROR, "fragmented or oversized control frame"
                         )
+                elif self._discarding:
+                    self._drop_frame(opcode, start, length, bool(first & 0x80))
+                    continue
                 elif length + self._fragments_size > self._max:
-                    return self._too_large(start)
+                    return self._too_large(opcode, start, length, bool(first & 0x80))
                 key = b""
                 if self._mask_bit:
                     key = bytes(buffer[start : start + 4])
@@ -197,18 +211,36 @@ class FrameReader:
         self._fragment_opcode = 0
         return _checked_text(whole) if kind == OP_TEXT else Binary(len(whole))
 
-    def _too_large(self, start: int) -> TooLarge:
+    def _too_large(self, opcode: int, start: int, length: int, fin: bool) -> TooLarge:
+        """The over-limit message's first bytes; the rest of it is dropped unparsed, not
+        buffered, and the frames after it are read again (the peer's close answer)."""
         head = b"".join(self._fragments)[:TOO_LARGE_PREFIX_BYTES]
-        key = b""
+        payload = start + (4 if self._mask_bit else 0)
+        tail = bytes(self._buffer[payload : payload + TOO_LARGE_PREFIX_BYTES])
         if self._mask_bit:  # the key, then the payload's start (to unmask)
-            key = bytes(self._buffer[start : start + 4])
-            start += 4
-        tail = bytes(self._buffer[start : start + TOO_LARGE_PREFIX_BYTES])
-        if self._mask_bit:
+            key = bytes(self._buffer[start:payload])
             tail = _masked(tail, key) if len(key) == 4 else b""
         prefix = (head + tail)[: min(TOO_LARGE_PREFIX_BYTES, self._max)]
-        self._stop()  # the socket is closed next
+        self._fragments.clear()
+        self._fragments_size = 0
+        if opcode != OP_CONTINUATION:
+            self._fragment_opcode = opcode
+        self._discarding = True
+        self._drop_frame(OP_CONTINUATION, start, length, fin)
         return TooLarge(prefix)
+
+    def _drop_frame(self, opcode: int, start: int, length: int, fin: bool) -> None:
+        """Drop a frame of an over-limit message, what is buffered now and the rest as it
+        comes; its last frame ends the message."""
+        if opcode != OP_CONTINUATION:
+            raise FrameError(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
+        end = start + (4 if self._mask_bit else 0) + length
+        held = len(self._buffer)
+        del self._buffer[: min(end, held)]
+        self._skip = max(0, end - held)
+        if fin:
+            self._discarding = False
+            self._fragment_opcode = 0
 
     def _stop(self) -> None:
         """Take nothing more: the bytes held and those fed later are dropped."""
