@@ -314,3 +314,33 @@ async def test_connect_binding_session_connects_initializes_and_disconnects() ->
         -32602,
         ("mcp/disconnect", {"connectionId": "c1"}),
     ]
+
+
+async def test_a_connection_id_already_in_use_is_refused_and_the_open_one_keeps_it() -> None:
+    """An editor that answered a second ``mcp/connect`` with the open connection's id took
+    over its messages, and the first one's release then dropped the second's route."""
+    mcp = caller()
+    async with wire_connection(mcp.attach(ConnectionBuilder(role="agent"))) as (cx, peer):
+        async with anyio.create_task_group() as tg:
+            opened: list[Any] = []
+
+            async def open_one() -> None:
+                opened.append(await mcp.connect(cx, "srv"))
+
+            tg.start_soon(open_one)
+            first = await peer.receive()
+            await peer.send(result(first["id"], {"connectionId": "c1"}))
+        refused: list[RequestError] = []
+
+        async def open_again() -> None:
+            try:
+                await mcp.connect(cx, "srv")
+            except RequestError as exc:
+                refused.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(open_again)
+            second = await peer.receive()
+            await peer.send(result(second["id"], {"connectionId": "c1"}))
+        assert [exc.code for exc in refused] == [-33002]
+        assert mcp._state(cx).connections == {"c1": opened[0]}  # pyright: ignore[reportPrivateUsage]

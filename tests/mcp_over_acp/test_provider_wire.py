@@ -408,3 +408,35 @@ async def test_connect_binding_serves_a_stateful_mcp_sdk_session() -> None:
         await peer.send(request(4, "mcp/disconnect", {"connectionId": cid}))
         assert await peer.receive() == result(4, {})
     assert probe.calls == ["wire"]
+
+
+async def test_disconnect_cancels_a_plain_handlers_running_request_with_32800() -> None:
+    """On the connect binding a plain handler's call ran on after ``mcp/disconnect`` (and
+    after dispose), and its ACP request waited until the connection ended."""
+    async with provider_wire() as (_, peer, handler):
+        cid = await connect(peer)
+        await peer.send(request(2, "mcp/message", {"connectionId": cid, "method": "wait"}))
+        with anyio.fail_after(5):
+            await handler.started.wait()
+        await peer.send(request(3, "mcp/disconnect", {"connectionId": cid}))
+        answers = [await peer.receive(), await peer.receive()]
+        with anyio.fail_after(5):
+            await handler.cancelled.wait()
+    assert result(3, {}) in answers
+    assert error(2, -32800, "Request cancelled") in answers
+
+
+async def test_a_closed_connections_servers_are_forgotten() -> None:
+    """An MCP SDK server's session holds its connection, so the provider's weak key never
+    let a closed connection go: one per editor session, for the application's life."""
+    import gc
+
+    provider = McpProvider()
+    for _ in range(5):
+        builder = provider.attach(ConnectionBuilder(role="client"))
+        async with wire_connection(builder) as (cx, peer):
+            provider.register(cx, tools_server(ToolProbe()), name="tools", server_id="srv")
+            await peer.send(request(1, "mcp/connect", {"serverId": "srv"}))
+            assert "result" in await peer.receive()
+    gc.collect()
+    assert len(provider._states) == 0  # pyright: ignore[reportPrivateUsage]

@@ -153,9 +153,15 @@ class McpCaller:
                 "mcp/connect answered without a connectionId", {"response": answer}
             )
         connections = self._state(cx).connections
+        if connection_id in connections:  # it would take over the open one's messages
+            raise BindingError.backend_failed(
+                "mcp/connect answered with a connectionId already in use",
+                {"connectionId": connection_id},
+            )
 
         def release() -> None:
-            connections.pop(connection_id, None)
+            if connections.get(connection_id) is connection:
+                del connections[connection_id]
 
         connection = connections[connection_id] = McpConnection(
             cx, server_id, connection_id, release

@@ -95,7 +95,8 @@ class McpServerRegistration:
         return model.model_validate(self.declaration)
 
     def dispose(self) -> None:
-        """Unregister: later requests get -33001, active ones are cancelled (-32800) and
+        """Unregister: later requests get -33001, active ones are cancelled (-32800; on the
+        connect binding an MCP SDK server's answer -33002, its stream closed first) and
         its MCP sessions closed."""
         self._release()
 
@@ -135,7 +136,10 @@ class McpProvider:
         It serves as soon as this returns, so send its :attr:`~McpServerRegistration.declaration`
         only afterwards. Raises ``ValueError`` for an id already used on ``cx``.
         """
-        state = self._states.setdefault(cx, _ProviderState())
+        state = self._states.get(cx)
+        if state is None:
+            state = self._states[cx] = _ProviderState()
+            cx.spawn(self._forget_on_close, cx)
         server_id = server_id if server_id is not None else f"{name}:{uuid.uuid4()}"
         if server_id in state.used_ids:
             raise ValueError(
@@ -151,6 +155,17 @@ class McpProvider:
                 entry.dispose(state)
 
         return McpServerRegistration(name, server_id, release)
+
+    async def _forget_on_close(self, cx: Connection) -> None:
+        """Drop ``cx``'s servers once it closes (its task group cancels this wait): their
+        sessions hold the connection, so its weak key alone would never let it go."""
+        try:
+            await anyio.sleep_forever()
+        finally:
+            state = self._states.pop(cx, None)
+            if state is not None:
+                for entry in list(state.servers.values()):
+                    entry.dispose(state)
 
     # -- stateless binding --------------------------------------------------------------
 
@@ -395,17 +410,29 @@ class _HandlerBackend:
 
 
 class _HandlerSession:
+    """A plain handler's session: closing it (``mcp/disconnect``, dispose) cancels the
+    requests it still runs, answered -32800, as closing an MCP SDK server's stream ends
+    its run."""
+
     def __init__(self, handler: McpHandler) -> None:
         self._handler = handler
+        self._running: set[anyio.CancelScope] = set()
 
     async def request(self, request: McpRequest) -> JsonValue:
-        return await self._handler(request)
+        with anyio.CancelScope() as scope:
+            self._running.add(scope)
+            try:
+                return await self._handler(request)
+            finally:
+                self._running.discard(scope)
+        raise RequestError.request_cancelled()  # closed while it ran
 
     def notify(self, method: str, params: dict[str, Any] | None) -> None:
         log.debug("MCP notification %s ignored by a plain handler", method)
 
     def close(self) -> None:
-        pass
+        for scope in self._running:
+            scope.cancel()
 
 
 def _backend_of(server: McpHandler | Server[Any] | MCPServer[Any] | ServerBackend) -> ServerBackend:
