@@ -164,7 +164,9 @@ class McpProvider:
         finally:
             state = self._states.pop(cx, None)
             if state is not None:
-                for entry in list(state.servers.values()):
+                entries = list(state.servers.values())
+                state.servers.clear()  # a registration's dispose after this does nothing
+                for entry in entries:
                     entry.dispose(state)
 
     # -- stateless binding --------------------------------------------------------------
