@@ -151,3 +151,18 @@ def test_limits_are_checked_however_the_server_is_built(limits: dict[str, float]
         acp_app(LoadingEchoAgent, limits=HttpLimits(**limits))
     with pytest.raises(ValueError, match="must be positive"):
         http_app(LoadingEchoAgent, **limits)
+
+
+async def test_a_request_with_null_params_is_answered_on_its_sessions_stream() -> None:
+    """``"params": null`` is a request the runtime answers with its own id; the server's
+    own copy of the request rules refused it, kept no route, and the answer went to the
+    connection stream. The server now reads requests with the runtime's ``classify``."""
+    app = http_app(LoadingEchoAgent)
+    async with peer(app) as p:
+        cid = await p.initialize()
+        async with p.stream(cid, "s1") as session:
+            call = {"jsonrpc": "2.0", "id": 7, "method": "_x/unknown", "params": None}
+            headers = {"acp-connection-id": cid, "acp-session-id": "s1"}
+            assert (await p.post(call, headers)).status_code == 202
+            answer = await session.message()
+    assert answer["id"] == 7 and answer["error"]["code"] == -32601

@@ -23,7 +23,8 @@ from typing import Final, TypeVar, cast
 
 import anyio
 
-from ..jsonrpc import id_key, is_request_id
+from ..jsonrpc import Request, classify, id_key, is_request_id
+from ..methods import JsonValue
 from .asgi import (
     STATUS_TEXT,
     Receive,
@@ -139,17 +140,11 @@ def _is_response(message: dict[str, object]) -> bool:
     )
 
 
-def _is_valid_request(message: dict[str, object]) -> bool:
-    """A JSON-RPC 2.0 request the runtime answers with its own id (anything else it
-    answers with ``id: null``, so no route waits for that answer)."""
-    params = message.get("params", {})
-    return (
-        message.get("jsonrpc") == "2.0"
-        and isinstance(message.get("method"), str)
-        and isinstance(params, (dict, list))
-        and "result" not in message
-        and "error" not in message
-    )
+def _request_of(message: dict[str, object]) -> Request | None:
+    """The message as the runtime reads it, when it is a request it answers with its own
+    id (anything else it answers with ``id: null``, so no route waits for that answer)."""
+    call = classify(cast(JsonValue, message))
+    return call if isinstance(call, Request) else None
 
 
 class StreamableHttpApp:
@@ -282,8 +277,9 @@ class StreamableHttpApp:
         request_id = message["id"]
         if isinstance(request_id, str) and len(request_id) > limit:
             raise HttpAnswer(400, f"Request ID exceeds maxIdLength ({limit})")
-        if _is_valid_request(message) and is_request_id(request_id):
-            connection.expect_response(id_key(request_id), str(method), route)
+        call = _request_of(message)
+        if call is not None:
+            connection.expect_response(id_key(call.id), call.method, route)
 
     async def _initialize(
         self, receive: Receive, send: Send, message: dict[str, object], body: bytes
@@ -291,7 +287,7 @@ class StreamableHttpApp:
         request_id = message["id"]
         if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
             raise HttpAnswer(400, "Initialize request must include an ID")
-        if not _is_valid_request(message):  # the runtime would answer it with id null
+        if _request_of(message) is None:  # the runtime would answer it with id null
             raise HttpAnswer(400, "Invalid initialize request")
         connection = HttpConnection(str(uuid.uuid4()), self.limits)
         self._connections[connection.connection_id] = connection
