@@ -35,6 +35,7 @@ from acp_runtime.remote.asgi import serve_lifespan
 from acp_runtime.remote.websocket_socket import BURST_GAP, COALESCE_BYTES
 
 from .hypercorn_server import serving
+from .tcp_server import tcp_serving
 
 pytestmark = pytest.mark.anyio
 
@@ -110,11 +111,8 @@ async def wsproto_server(first: str, close: ClientClose) -> AsyncGenerator[int, 
                         close.seen.set()
                         return
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, handle)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port)
-        tg.cancel_scope.cancel()
+    async with tcp_serving(handle) as port:
+        yield port
 
 
 async def test_a_message_over_the_limit_closes_1009() -> None:
@@ -258,11 +256,8 @@ async def raw_server(
             ws.receive_data(data)
             seen.add(list(ws.events()))
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, handle)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port), seen
-        tg.cancel_scope.cancel()
+    async with tcp_serving(handle) as port:
+        yield port, seen
 
 
 async def test_a_ping_from_the_server_is_answered_with_its_payload() -> None:
@@ -394,14 +389,10 @@ async def test_an_answer_with_a_wrong_accept_token_is_not_a_websocket() -> None:
             )
             await anyio.sleep_forever()
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, handle)
-        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with tcp_serving(handle) as port:
         with pytest.raises(WebSocketUpgradeError) as refused:
             async with connect_websocket(f"ws://127.0.0.1:{port}/acp"):
                 pass
-        tg.cancel_scope.cancel()
     assert refused.value.status_code is None
 
 
@@ -483,11 +474,8 @@ async def connect_proxy() -> AsyncGenerator[tuple[int, list[bytes]], None]:
                 tg.start_soon(pipe, client, upstream)
                 await pipe(upstream, client)
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, handle)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port), requests
-        tg.cancel_scope.cancel()
+    async with tcp_serving(handle) as port:
+        yield port, requests
 
 
 async def test_a_proxied_wss_upgrade_verifies_the_server_with_the_given_context(

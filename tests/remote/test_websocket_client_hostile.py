@@ -23,6 +23,8 @@ from acp_runtime.remote import WebSocketUpgradeError, connect_websocket
 from acp_runtime.remote import websocket_frames as frames
 from acp_runtime.remote import websocket_socket as sockets
 
+from .tcp_server import tcp_serving
+
 pytestmark = pytest.mark.anyio
 
 Script = Callable[[anyio.abc.SocketStream], Awaitable[None]]
@@ -59,11 +61,8 @@ async def server(
             await stream.send(answer(key))
             await script(stream)
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, handle)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port)
-        tg.cancel_scope.cancel()
+    async with tcp_serving(handle) as port:
+        yield port
 
 
 async def test_a_hung_server_behind_a_waiting_write_fails_the_keepalive_and_nothing_hangs() -> None:
