@@ -153,7 +153,11 @@ class FrameReader:
                             CLOSE_PROTOCOL_ERROR, "fragmented or oversized control frame"
                         )
                 elif self._discarding:
-                    self._drop_frame(opcode, start, length, bool(first & 0x80))
+                    if opcode != OP_CONTINUATION:
+                        raise FrameError(
+                            CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one"
+                        )
+                    self._drop_frame(start, length, bool(first & 0x80))
                     continue
                 elif length + self._fragments_size > self._max:
                     return self._too_large(opcode, start, length, bool(first & 0x80))
@@ -226,14 +230,12 @@ class FrameReader:
         if opcode != OP_CONTINUATION:
             self._fragment_opcode = opcode
         self._discarding = True
-        self._drop_frame(OP_CONTINUATION, start, length, fin)
+        self._drop_frame(start, length, fin)
         return TooLarge(prefix)
 
-    def _drop_frame(self, opcode: int, start: int, length: int, fin: bool) -> None:
+    def _drop_frame(self, start: int, length: int, fin: bool) -> None:
         """Drop a frame of an over-limit message, what is buffered now and the rest as it
         comes; its last frame ends the message."""
-        if opcode != OP_CONTINUATION:
-            raise FrameError(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
         end = start + (4 if self._mask_bit else 0) + length
         held = len(self._buffer)
         del self._buffer[: min(end, held)]
