@@ -5,7 +5,6 @@ status, an httpx client or an environment proxy taking the upgrade, and wss."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import shutil
 import socket
@@ -32,7 +31,7 @@ from acp_runtime.remote import (
     websocket_app,
 )
 from acp_runtime.remote.asgi import serve_lifespan
-from acp_runtime.remote.websocket_socket import BURST_GAP, COALESCE_BYTES
+from acp_runtime.remote.websocket_socket import BURST_GAP, COALESCE_BYTES, LoopWebSocket
 
 from .hypercorn_server import serving
 from .tcp_server import tcp_serving
@@ -165,7 +164,7 @@ async def test_every_send_waiting_for_the_socket_to_drain_is_woken(anyio_backend
     sent: list[str] = []
     async with wsproto_server('"hi"', close) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
-            assert isinstance(transport, asyncio.Protocol)  # the asyncio socket path
+            assert isinstance(transport, LoopWebSocket)  # the asyncio socket path
             transport.pause_writing()  # what asyncio calls at the buffer's high-water mark
 
             async def send(text: str) -> None:
@@ -588,7 +587,7 @@ async def test_a_burst_goes_in_two_writes_and_a_lone_frame_at_once(anyio_backend
     close = ClientClose()
     async with wsproto_server('"hi"', close) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
-            assert isinstance(transport, asyncio.Protocol)  # the asyncio socket path
+            assert isinstance(transport, LoopWebSocket)  # the asyncio socket path
             counted = CountedWrites(transport)
             await anyio.sleep(2 * BURST_GAP)
             for i in range(100):

@@ -104,7 +104,8 @@ class FrameReader:
         self._skip = 0  # bytes still to come of an over-limit frame: dropped as they come
         self._discarding = False  # the rest of an over-limit message is dropped too
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | memoryview) -> None:
+        """Take ``data`` (copied: a caller may reuse its buffer)."""
         if self._stopped:
             return
         if self._skip:

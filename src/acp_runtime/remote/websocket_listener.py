@@ -4,7 +4,7 @@ Under an ASGI server every frame pays for the server's layers (``python -m
 bench.asgi_floor``: 134-151 µs of server CPU per echoed frame under uvicorn or hypercorn
 with the least app, about what the whole TS server spends per ``session/prompt``). Here
 the runtime runs on the socket (:mod:`.websocket_socket`, the client's transport turned
-around): on asyncio a frame is parsed in ``data_received`` and offered to the connection's
+around): on asyncio a frame is parsed in the readiness callback and offered to the connection's
 eager receiver, an answer written from ``send_nowait``; on other backends (trio) the
 connection's reader awaits the stream.
 

@@ -2,7 +2,7 @@
 
 The connection's reader parses the frames itself (:mod:`.websocket_frames`), so a message
 costs no task handoff, no memory stream and no lock: on asyncio the socket is an asyncio
-protocol whose ``data_received`` parses and offers messages to the connection's eager
+protocol whose readiness callback parses and offers messages to the connection's eager
 receiver (as the stdio transport does), and a message to send goes straight to the
 socket's ``write``; elsewhere (trio, or an ``httpx.AsyncClient`` lent for its TLS and
 proxy settings) the reader awaits the byte stream. A burst of queued messages goes out as
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from time import monotonic as _monotonic
@@ -71,6 +72,7 @@ MESSAGE_OVERHEAD: Final = 64
 counted with them, so that a flood of empty messages pauses reading too."""
 
 READ_BYTES: Final = 256 * 1024
+"""The most one read takes from the socket."""
 
 WRITE_SLICE_BYTES: Final = 256 * 1024
 """The stream path writes a larger frame in slices of this size, so that a slow peer's
@@ -115,7 +117,7 @@ class WebSocketTransport:
         self.connection_id: str | None = accepted.headers.get("acp-connection-id")
         """The ``Acp-Connection-Id`` of the 101 answer (for logs; not needed)."""
 
-    def _absorb(self, data: bytes, eager: EagerReceiver | None = None) -> None:
+    def _absorb(self, data: bytes | memoryview, eager: EagerReceiver | None = None) -> None:
         """Parse ``data`` into the inbox (offering each message to ``eager`` first while it
         takes them); control frames leave their answers in ``_controls``."""
         self._chunks_received += 1
@@ -317,9 +319,14 @@ class WebSocketTransport:
         await self._close(CLOSE_INTERNAL_ERROR, "Keepalive ping timeout")
 
 
-class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
-    """The asyncio path: the socket's protocol once the handshake is done, so its
-    ``data_received`` parses, and a send is the socket transport's ``write``.
+class LoopWebSocket(WebSocketTransport, asyncio.BufferedProtocol):
+    """The asyncio path: the socket's protocol once the handshake is done, so the
+    readiness callback parses, and a send is the socket transport's ``write``.
+
+    It reads into one buffer per thread (:func:`_read_buffer`), not into fresh bytes:
+    asyncio's ``recv`` of up to 256 KiB allocates all of them before each read, above
+    glibc's mmap threshold, so a small message cost an ``mmap``, an ``mremap``, a
+    ``munmap`` and a page fault (``strace``: three of those per message on each side).
 
     A burst of frames goes out in few writes: asyncio sets ``TCP_NODELAY``, so a write per
     frame would be a TCP segment per frame, and the peer would wake and read once per
@@ -357,10 +364,13 @@ class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         if handshake.eof:
             self.eof_received()
 
-    # -- asyncio.Protocol -----------------------------------------------------------------
+    # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
-    def data_received(self, data: bytes) -> None:
-        self._absorb_now(data)
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return _read_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._absorb_now(_read_buffer()[:nbytes])  # parsed (or copied) before it returns
 
     def eof_received(self) -> bool | None:
         self._on_eof()
@@ -399,7 +409,7 @@ class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
         else:
             super()._answer_ping(payload)
 
-    def _absorb_now(self, data: bytes) -> None:
+    def _absorb_now(self, data: bytes | memoryview) -> None:
         if not data:
             return
         waiter = self._waiter
@@ -423,7 +433,7 @@ class LoopWebSocket(WebSocketTransport, asyncio.Protocol):
 
     def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
         """Offer messages that arrive while ``receive`` waits on an empty inbox to
-        ``receiver`` first, in ``data_received`` (see :mod:`acp_runtime.framing`)."""
+        ``receiver`` first, in the readiness callback (see :mod:`acp_runtime.framing`)."""
         self._eager = receiver
         return True
 
@@ -596,6 +606,20 @@ class HandshakeProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof_received()
+
+
+_thread_state = threading.local()
+
+
+def _read_buffer() -> memoryview:
+    """This thread's read buffer, shared by its sockets: a read is parsed before the
+    next one starts (the event loop runs one callback at a time), and a buffer per
+    socket would hold 256 KiB for each of a server's connections."""
+    try:
+        view: memoryview = _thread_state.read_buffer
+    except AttributeError:
+        view = _thread_state.read_buffer = memoryview(bytearray(READ_BYTES))
+    return view
 
 
 def _resolve(future: asyncio.Future[None] | None) -> None:
