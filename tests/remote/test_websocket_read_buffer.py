@@ -17,7 +17,7 @@ import pytest
 from acp_runtime import ConnectionBuilder, Responder
 from acp_runtime.remote import connect_websocket, websocket_app
 from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote.websocket_socket import READ_BYTES
+from acp_runtime.remote.websocket_socket import READ_BYTES, LoopWebSocket
 
 from .direct_server import serving
 from .test_websocket_hostile import request, upgraded
@@ -71,16 +71,21 @@ async def test_half_a_frame_survives_another_sockets_reads_in_the_shared_buffer(
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_small_message_allocates_no_read_sized_bytes() -> None:
+async def test_a_small_message_allocates_no_read_sized_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Round trips of small messages, client and server both on the asyncio path in this
     process: the peak of traced memory stays far below one read's size. With ``recv``
     the peak held a fresh 256 KiB object per read."""
+    for name in ("ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)  # a proxy would take the stream path
     async with serving(websocket_app(digest_agent)) as port:
         url = f"ws://127.0.0.1:{port}/acp"
         async with (
             connect_websocket(url) as transport,
             ConnectionBuilder(role="untyped").connect(transport) as cx,
         ):
+            assert isinstance(transport, LoopWebSocket)
             await cx.send_raw_request("initialize", {"protocolVersion": 1})
             await cx.send_raw_request("digest", {"text": "warm-up"})  # the buffer exists
             tracemalloc.start()
