@@ -355,6 +355,7 @@ class LoopWebSocket(WebSocketTransport, asyncio.BufferedProtocol):
         self._last_write = 0.0  # when a frame was last written at once
         self._held_bytes = 0
         self._held_pong: bytes | None = None  # the latest ping's answer, while writes wait
+        self._read_view = _read_buffer()  # this loop's thread's
         self._peer_gone = loop.create_future()  # the other side's close frame, or EOF
         self._lost = loop.create_future()
         transport.set_protocol(self)
@@ -367,10 +368,10 @@ class LoopWebSocket(WebSocketTransport, asyncio.BufferedProtocol):
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        return _read_buffer()
+        return self._read_view
 
     def buffer_updated(self, nbytes: int) -> None:
-        self._absorb_now(_read_buffer()[:nbytes])  # parsed (or copied) before it returns
+        self._absorb_now(self._read_view[:nbytes])  # parsed (or copied) before it returns
 
     def eof_received(self) -> bool | None:
         self._on_eof()
