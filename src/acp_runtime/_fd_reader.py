@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections import deque
 from collections.abc import Callable
 
@@ -34,7 +35,8 @@ _readv = getattr(os, "readv", None)
 
 
 class ReadBuffer:
-    """Reads of up to ``size`` bytes into one buffer kept for the descriptor's lifetime.
+    """Reads of up to ``size`` bytes into one reused buffer (:meth:`for_this_thread`:
+    the one every reader of the thread shares).
 
     ``os.read(fd, n)`` allocates ``n`` bytes before reading, then shrinks them to what
     arrived. 256 KiB is above glibc's mmap threshold, so whether a small message costs an
@@ -44,18 +46,34 @@ class ReadBuffer:
     cost one small allocation.
     """
 
-    __slots__ = ("_view",)
+    __slots__ = ("view",)
 
     def __init__(self, size: int) -> None:
-        self._view = memoryview(bytearray(size))
+        self.view = memoryview(bytearray(size))
+        """The buffer itself, for readers that fill it another way (asyncio's
+        ``BufferedProtocol``); what they keep of it they copy before the next read."""
+
+    @classmethod
+    def for_this_thread(cls) -> ReadBuffer:
+        """This thread's :data:`READ_BYTES` buffer, shared by its readers: each read is
+        copied out before the next one starts (a read and its copy run in one call, or
+        in one callback of the event loop), and a buffer per descriptor would hold
+        256 KiB for each of a server's connections."""
+        try:
+            buffer: ReadBuffer = _thread_state.read_buffer
+        except AttributeError:
+            buffer = _thread_state.read_buffer = cls(READ_BYTES)
+        return buffer
 
     def read(self, fd: int, max_bytes: int) -> bytes:
         """``os.read(fd, max_bytes)``, without the oversized allocation."""
         if _readv is None:  # pragma: no cover - Windows has no readv
             return os.read(fd, max_bytes)
-        view = self._view if max_bytes >= len(self._view) else self._view[:max_bytes]
+        view = self.view if max_bytes >= len(self.view) else self.view[:max_bytes]
         return bytes(view[: _readv(fd, [view])])
 
+
+_thread_state = threading.local()
 
 EagerConsumer = Callable[[bytes], bytes]
 """Takes freshly read bytes in the readiness callback and returns the part it did not
@@ -76,7 +94,7 @@ class LoopFdReader:
         self._closed = False
         self._registered = False
         self._waiter: asyncio.Future[None] | None = None
-        self._read_buffer = ReadBuffer(READ_BYTES)
+        self._read_buffer = ReadBuffer.for_this_thread()
         self.eager: EagerConsumer | None = None
         """Offered what is read while a receive is parked on an empty buffer."""
 

@@ -36,7 +36,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._fd_reader import READ_BYTES, EagerConsumer, LoopFdReader, ReadBuffer
+from ._fd_reader import EagerConsumer, LoopFdReader, ReadBuffer
 from .framing import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
 
 ATOMIC_PIPE_WRITE_BYTES: int = getattr(select, "PIPE_BUF", 512)
@@ -119,8 +119,6 @@ class FdReceiveStream(_FdStream, ByteReceiveStream):
         self._loop_reader: LoopFdReader | None = None
         self._loop_reader_checked = not self._pollable
         self._eager: EagerConsumer | None = None
-        self._read_buffer: ReadBuffer | None = None
-        """For reads outside the asyncio reader (trio), made on the first one."""
 
     def set_eager_consumer(self, consumer: EagerConsumer | None) -> None:
         """Offer bytes read while a :meth:`receive` waits on an empty buffer to
@@ -149,10 +147,8 @@ class FdReceiveStream(_FdStream, ByteReceiveStream):
                             os.read, self.fd, max_bytes, abandon_on_cancel=True
                         )
                         break
-                    if self._read_buffer is None:
-                        self._read_buffer = ReadBuffer(READ_BYTES)
                     try:
-                        data = self._read_buffer.read(self.fd, max_bytes)
+                        data = ReadBuffer.for_this_thread().read(self.fd, max_bytes)
                         break
                     except BlockingIOError:
                         await anyio.wait_readable(self.fd)

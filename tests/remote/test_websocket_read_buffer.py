@@ -15,9 +15,10 @@ import anyio
 import pytest
 
 from acp_runtime import ConnectionBuilder, Responder
+from acp_runtime._fd_reader import READ_BYTES
 from acp_runtime.remote import connect_websocket, websocket_app
 from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote.websocket_socket import READ_BYTES, LoopWebSocket
+from acp_runtime.remote.websocket_socket import LoopWebSocket
 
 from .direct_server import serving
 from .test_websocket_hostile import request, upgraded
@@ -34,7 +35,7 @@ def digest_agent() -> ConnectionBuilder:
     async def answer(method: str, params: Any, responder: Responder[Any]) -> Any:
         if method == "initialize":
             return {"protocolVersion": 1}
-        return {"sha256": hashlib.sha256(params["text"].encode()).hexdigest()}
+        return {"sha256": sha256(params["text"])}
 
     builder.on_raw_request(answer)
     return builder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import tracemalloc
 from collections.abc import Iterator
 
@@ -53,3 +54,24 @@ def test_a_small_message_costs_a_small_allocation(pipe: tuple[int, int]) -> None
             assert peak < 4096
     finally:
         tracemalloc.stop()
+
+
+def test_the_readers_of_a_thread_share_one_buffer_and_threads_do_not() -> None:
+    """Every reader of a thread (pipes, the asyncio WebSocket socket) reads into the same
+    :data:`READ_BYTES` buffer, not 256 KiB per descriptor; another thread has its own."""
+    mine = ReadBuffer.for_this_thread()
+    assert ReadBuffer.for_this_thread() is mine and len(mine.view) == READ_BYTES
+    theirs: list[ReadBuffer] = []
+    worker = threading.Thread(target=lambda: theirs.append(ReadBuffer.for_this_thread()))
+    worker.start()
+    worker.join()
+    assert theirs[0] is not mine
+
+
+def test_a_read_through_the_shared_buffer_is_a_copy(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    os.write(write_fd, b"first")
+    first = ReadBuffer.for_this_thread().read(read_fd, 64)
+    os.write(write_fd, b"SECOND")
+    assert ReadBuffer.for_this_thread().read(read_fd, 64) == b"SECOND"
+    assert first == b"first"

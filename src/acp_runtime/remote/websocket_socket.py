@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from time import monotonic as _monotonic
@@ -26,6 +25,7 @@ from typing import Final
 import anyio
 import anyio.abc
 
+from .._fd_reader import ReadBuffer
 from ..framing import EagerReceiver
 from ..log_throttle import peer_log
 from ..transport import MessageTooLarge
@@ -72,7 +72,8 @@ MESSAGE_OVERHEAD: Final = 64
 counted with them, so that a flood of empty messages pauses reading too."""
 
 READ_BYTES: Final = 256 * 1024
-"""The most one read takes from the socket."""
+"""The most one read of the stream path takes (the asyncio path reads into its thread's
+:class:`ReadBuffer`, as large)."""
 
 WRITE_SLICE_BYTES: Final = 256 * 1024
 """The stream path writes a larger frame in slices of this size, so that a slow peer's
@@ -323,10 +324,11 @@ class LoopWebSocket(WebSocketTransport, asyncio.BufferedProtocol):
     """The asyncio path: the socket's protocol once the handshake is done, so the
     readiness callback parses, and a send is the socket transport's ``write``.
 
-    It reads into one buffer per thread (:func:`_read_buffer`), not into fresh bytes:
-    asyncio's ``recv`` of up to 256 KiB allocates all of them before each read, above
-    glibc's mmap threshold, so a small message cost an ``mmap``, an ``mremap``, a
-    ``munmap`` and a page fault (``strace``: three of those per message on each side).
+    It reads into its thread's buffer (:meth:`ReadBuffer.for_this_thread`, as the pipe
+    reader does), not into fresh bytes: asyncio's ``recv`` of up to 256 KiB allocates all
+    of them before each read, above glibc's mmap threshold, so a small message cost an
+    ``mmap``, an ``mremap``, a ``munmap`` and a page fault (``strace``: three of those per
+    message on each side).
 
     A burst of frames goes out in few writes: asyncio sets ``TCP_NODELAY``, so a write per
     frame would be a TCP segment per frame, and the peer would wake and read once per
@@ -355,7 +357,7 @@ class LoopWebSocket(WebSocketTransport, asyncio.BufferedProtocol):
         self._last_write = 0.0  # when a frame was last written at once
         self._held_bytes = 0
         self._held_pong: bytes | None = None  # the latest ping's answer, while writes wait
-        self._read_view = _read_buffer()  # this loop's thread's
+        self._read_view = ReadBuffer.for_this_thread().view  # this loop's thread's
         self._peer_gone = loop.create_future()  # the other side's close frame, or EOF
         self._lost = loop.create_future()
         transport.set_protocol(self)
@@ -607,20 +609,6 @@ class HandshakeProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof_received()
-
-
-_thread_state = threading.local()
-
-
-def _read_buffer() -> memoryview:
-    """This thread's read buffer, shared by its sockets: a read is parsed before the
-    next one starts (the event loop runs one callback at a time), and a buffer per
-    socket would hold 256 KiB for each of a server's connections."""
-    try:
-        view: memoryview = _thread_state.read_buffer
-    except AttributeError:
-        view = _thread_state.read_buffer = memoryview(bytearray(READ_BYTES))
-    return view
 
 
 def _resolve(future: asyncio.Future[None] | None) -> None:
