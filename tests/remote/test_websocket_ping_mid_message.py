@@ -76,9 +76,7 @@ async def test_a_ping_that_came_with_the_upgrade_mid_message_is_answered_before_
     assert pong_payloads(b"".join(wire.written)) == [b"ping payload"]
 
 
-async def test_a_ping_between_fragments_read_apart_is_answered_before_the_last_fragment() -> (
-    None
-):
+async def test_a_ping_between_fragments_read_apart_is_answered_before_the_last_fragment() -> None:
     """Each frame in its own read: the pong goes out while the message is incomplete."""
     pong_sent = anyio.Event()
     wire = Wire(FIRST, PING)
@@ -105,12 +103,14 @@ async def test_over_tcp_the_pong_goes_before_the_echo_of_the_message() -> None:
     write; the client echoes the message; the server must see the pong first."""
     first_frame = len(PONG) + 4  # masked: the key's 4 bytes more; the echo is longer
     seen: list[bytes] = []
+    done = anyio.Event()
 
     async def script(stream: anyio.abc.SocketStream) -> None:
         received = b""
         while len(received) < first_frame:
             received += await stream.receive()
         seen.append(received)  # then the socket ends: the client's close needs no wait
+        done.set()
 
     def with_frames(key: bytes) -> bytes:
         return switching(key) + FIRST + PING + LAST
@@ -120,8 +120,7 @@ async def test_over_tcp_the_pong_goes_before_the_echo_of_the_message() -> None:
         async with connect_websocket(url, keepalive_ping_interval=None) as ws:
             with anyio.fail_after(5):
                 await ws.send(await ws.receive())
-                while not seen:
-                    await anyio.sleep(0.01)
+                await done.wait()
     opcode = seen[0][0] & 0x0F
     assert opcode == frames.OP_PONG, f"the echo went before the pong: {seen[0][:first_frame]!r}"
     assert pong_payloads(seen[0][:first_frame]) == [b"ping payload"]
