@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from .autobahn import find_wstest, fuzz_client, fuzz_listener, summary
+from .autobahn_runs import find_wstest, fuzz_client, fuzz_listener, summary
 
 WSTEST, MISSING = find_wstest()
 
