@@ -22,6 +22,16 @@ $(NODE_STAMP): tests/interop/package-lock.json
 
 setup: $(STAMP) $(NODE_STAMP)
 
+# Autobahn|Testsuite (wstest, on Python 2.7) for tests/remote/test_autobahn.py, in .autobahn/
+# (git-ignored); skipped where Python 2.7 is absent. `make autobahn` runs the suite alone.
+.PHONY: autobahn-setup autobahn
+AUTOBAHN_STAMP := .autobahn/.installed
+$(AUTOBAHN_STAMP): tests/remote/install_wstest.sh
+	sh tests/remote/install_wstest.sh .autobahn
+autobahn-setup: $(AUTOBAHN_STAMP)
+autobahn: setup autobahn-setup
+	$(PY) -m pytest tests/remote/test_autobahn.py -p no:randomly -rP
+
 demo: setup
 	$(PY) examples/client.py -- $(PY) examples/echo_agent.py
 

@@ -641,9 +641,15 @@ class StreamWebSocket(WebSocketTransport):
         self._stream_closed = False
         self._absorb(accepted.rest)
 
-    async def _more(self) -> None:
-        if self._controls:  # answers to what came with the upgrade, say a ping
+    async def receive(self) -> bytes:
+        # Answers first, even with a message waiting: a ping parsed with it (behind the
+        # 101, or between its fragments) is answered before the caller can answer the
+        # message (RFC 6455 5.5.2; Autobahn 5.6 and 5.7).
+        if self._controls:
             await self._flush_controls()
+        return await super().receive()
+
+    async def _more(self) -> None:
         await self._read_some()
         if self._controls:
             await self._flush_controls()
