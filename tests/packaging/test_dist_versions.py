@@ -84,12 +84,12 @@ def test_catalog_resolves_runtime_and_generated_packages_consistently(tmp_path: 
     project = versions.root_project()
     runtime = resolved[runtime_of(dists).key]
     assert runtime.version == project["version"]
-    assert runtime.dist.name == "acp-runtime"
+    assert runtime.dist.name == "acp-typed-runtime"
     post = {d.key: f".post{d.post}" if d.post else "" for d in dists}
     assert resolved["v1"].version == f"1.25.0{post['v1']}"
     assert resolved["v2"].version == f"2.0.0a3{post['v2']}"
     for key in ("v1", "v2"):
-        assert resolved[key].dependencies[0] == f"acp-runtime{runtime.runtime_range}"
+        assert resolved[key].dependencies[0] == f"acp-typed-runtime{runtime.runtime_range}"
         assert resolved[key].requires_python == project["requires-python"]
 
 
