@@ -28,6 +28,7 @@ def _resolved(dist: Distribution) -> Resolved:
         requires_python=">=3.10",
         runtime_range=">=0.1.0,<0.2",
         schema_release="1.25.0",
+        schema_origin="schema 1.25.0 (tag schema-v1.25.0)",
     )
 
 
@@ -67,7 +68,7 @@ def test_generated_distribution_stages_its_version_only_with_unstable_inside(
         "src/acp_generated/v1"
     ]
     readme = (root / "README.md").read_text(encoding="utf-8")
-    assert "schema release 1.25.0" in readme
+    assert "protocol v1, schema 1.25.0 (tag schema-v1.25.0)" in readme
     assert "acp_generated.v1.unstable" in readme
 
 
