@@ -120,7 +120,8 @@ def locked_schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> Schem
         return SchemaRelease(match["release"], f"schema {match['release']} (tag {tag})")
     # No spec tag holds these exact files, so the npm bundle they were taken from is the one
     # release we can vouch for (the lock's tag_search says which tags were compared).
-    bundle: str = (lock["releases"][current].get("npm") or {}).get("version") or ""
+    npm: dict[str, Any] = lock["releases"][current].get("npm") or {}
+    bundle: str = npm.get("version") or ""
     if bundle:
         return SchemaRelease(bundle, f"npm bundle {bundle}, no schema tag matches")
     raise VersionSourceError(
