@@ -1,12 +1,13 @@
 """Refuse a dependency on a name this repository neither builds nor declares.
 
 A requirement on a distribution name is a promise that whatever the package index serves under
-that name is ours or one we chose. The names ``acp-runtime``, ``acp-sdk`` and
-``acp-generated-v1`` were once ours here but are served by unrelated projects, so a generated
-package requiring ``acp-runtime`` made pip install someone else's code (dependency confusion).
-Every requirement of a built distribution must therefore name either a distribution built
-from this repository (``distributions.toml``, or the root project itself) or a third-party
-package the root ``pyproject.toml`` declares, and never one of those taken names.
+that name is ours or one we chose. This project's former names are unsafe: the index serves
+unrelated projects as ``acp-runtime`` and ``acp-sdk``, so a generated package requiring
+``acp-runtime`` made pip install someone else's code (dependency confusion), and
+``acp-generated-v1``/``-v2`` were never published, so anyone could register them. Every
+requirement of a built distribution must therefore name either a distribution built from this
+repository (``distributions.toml``, or the root project itself) or a third-party package the
+root ``pyproject.toml`` declares, and never a former name.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from packaging.utils import canonicalize_name
 
 from distributions.catalog import Distribution
 
-TAKEN_NAMES = frozenset({"acp-runtime", "acp-sdk", "acp-generated-v1", "acp-generated-v2"})
-"""Names this project used before: the package index serves other projects under them."""
+TAKEN_NAMES = frozenset({"acp-runtime", "acp-sdk"})
+"""Former names of this project that the package index serves for other projects."""
+RETIRED_NAMES = TAKEN_NAMES | {"acp-generated-v1", "acp-generated-v2"}
+"""Every former name: no distribution may be called so or depend on one."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class KnownNames:
         name = canonicalize_name(Requirement(requirement).name)
         if name in TAKEN_NAMES:
             return f"{requirement!r} names {name}, which another project holds on the index"
+        if name in RETIRED_NAMES:
+            return f"{requirement!r} names {name}, a retired name anyone could register"
         if name in self.own or name in self.third_party:
             return None
         return (

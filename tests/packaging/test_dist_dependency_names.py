@@ -11,7 +11,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from distributions.catalog import load_catalog
-from distributions.dependency_names import TAKEN_NAMES, KnownNames, known_names, problems
+from distributions.dependency_names import RETIRED_NAMES, KnownNames, known_names, problems
 from distributions.resolve import resolve_all
 from distributions.versions import root_project
 
@@ -21,9 +21,9 @@ def names() -> KnownNames:
     return known_names(load_catalog(), root_project())
 
 
-def test_no_name_of_ours_is_one_another_project_holds(names: KnownNames) -> None:
-    assert names.own.isdisjoint(TAKEN_NAMES)
-    assert names.third_party.isdisjoint(TAKEN_NAMES)
+def test_no_name_of_ours_is_a_former_one(names: KnownNames) -> None:
+    assert names.own.isdisjoint(RETIRED_NAMES)
+    assert names.third_party.isdisjoint(RETIRED_NAMES)
 
 
 def test_every_requirement_of_every_built_distribution_is_ours_or_declared(
@@ -62,7 +62,7 @@ def test_the_root_project_refers_to_itself_by_its_own_name(names: KnownNames) ->
     [
         ("acp-runtime>=0.3.0,<0.4", "another project holds"),
         ("ACP_SDK[mcp]", "another project holds"),
-        ("acp-generated-v1==2.4.0", "another project holds"),
+        ("acp-generated-v1==2.4.0", "retired name"),
         ("left-pad>=1", "does not build"),
     ],
 )

@@ -27,7 +27,7 @@ from packaging.version import Version
 
 from distributions import release
 from distributions.catalog import load_catalog
-from distributions.dependency_names import TAKEN_NAMES
+from distributions.dependency_names import RETIRED_NAMES
 from distributions.resolve import Resolved, resolve_all
 from tests.packaging.fresh_env import clean_env, new_venv, run_isolated, skip_without_index
 
@@ -156,7 +156,7 @@ def test_a_generated_package_installed_by_name_brings_this_repositorys_runtime(
     facts_run = run_isolated(python, code)
     assert facts_run.returncode == 0, facts_run.stderr
     facts = json.loads(facts_run.stdout.splitlines()[-1])
-    assert not set(facts["names"]) & TAKEN_NAMES, facts["names"]
+    assert not set(facts["names"]) & RETIRED_NAMES, facts["names"]
     assert facts["runtime"] == runtime.version
     assert facts["generated"] == generated.version
     assert facts["runtime_owns_acp_runtime"]
