@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check
+.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ codegen-check: fetch-schemas
 dist: setup
 	rm -rf dist
 	$(PY) -m distributions --out dist
+
+# What the release workflow uploads: build every distribution into dist/, then twine check
+# --strict, check-wheel-contents and the dependency-name check (python -m distributions.release).
+release-check: setup
+	rm -rf dist
+	$(PY) -m distributions.release --out dist
 
 docs: setup
 	$(PY) -m mkdocs build --strict

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     for r in selected:
-        origin = f"schema {r.schema_release}" if r.schema_release else "pyproject.toml"
+        origin = r.schema_origin or "pyproject.toml"
         print(f"{r.dist.name} {r.version} (from {origin}) requires {', '.join(r.dependencies)}")
         for extra, requirements in r.extras.items():
             print(f"  [{extra}] requires {', '.join(requirements)}")

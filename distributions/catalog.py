@@ -33,7 +33,7 @@ class Distribution:
     """Post-release number for a rebuild of the same schema release (generator fixes)."""
     extras: tuple[str, ...] = ()
     """Optional-dependency groups of the root project this distribution offers as its own
-    extras (``acp-runtime[mcp]``), copied with their version ranges."""
+    extras (``acp-typed-runtime[mcp]``), copied with their version ranges."""
 
     @property
     def is_generated(self) -> bool:

@@ -22,6 +22,8 @@ class Resolved:
     """What generated packages require of the runtime (also set on the runtime, for show)."""
     schema_release: str = ""
     """Upstream spelling of the schema release a generated package follows (runtime: empty)."""
+    schema_origin: str = ""
+    """Where that release comes from, for people (runtime: empty)."""
     extras: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     """Optional-dependency groups, by extra name."""
 
@@ -59,7 +61,7 @@ def resolve_all(
                 )
             )
             continue
-        release = versions.schema_release(dist.protocol, lock)
+        release, origin = versions.locked_schema_release(dist.protocol, lock)
         resolved.append(
             Resolved(
                 dist,
@@ -68,6 +70,7 @@ def resolve_all(
                 requires_python,
                 runtime_range,
                 release,
+                origin,
             )
         )
     return resolved

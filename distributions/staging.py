@@ -57,6 +57,7 @@ def stage(resolved: Resolved, into: Path, src: Path = SRC) -> Path:
         "sdist_include": json.dumps([*source_dirs, "pyproject.toml", "README.md"]),
         "protocol": dist.protocol or "",
         "schema_release": resolved.schema_release,
+        "schema_origin": resolved.schema_origin,
         "runtime_range": resolved.runtime_range,
         "optional_dependencies": _optional_dependencies(resolved.extras),
     }

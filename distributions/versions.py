@@ -3,9 +3,12 @@
 - The runtime's version is the root ``pyproject.toml``'s ``[project] version``.
 - A generated package's version is the ACP schema release it was generated from, read from
   the codegen lock (``schema/lock.json``): the locked file's ``schema_release``, or else the
-  version in its GitHub release tag (``schema-v1.25.0`` → ``1.25.0``), or else the version of
-  the npm bundle the schema file was taken from (npm 2.4.0 names no spec tag, so that bundle
-  release is the one we can vouch for). PEP 440 normalizes ``2.0.0-alpha.3`` to ``2.0.0a3``.
+  version in the spec release tag whose file has exactly the locked sha256
+  (``github_asset.tag``, ``schema-v1.25.0`` → ``1.25.0``, found by ``distributions.schema_tags``;
+  the protocol's unstable file must match the same tag, since the package ships both), or
+  else, where no tag matches (``tag: null``, ``tag_search`` says what was compared), the
+  version of the npm bundle the files were taken from: the one release we can vouch for.
+  PEP 440 normalizes ``2.0.0-alpha.3`` to ``2.0.0a3``.
 - A generated package requires the runtime it was built with, up to the next breaking
   release (``>=0.1.0,<0.2`` while the runtime is 0.x, ``>=1.2.0,<2`` from 1.0 on).
 - Third-party requirements are the root project's, picked by name, so each range is
@@ -18,7 +21,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -81,33 +84,62 @@ def root_extras(project: dict[str, Any], names: Iterable[str]) -> dict[str, list
     return {name: list(groups[name]) for name in names}
 
 
-def schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> str:
-    """The schema release (as upstream spells it) that ``protocol``'s package is generated from."""
+class SchemaRelease(NamedTuple):
+    """The schema release a generated package follows, and where that fact comes from."""
+
+    release: str
+    """As upstream spells it: ``1.25.0``, ``2.0.0-alpha.3``."""
+    origin: str
+    """For people: ``schema 1.25.0 (tag schema-v1.25.0)``, ``npm bundle 2.4.0 (...)``."""
+
+
+def locked_schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> SchemaRelease:
+    """The schema release ``protocol``'s package is generated from, with its origin."""
     lock: dict[str, Any] = json.loads(lock_path.read_text(encoding="utf-8"))
     current: str = lock["current"]
+    files: dict[str, Any] = lock["releases"][current]["files"]
     try:
-        locked: dict[str, Any] = lock["releases"][current]["files"][protocol]
+        locked: dict[str, Any] = files[protocol]
     except KeyError:
         raise VersionSourceError(
             f"{lock_path}: release {current!r} locks no schema file for {protocol!r}"
         ) from None
     if locked.get("schema_release"):
-        return str(locked["schema_release"])
-    asset: dict[str, Any] = locked.get("github_asset") or {}
-    tag: str = asset.get("tag") or ""
+        release = str(locked["schema_release"])
+        return SchemaRelease(release, f"schema {release}")
+    tag = _tag(locked)
     match = _TAG.match(tag)
     if match:
-        return match["release"]
-    # The npm bundle names no spec tag for its schema files, so until one is verified the
-    # bundle's own release is the schema release we can vouch for (the lock records both).
-    bundle: str = (lock["releases"][current].get("npm") or {}).get("version") or ""
+        unstable = files.get(f"{protocol}/unstable")
+        if unstable is not None and _tag(unstable) != tag:
+            raise VersionSourceError(
+                f"{lock_path}: {protocol!r} matches {tag} but {protocol}/unstable matches "
+                f"{_tag(unstable) or 'no tag'}; the package ships both files, so it cannot be "
+                "numbered after either: lock files from one release"
+            )
+        return SchemaRelease(match["release"], f"schema {match['release']} (tag {tag})")
+    # No spec tag holds these exact files, so the npm bundle they were taken from is the one
+    # release we can vouch for (the lock's tag_search says which tags were compared).
+    npm: dict[str, Any] = lock["releases"][current].get("npm") or {}
+    bundle: str = npm.get("version") or ""
     if bundle:
-        return bundle
+        return SchemaRelease(bundle, f"npm bundle {bundle}, no schema tag matches")
     raise VersionSourceError(
         f"{lock_path}: the {protocol!r} file of release {current!r} names no schema release "
         "(no `schema_release`, no `github_asset.tag` like `schema-v1.25.0`, no npm version); "
         "a generated package is versioned after its schema release, so record it there"
     )
+
+
+def _tag(locked: dict[str, Any]) -> str:
+    asset: dict[str, Any] = locked.get("github_asset") or {}
+    tag: str = asset.get("tag") or ""
+    return tag
+
+
+def schema_release(protocol: str, lock_path: Path = SCHEMA_LOCK) -> str:
+    """The schema release (as upstream spells it) that ``protocol``'s package is generated from."""
+    return locked_schema_release(protocol, lock_path).release
 
 
 def generated_version(release: str, post: int) -> Version:

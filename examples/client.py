@@ -124,7 +124,7 @@ async def run(args: argparse.Namespace) -> int:
                 client_capabilities=ClientCapabilities(
                     fs=FileSystemCapabilities(read_text_file=True)
                 ),
-                client_info=Implementation(name="acp-sdk-example-client", version="0.1.0"),
+                client_info=Implementation(name="acp-typed-example-client", version="0.1.0"),
             )
         )
         agent_name = f"{init.agent_info.name} {init.agent_info.version}" if init.agent_info else "?"

@@ -1,6 +1,6 @@
 """The echo agent (``EchoAgent``) served over Streamable HTTP and WebSocket, one command.
 
-Needs the extra: ``pip install "acp-runtime[http]" hypercorn``. Then::
+Needs the extra: ``pip install "acp-typed-runtime[http]" hypercorn``. Then::
 
     python examples/http_agent.py --port 8765     # http://127.0.0.1:8765/acp (and ws://)
     python examples/http_agent.py --token s3cret  # clients send "Authorization: Bearer s3cret"

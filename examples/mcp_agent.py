@@ -16,7 +16,7 @@ for the prompt answers -32800; either way the MCP call in flight is cancelled, w
 editor sees as ``$/cancel_request`` for its ``mcp/message``.
 
 Usage: ``python examples/mcp_agent.py [--quiet] [--backend asyncio|trio]``; needs the
-``mcp`` extra (``pip install acp-sdk[mcp]``).
+``mcp`` extra (``pip install "acp-typed-runtime[mcp]"``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A terminal ACP v1 client of a remote agent: connect to its URL, prompt, print what it
 streams.
 
-Needs the extra: ``pip install "acp-runtime[http]"``. Then::
+Needs the extra: ``pip install "acp-typed-runtime[http]"``. Then::
 
     python examples/remote_client.py http://127.0.0.1:8765/acp            # Streamable HTTP
     python examples/remote_client.py ws://127.0.0.1:8765/acp --token s3cret   # WebSocket
@@ -45,7 +45,7 @@ async def run(args: argparse.Namespace) -> int:
                 client_capabilities=ClientCapabilities(
                     fs=FileSystemCapabilities(read_text_file=True)
                 ),
-                client_info=Implementation(name="acp-sdk-remote-client", version="0.1.0"),
+                client_info=Implementation(name="acp-typed-remote-client", version="0.1.0"),
             )
         )
         agent_name = f"{init.agent_info.name} {init.agent_info.version}" if init.agent_info else "?"

@@ -87,7 +87,7 @@ async def run(args: argparse.Namespace) -> int:
     async with spawn_agent(args.agent, stderr=stderr) as agent, builder.connect(agent) as cx:
         init = await cx.send_request(
             InitializeRequest(
-                protocol_version=2, info=Implementation(name="acp-sdk-v2-client", version="0.1.0")
+                protocol_version=2, info=Implementation(name="acp-typed-v2-client", version="0.1.0")
             )
         )
         print(

@@ -1,6 +1,6 @@
 """The tutorial's agent (``FileAgent``) served over WebSocket, one connection per socket.
 
-Needs the extra: ``pip install "acp-runtime[http]"`` (and hypercorn for ``--server
+Needs the extra: ``pip install "acp-typed-runtime[http]"`` (and hypercorn for ``--server
 hypercorn``). Then::
 
     python examples/ws_agent.py --port 8765            # ws://127.0.0.1:8765/acp

@@ -86,6 +86,19 @@ class _EventWaiter:
         return self._event.wait().__await__()
 
 
+def in_asyncio_task() -> bool:
+    """Whether the caller runs in an asyncio task, where asyncio's own loop APIs apply.
+
+    False under trio, including trio hosted on an asyncio loop (guest mode), where a loop is
+    running but asyncio knows no current task. Asked of asyncio itself, so the remote
+    transports need no package of their own (sniffio) to tell the backends apart."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return asyncio.current_task() is not None
+
+
 def current_waiter_factory() -> Callable[[], Waiter]:
     """How to make :class:`Waiter` s for tasks of the current backend: futures in an
     asyncio task, anyio events elsewhere (trio, or trio hosted on an asyncio loop)."""

@@ -31,8 +31,8 @@ try:
     from opentelemetry import trace
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "acp_runtime.otel needs the OpenTelemetry API: install the extra acp-sdk[otel] "
-        "(or opentelemetry-api)"
+        "acp_runtime.otel needs the OpenTelemetry API: install the extra "
+        "acp-typed-runtime[otel] (acp-typed[otel] from a clone, or opentelemetry-api)"
     ) from error
 
 from .builder import ConnectionBuilder

@@ -438,7 +438,7 @@ def test_without_the_api_installed_the_import_error_names_the_extra() -> None:
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     ).stdout
-    assert "acp-sdk[otel]" in out
+    assert "acp-typed-runtime[otel]" in out
 
 
 async def test_responses_settled_on_the_eager_path_end_their_spans(

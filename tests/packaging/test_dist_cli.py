@@ -31,12 +31,12 @@ def test_list_prints_each_distribution_with_its_derived_version(
         for extra, group in root_project()["optional-dependencies"].items()
         if extra in next(d for d in load_catalog() if d.key == "runtime").extras
     ]
-    runtime = f"acp-runtime {root_project()['version']} (from pyproject.toml)"
+    runtime = f"acp-typed-runtime {root_project()['version']} (from pyproject.toml)"
     post = {d.key: f".post{d.post}" if d.post else "" for d in load_catalog()}
     assert [line.split(" requires ")[0] for line in lines] == [
         runtime,
-        f"acp-generated-v1 1.30.1{post['v1']} (from schema 1.30.1)",
-        f"acp-generated-v2 2.0.0b1{post['v2']} (from schema 2.0.0-beta.1)",
+        f"acp-typed-v1 1.30.1{post['v1']} (from schema 1.30.1)",
+        f"acp-typed-v2 2.0.0b1{post['v2']} (from schema 2.0.0-beta.1)",
     ]
     assert not (tmp_path / "dist").exists()
 

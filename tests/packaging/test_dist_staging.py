@@ -12,7 +12,7 @@ from distributions.staging import StagingError, stage
 
 GENERATED = Distribution(
     key="v1",
-    name="acp-generated-v1",
+    name="acp-typed-v1",
     summary="Typed v1",
     packages=("acp_generated/v1",),
     requires=("pydantic",),
@@ -24,10 +24,11 @@ def _resolved(dist: Distribution) -> Resolved:
     return Resolved(
         dist,
         version="1.25.0",
-        dependencies=["acp-runtime>=0.1.0,<0.2", "pydantic>=2.12,<3"],
+        dependencies=["acp-typed-runtime>=0.1.0,<0.2", "pydantic>=2.12,<3"],
         requires_python=">=3.10",
         runtime_range=">=0.1.0,<0.2",
         schema_release="1.25.0",
+        schema_origin="schema 1.25.0 (tag schema-v1.25.0)",
     )
 
 
@@ -57,17 +58,17 @@ def test_generated_distribution_stages_its_version_only_with_unstable_inside(
         "src/acp_generated/v1/unstable/py.typed",
     ]
     project = read_toml(root / "pyproject.toml")
-    assert project["project"]["name"] == "acp-generated-v1"
+    assert project["project"]["name"] == "acp-typed-v1"
     assert project["project"]["version"] == "1.25.0"
     assert project["project"]["dependencies"] == [
-        "acp-runtime>=0.1.0,<0.2",
+        "acp-typed-runtime>=0.1.0,<0.2",
         "pydantic>=2.12,<3",
     ]
     assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["only-include"] == [
         "src/acp_generated/v1"
     ]
     readme = (root / "README.md").read_text(encoding="utf-8")
-    assert "schema release 1.25.0" in readme
+    assert "protocol v1, schema 1.25.0 (tag schema-v1.25.0)" in readme
     assert "acp_generated.v1.unstable" in readme
 
 
@@ -88,14 +89,14 @@ def test_a_package_without_py_typed_is_refused(tmp_path: Path) -> None:
 def test_the_runtime_offers_the_root_projects_optional_groups_as_its_extras(
     tmp_path: Path,
 ) -> None:
-    """``acp-runtime[mcp]`` installs what ``acp-sdk[mcp]`` does; no extras, no table."""
+    """``acp-typed-runtime[mcp]`` installs what ``acp-typed[mcp]`` does; no extras, no table."""
     src = tmp_path / "src"
     (src / "acp_runtime").mkdir(parents=True)
     for name in ("__init__.py", "py.typed"):
         (src / "acp_runtime" / name).write_text("", encoding="utf-8")
     runtime = Distribution(
         key="runtime",
-        name="acp-runtime",
+        name="acp-typed-runtime",
         summary="Runtime",
         packages=("acp_runtime",),
         requires=("anyio",),

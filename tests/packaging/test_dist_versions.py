@@ -44,6 +44,58 @@ def test_schema_release_falls_back_to_the_release_tag(tmp_path: Path) -> None:
     assert versions.schema_release("v1", lock) == "2.0.0-alpha.3"
 
 
+def test_the_origin_says_whether_a_tag_or_the_npm_bundle_numbers_the_package(
+    tmp_path: Path,
+) -> None:
+    tagged = _lock(tmp_path, {"github_asset": {"tag": "schema-v1.25.0"}})
+    assert versions.locked_schema_release("v1", tagged) == (
+        "1.25.0",
+        "schema 1.25.0 (tag schema-v1.25.0)",
+    )
+    untagged = json.loads(tagged.read_text())
+    untagged["releases"]["2.4.0"]["npm"] = {"version": "2.4.0"}
+    untagged["releases"]["2.4.0"]["files"]["v1"]["github_asset"]["tag"] = None
+    tagged.write_text(json.dumps(untagged), encoding="utf-8")
+    release, origin = versions.locked_schema_release("v1", tagged)
+    assert (release, origin) == ("2.4.0", "npm bundle 2.4.0, no schema tag matches")
+
+
+@pytest.mark.parametrize("unstable_tag", ["schema-v1.24.0", None])
+def test_stable_and_unstable_files_of_one_package_must_match_one_tag(
+    tmp_path: Path, unstable_tag: str | None
+) -> None:
+    """The package ships both files, so it is numbered after a tag only if both match it."""
+    lock = _lock(tmp_path, {"github_asset": {"tag": "schema-v1.25.0"}})
+    raw = json.loads(lock.read_text())
+    raw["releases"]["2.4.0"]["files"]["v1/unstable"] = {"github_asset": {"tag": unstable_tag}}
+    lock.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(versions.VersionSourceError, match="cannot be numbered after either"):
+        versions.schema_release("v1", lock)
+    raw["releases"]["2.4.0"]["files"]["v1/unstable"]["github_asset"]["tag"] = "schema-v1.25.0"
+    lock.write_text(json.dumps(raw), encoding="utf-8")
+    assert versions.schema_release("v1", lock) == "1.25.0"
+
+
+def test_the_real_lock_says_for_every_file_which_tag_matched_or_what_was_compared() -> None:
+    """Where no tag matches, the lock says so (tag_search), and the package follows the
+    npm bundle; where one does, the package follows it."""
+    lock = json.loads(versions.SCHEMA_LOCK.read_text(encoding="utf-8"))
+    current = lock["releases"][lock["current"]]
+    for entry in current["files"].values():
+        asset = entry["github_asset"]
+        if asset["tag"] is None:
+            assert asset["tag_search"]["result"] == "no tag matches"
+            assert asset["tag_search"]["nearest"]
+        else:
+            assert asset["tag_search"]["result"] == f"matches {asset['tag']}"
+    for dist in load_catalog():
+        if dist.protocol is None:
+            continue
+        tag = current["files"][dist.protocol]["github_asset"]["tag"]
+        expected = tag.removeprefix("schema-v") if tag else current["npm"]["version"]
+        assert versions.schema_release(dist.protocol) == expected
+
+
 def test_a_lock_without_the_release_is_refused_rather_than_guessed(tmp_path: Path) -> None:
     lock = _lock(tmp_path, {"github_asset": {"tag": None, "tag_hint": ">= schema-v1.25.0"}})
     with pytest.raises(versions.VersionSourceError, match="names no schema release"):
@@ -84,12 +136,12 @@ def test_catalog_resolves_runtime_and_generated_packages_consistently(tmp_path: 
     project = versions.root_project()
     runtime = resolved[runtime_of(dists).key]
     assert runtime.version == project["version"]
-    assert runtime.dist.name == "acp-runtime"
+    assert runtime.dist.name == "acp-typed-runtime"
     post = {d.key: f".post{d.post}" if d.post else "" for d in dists}
     assert resolved["v1"].version == f"1.25.0{post['v1']}"
     assert resolved["v2"].version == f"2.0.0a3{post['v2']}"
     for key in ("v1", "v2"):
-        assert resolved[key].dependencies[0] == f"acp-runtime{runtime.runtime_range}"
+        assert resolved[key].dependencies[0] == f"acp-typed-runtime{runtime.runtime_range}"
         assert resolved[key].requires_python == project["requires-python"]
 
 

@@ -1,5 +1,5 @@
 """Remote transports: ACP over WebSocket and Streamable HTTP (optional extra
-``acp-runtime[http]``).
+``acp-typed-runtime[http]``).
 
 The clients (:func:`connect_websocket`, :func:`connect_http`, either by URL scheme:
 :func:`connect_remote`) yield a :class:`~acp_runtime.transport.Transport`, so a

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
-import sniffio
 from wsproto.utilities import generate_accept_token, generate_nonce
 
+from .._loop import in_asyncio_task
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES
 from .websocket_handshake import (
     MAX_REFUSAL_BODY_BYTES,
@@ -156,7 +156,7 @@ async def _open(
             yield transport
         return
     context = (ssl_context or _default_ssl_context()) if target.secure else None
-    if sniffio.current_async_library() == "asyncio":
+    if in_asyncio_task():
         transport = await _open_on_loop(target, max_message_bytes, context, open_timeout)
     else:
         transport = await _open_stream(target, max_message_bytes, context, open_timeout)

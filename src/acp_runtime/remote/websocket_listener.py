@@ -31,9 +31,9 @@ from typing import Final
 import anyio
 import anyio.abc
 import h11
-import sniffio
 from wsproto.utilities import generate_accept_token
 
+from .._loop import in_asyncio_task
 from ..framing import EagerReceiver
 from ..log_throttle import peer_log
 from ..transport import Transport
@@ -75,7 +75,7 @@ async def listen(
     app: ServedApp, host: str, port: int, task_status: anyio.abc.TaskStatus[int]
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled; started with the port bound."""
-    if sniffio.current_async_library() == "asyncio":
+    if in_asyncio_task():
         await _listen_on_loop(app, host, port, task_status)
     else:
         await _listen_on_streams(app, host, port, task_status)
