@@ -4,7 +4,7 @@ what it saw (which worker answered, how long each prompt took)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Literal
@@ -54,9 +54,16 @@ class Visit:
 
 
 async def visit(
-    url: str, prompts: Sequence[str], *, cookies: CookieStore | Literal["omit"] | None = None
+    url: str,
+    prompts: Sequence[str],
+    *,
+    cookies: CookieStore | Literal["omit"] | None = None,
+    ready: Callable[[], Awaitable[None]] | None = None,
+    done: Callable[[], None] | None = None,
 ) -> Visit:
-    """Connect to ``url``, initialize, open a session, send ``prompts`` one after another."""
+    """Connect to ``url``, initialize, open a session, await ``ready()``, send ``prompts``
+    one after another, call ``done()``, close (the benchmark times the prompts of all its
+    clients together with these two)."""
     recorder = Recorder()
     builder = ConnectionBuilder(role="client")
     recorder.attach(builder)
@@ -67,8 +74,12 @@ async def visit(
         session_id = (await agent.new_session(cwd="/", mcp_servers=[])).session_id
         name = init.agent_info.name if init.agent_info else ""
         result = Visit(name, recorder.texts, setup_ns=time.perf_counter_ns() - started)
+        if ready is not None:
+            await ready()
         for text in prompts:
             sent = time.perf_counter_ns()
             await agent.prompt(session_id=session_id, prompt=[b.text(text=text)])
             result.prompt_ns.append(time.perf_counter_ns() - sent)
+        if done is not None:
+            done()
     return result
