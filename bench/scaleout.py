@@ -16,8 +16,11 @@ One JSON record per run: the wall time (first connect to last close), the prompt
 latency (sent to answered) and setup latency (connect to session) p50/p99, failed
 clients, how the clients spread over the workers, and the CPU the workers, HAProxy and
 the clients used in the prompt phase, in seconds and in cores (seconds per second of the
-phase): what bounds the run. On 2 cores, 4 workers can at most double one worker's rate,
-less what the clients and HAProxy take; on a machine shared with other work, less again.
+phase, and per prompt): what bounds the run. On 2 cores, 4 workers can at most double one
+worker's rate, less what the clients and HAProxy take; on a machine shared with other
+work, less again, and with the kernel's CFS autogroup on, all of one session's processes
+share one session's slice of the CPU, however many workers it runs: ``--own-sessions``
+starts each worker and HAProxy in a session of its own, as separate services would be.
 A ``summary`` record gives, per transport and work, the medians over ``--rounds`` and the
 rate ratio.
 """
@@ -51,6 +54,13 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a live process, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def autogroup() -> str:
+    """``/proc/sys/kernel/sched_autogroup_enabled``: 1 when CPU time is shared out by
+    session first, so that the processes of one session share one session's slice."""
+    path = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    return path.read_text().strip() if path.exists() else "absent"
 
 
 def own_cpu_seconds() -> float:
@@ -126,7 +136,9 @@ def measure(
     """One run on a fresh cluster of ``workers``."""
     with (
         tempfile.TemporaryDirectory() as workdir,
-        running_cluster(workers, Path(workdir), haproxy=haproxy) as cluster,
+        running_cluster(
+            workers, Path(workdir), haproxy=haproxy, own_sessions=args.own_sessions
+        ) as cluster,
     ):
         url = cluster.http_url if transport == "http" else cluster.ws_url
         parts = {"haproxy": [cluster.haproxy.pid], "workers": [w.pid for w in cluster.workers]}
@@ -141,7 +153,7 @@ def measure(
             run_clients, url, args.clients, args.prompts, work_ms, cpu
         )
         wall = time.perf_counter() - started
-        names = {f"worker-{w.pid}": w.name for w in cluster.workers}
+        spread = Counter(cluster.worker_named(v.agent_name).name for v in visits)
     prompt_ns = [ns for v in visits for ns in v.prompt_ns]
     setup_ns = [v.setup_ns for v in visits]
     return {
@@ -160,9 +172,12 @@ def measure(
         "prompt_p99_ms": round(percentile(prompt_ns, 99) / 1e6, 2),
         "setup_p50_ms": round(percentile(setup_ns, 50) / 1e6, 1),
         "setup_p99_ms": round(percentile(setup_ns, 99) / 1e6, 1),
-        "clients_per_worker": dict(sorted(Counter(names[v.agent_name] for v in visits).items())),
+        "clients_per_worker": dict(sorted(spread.items())),
         "prompt_phase_cpu_s": phase.cpu_used,
         "prompt_phase_cores": {k: round(v / phase.seconds, 2) for k, v in phase.cpu_used.items()},
+        "cpu_us_per_prompt": {
+            k: round(v / len(prompt_ns) * 1e6) for k, v in phase.cpu_used.items()
+        },
         "load_1m_start": round(load, 2),
         "load_1m_end": round(os.getloadavg()[0], 2),
     }
@@ -198,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", default="http,ws", help="http and/or ws")
     parser.add_argument("--work-ms", default="0,5", help="agent CPU per prompt, ms")
     parser.add_argument("--rounds", type=int, default=1, help="each run this many times")
+    parser.add_argument(
+        "--own-sessions",
+        action="store_true",
+        help="each worker and HAProxy in a session of its own (see CFS autogroup)",
+    )
     args = parser.parse_args(argv)
     haproxy = haproxy_executable()
     if haproxy is None:
@@ -218,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         "kind": "summary",
         "haproxy": haproxy_version(haproxy),
         "cpus": os.cpu_count(),
+        "sched_autogroup": autogroup(),
+        "own_sessions": args.own_sessions,
         "rounds": args.rounds,
         "medians": summarize(runs, counts),
         "duration_s": round(time.monotonic() - started, 1),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from .haproxy import Backend, answers_per_server, check_config, render_config
+from .worker import worker_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 30.0
@@ -27,6 +28,8 @@ START_TIMEOUT_S = 30.0
 
 @dataclass
 class Worker:
+    """One worker process and its name in HAProxy's configuration (``w1``, ``w2``...)."""
+
     backend: Backend
     process: subprocess.Popen[bytes]
 
@@ -41,6 +44,8 @@ class Worker:
 
 @dataclass
 class Cluster:
+    """The running workers and the HAProxy in front of them."""
+
     workers: list[Worker]
     haproxy: subprocess.Popen[bytes]
     port: int
@@ -57,7 +62,7 @@ class Cluster:
 
     def worker_named(self, agent_name: str) -> Worker:
         """The worker whose agent answered ``initialize`` with ``agent_name``."""
-        return next(w for w in self.workers if agent_name == f"worker-{w.pid}")
+        return next(w for w in self.workers if agent_name == worker_name(w.pid))
 
     def answers_per_worker(self) -> dict[str, int]:
         """Answers each worker gave through HAProxy so far (its counters)."""
@@ -67,9 +72,6 @@ class Cluster:
         """SIGKILL: the process ends with no chance to close anything."""
         worker.process.send_signal(signal.SIGKILL)
         worker.process.wait(timeout=10)
-
-    def pids(self) -> dict[int, str]:
-        return {w.pid: w.name for w in self.workers}
 
 
 def _listener() -> socket.socket:
@@ -145,9 +147,15 @@ def _stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
 
 
 @contextmanager
-def running_cluster(workers: int, workdir: Path, *, haproxy: str) -> Iterator[Cluster]:
+def running_cluster(
+    workers: int, workdir: Path, *, haproxy: str, own_sessions: bool = False
+) -> Iterator[Cluster]:
     """``workers`` uvicorn processes behind one HAProxy (the executable ``haproxy``),
-    logs and configuration in ``workdir``; all stopped on leaving the block."""
+    logs and configuration in ``workdir``; all stopped on leaving the block.
+
+    ``own_sessions`` starts each in a session of its own (the benchmark's choice): where
+    the kernel shares CPU time out by session (CFS autogroup), the processes of one
+    session share one session's slice however many they are, as a deployment's do not."""
     workdir.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + START_TIMEOUT_S
     with ExitStack() as stack:
@@ -166,6 +174,7 @@ def running_cluster(workers: int, workdir: Path, *, haproxy: str) -> Iterator[Cl
                     stderr=subprocess.STDOUT,
                     pass_fds=[sock.fileno()],
                     env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                    start_new_session=own_sessions,
                 )
             processes.append(process)
             started.append((Worker(backend, process), log))
@@ -191,6 +200,7 @@ def running_cluster(workers: int, workdir: Path, *, haproxy: str) -> Iterator[Cl
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 pass_fds=[front.fileno()],
+                start_new_session=own_sessions,
             )
             port = front.getsockname()[1]
         processes.append(proxy)

@@ -70,5 +70,5 @@ async def test_a_killed_worker_settles_its_requests_and_new_connections_work(
     with anyio.fail_after(20):
         for _ in range(3):  # round robin names the dead worker for one of them at least
             seen = await visit(url, ["whoami"])
-            assert seen.agent_name == f"worker-{survivor.pid}"
+            assert pair.worker_named(seen.agent_name) is survivor
             assert seen.answers == [f"pid {survivor.pid}"]
