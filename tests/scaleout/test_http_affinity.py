@@ -16,9 +16,10 @@ from .cluster import Cluster
 pytestmark = pytest.mark.anyio
 
 WHOAMI = ["whoami"] * 3
-ANSWERS_PER_VISIT = 8
-"""initialize (200), the connection's GET, session/new, the session's GET, three prompts
-(202 each), DELETE."""
+MIN_ANSWERS_PER_VISIT = 5
+"""Of the 8 (initialize, the connection's GET, session/new, the session's GET, three
+prompts, DELETE), those sure to be counted by the time the client has closed: a prompt's
+202 may come after its answer."""
 
 
 async def test_every_request_of_a_connection_reaches_the_worker_of_its_initialize(
@@ -35,7 +36,7 @@ async def test_every_request_of_a_connection_reaches_the_worker_of_its_initializ
         worker = cluster.worker_named(seen.agent_name)
         answered = {name: after[name] - before[name] for name in after}
         assert {name for name, n in answered.items() if n} == {worker.name}, answered
-        assert answered[worker.name] >= ANSWERS_PER_VISIT
+        assert answered[worker.name] >= MIN_ANSWERS_PER_VISIT
         assert seen.answers == [f"pid {worker.pid}"] * len(WHOAMI)
         workers.append(worker.name)
     assert sorted(workers) == ["w1", "w2", "w3", "w4"]  # the connections spread

@@ -33,9 +33,10 @@ def test_the_ts_client_keeps_each_connection_on_one_worker(node: str, cluster: C
     workers = []
     for connection in result["connections"]:
         worker = cluster.worker_named(connection["agentName"])
-        # every response the client got (POSTs, both SSE GETs, DELETE) came from that worker
+        # every response the client got (POSTs, both SSE GETs, DELETE) came from that worker;
+        # 8 of them, but a prompt's 202 can resolve after its answer and after the close
         assert set(connection["servedBy"]) == {worker.name}, connection
-        assert len(connection["servedBy"]) >= 8
+        assert len(connection["servedBy"]) >= 5
         assert connection["answers"] == [f"pid {worker.pid}"] * 3
         workers.append(worker.name)
     assert sorted(workers) == ["w1", "w2", "w3", "w4"]  # round robin spread them
