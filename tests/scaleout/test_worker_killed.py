@@ -10,6 +10,9 @@ redispatch``), so it works before the health check has marked the worker down.""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import time
 from collections.abc import Iterator
 
 import anyio
@@ -18,6 +21,7 @@ import pytest
 from acp_generated import v1
 from acp_generated.v1 import builders as b
 from acp_runtime import ConnectionBuilder, RequestError
+from tests.interop.node_peers import PEERS_DIR
 
 from .client import transport_to, visit
 from .cluster import Cluster, running_cluster
@@ -72,3 +76,27 @@ async def test_a_killed_worker_settles_its_requests_and_new_connections_work(
             seen = await visit(url, ["whoami"])
             assert pair.worker_named(seen.agent_name) is survivor
             assert seen.answers == [f"pid {survivor.pid}"]
+
+
+KILLED_WORKER_CLIENT = PEERS_DIR / "killed_worker_client.mjs"
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("scheme", ["http", "ws"])
+def test_the_ts_client_settles_its_prompt_when_its_worker_is_killed(
+    node: str, pair: Cluster, scheme: str
+) -> None:
+    """The TypeScript SDK's client (2.4.0) too: its prompt in flight rejects at once
+    (over HTTP with fetch's ``terminated``, over WebSocket ``ACP connection closed``)."""
+    url = pair.http_url if scheme == "http" else pair.ws_url
+    with subprocess.Popen(
+        [node, str(KILLED_WORKER_CLIENT), url], stdout=subprocess.PIPE, text=True
+    ) as client:
+        assert client.stdout is not None
+        ready = json.loads(client.stdout.readline())
+        time.sleep(0.3)  # the prompt is in flight on the worker
+        pair.kill(pair.worker_named(ready["agentName"]))
+        out, _ = client.communicate(timeout=20)
+    outcome = json.loads(out)
+    assert outcome["settled"] == "error", outcome
+    assert outcome["ms"] < 5000, outcome
