@@ -31,6 +31,15 @@ $(AUTOBAHN_STAMP): tests/remote/install_wstest.sh
 autobahn-setup: $(AUTOBAHN_STAMP)
 autobahn: setup autobahn-setup
 	$(PY) -m pytest tests/remote/test_autobahn.py -p no:randomly -rP
+# HAProxy (Debian's package) for the scale-out tests, tests/scaleout/; .ci/run calls it.
+# Without apt-get nothing is installed and those tests skip, saying why.
+.PHONY: haproxy
+haproxy:
+	@if command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		sudo=$$(test "$$(id -u)" = 0 || echo sudo); \
+		$$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends haproxy; \
+	else echo "apt-get not found: the scale-out tests will be skipped"; fi
 
 demo: setup
 	$(PY) examples/client.py -- $(PY) examples/echo_agent.py
