@@ -16,6 +16,14 @@ from .method_table import Method, build_method_table
 from .postprocess import BASE_IMPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
+from .sharing import (
+    SHARED_METHODS,
+    SHARED_MODELS,
+    ModelsSource,
+    Sharing,
+    find_sharing,
+    split_models,
+)
 
 OUTPUT_ROOT = REPO_ROOT / "src"
 GENERATED_DIRS = (
@@ -109,8 +117,17 @@ importlib.import_module(f"{__package__}.methods")
 """
 
 
-def generate_variant(v: Variant) -> dict[str, str]:
-    """Every generated file of one package, keyed by path relative to ``src/``."""
+@dataclass(frozen=True)
+class Prepared:
+    """One package's models (linked, annotations still postponed) and methods."""
+
+    variant: Variant
+    models: ModelsSource
+    defined: set[str]
+
+
+def prepare_variant(v: Variant) -> Prepared:
+    """Run dcg on one package's schema and link its params classes to their bindings."""
     raw = json.loads(read_verified(v.locked))
     methods = build_method_table(raw)
     prepared = preprocess(raw)
@@ -142,8 +159,89 @@ def generate_variant(v: Variant) -> dict[str, str]:
         1,
     )
     models = models.rstrip("\n") + "\n" + _BIND_FOOTER
-    bindings = [binding(m, m.params in linked) for m in methods]
-    used = sorted({b.params for b in bindings} | {b.result_type for b in bindings} - {"None"})
+    return Prepared(v, ModelsSource(models, methods, linked), defined)
+
+
+def generate_variant(v: Variant) -> dict[str, str]:
+    """One package on its own, sharing nothing with the other (what the codegen bench times);
+    the committed packages come from :func:`generate_version`."""
+    return render_variant(prepare_variant(v), Sharing(frozenset(), frozenset()), "", "")
+
+
+def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
+    """Every generated file of a stable package and its unstable superset, which share the
+    definitions and bindings the unstable schema does not change (``sharing.py``)."""
+    ours, theirs = prepare_variant(stable), prepare_variant(unstable)
+    sharing = find_sharing(ours.models, theirs.models)
+    shared_header = (
+        f'"""Definitions {stable.title} shares with its unstable superset: '
+        "``models`` and\n``unstable.models`` import them from here, so a stable instance is an "
+        'unstable one.\n"""\n'
+    )
+    shared_models = split_models(ours.models.source, sharing, "", header=shared_header)
+    shared_bindings = [
+        binding(m, m.params in ours.models.linked, shared=True)
+        for m in ours.models.methods
+        if sharing.shares_method(m)
+    ]
+    d = stable.directory
+    files = {
+        f"{d}/{SHARED_MODELS}.py": evaluated_annotations(shared_models),
+        f"{d}/{SHARED_METHODS}.py": _methods_py(
+            stable, shared_bindings, f".{SHARED_MODELS}", [], "", shared_module=True
+        ),
+    }
+    files.update(render_variant(ours, sharing, f".{SHARED_MODELS}", f".{SHARED_METHODS}"))
+    files.update(render_variant(theirs, sharing, f"..{SHARED_MODELS}", f"..{SHARED_METHODS}"))
+    return files
+
+
+def _methods_py(
+    v: Variant,
+    bindings: list[Binding],
+    models_module: str,
+    shared: list[Binding],
+    shared_methods: str,
+    *,
+    shared_module: bool = False,
+) -> str:
+    """``methods.py`` (or, with ``shared_module``, ``_shared_methods.py``) of one package."""
+    own = [b for b in bindings if shared_module or not b.shared]
+    kinds = {b.kind for b in own} | (set() if shared_module else {"request", "notification"})
+    runtime = [
+        name
+        for kind, name in (("notification", "NotificationMethod"), ("request", "RequestMethod"))
+        if kind in kinds
+    ]
+    return render(
+        "methods.py.j2",
+        header=v.header(),
+        title=v.title,
+        package=v.package,
+        methods=bindings,
+        models_module=models_module,
+        model_imports=sorted({b.params for b in own} | {b.result_type for b in own} - {"None"}),
+        shared_bindings=shared,
+        shared_bindings_module=shared_methods,
+        runtime_imports=runtime,
+        shared_module=shared_module,
+        protocol_version=v.protocol_version,
+    )
+
+
+def render_variant(
+    prepared: Prepared, sharing: Sharing, shared_models: str, shared_methods: str
+) -> dict[str, str]:
+    """Every generated file of one package, keyed by path relative to ``src/``."""
+    v = prepared.variant
+    models, methods, linked = (
+        prepared.models.source,
+        prepared.models.methods,
+        prepared.models.linked,
+    )
+    defined = prepared.defined
+    header = v.header()
+    bindings = [binding(m, m.params in linked, sharing.shares_method(m)) for m in methods]
     found = {m.side for m in methods} - {"protocol", "both"}  # $/ methods: the runtime's
     sides = sorted(found, key=lambda side: (SIDE_ORDER.get(side, len(SIDE_ORDER)), side))
     handler_classes = [
@@ -160,12 +258,8 @@ def generate_variant(v: Variant) -> dict[str, str]:
         {b.params for b in handled} | {b.result_type for b in handled} - {"None"}
     )
     ctx = {"header": header, "title": v.title, "package": v.package}
-    methods_py = render(
-        "methods.py.j2",
-        **ctx,
-        methods=bindings,
-        model_imports=used,
-        protocol_version=v.protocol_version,
+    methods_py = _methods_py(
+        v, bindings, ".models", [b for b in bindings if b.shared], shared_methods
     )
     handlers_py = render(
         "handlers.py.j2", **ctx, classes=handler_classes, model_imports=handler_imports
@@ -214,7 +308,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
     init_py = render("init.py.j2", **ctx, exports=exports, has_unstable=has_unstable)
     d = v.directory
     return {
-        f"{d}/models.py": evaluated_annotations(models),
+        f"{d}/models.py": evaluated_annotations(split_models(models, sharing, shared_models)),
         f"{d}/methods.py": methods_py,
         f"{d}/handlers.py": handlers_py,
         f"{d}/builders.py": builders_py,
@@ -228,8 +322,10 @@ def generate_all(release: str | None = None) -> dict[str, str]:
     """All four packages, in memory (nothing is written)."""
     check_version()
     out: dict[str, str] = {}
-    for variant in variants(release):
-        out.update(generate_variant(variant))
+    by_key = {v.key: v for v in variants(release)}
+    for key, variant in by_key.items():
+        if not key.endswith("unstable"):
+            out.update(generate_version(variant, by_key[f"{key}/unstable"]))
     return dict(sorted(out.items()))
 
 
