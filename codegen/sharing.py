@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from .method_table import Method
-from .ordering import _definitions  # pyright: ignore[reportPrivateUsage]
+from .ordering import definitions
 
 SHARED_MODELS = "_shared_models"
 SHARED_METHODS = "_shared_methods"
@@ -40,12 +40,12 @@ class ModelsSource:
     methods: list[Method]
     linked: set[str]
 
-    def definitions(self) -> dict[str, str]:
+    def by_name(self) -> dict[str, str]:
         """Definition name -> its source text, in module order."""
         lines = self.source.split("\n")
         return {
             d.name: "\n".join(lines[d.first_line - 1 : d.last_line])
-            for d in _definitions(ast.parse(self.source))
+            for d in definitions(ast.parse(self.source))
         }
 
 
@@ -77,7 +77,7 @@ def _binding_key(m: Method) -> tuple[object, ...]:
 
 def find_sharing(stable: ModelsSource, unstable: ModelsSource) -> Sharing:
     """The fixpoint: identical definitions whose references are all shared."""
-    ours, theirs = stable.definitions(), unstable.definitions()
+    ours, theirs = stable.by_name(), unstable.by_name()
     names = set(ours) | set(theirs)
     refs = {n: _references(text, names) for n, text in ours.items()}
     shared = {n for n in ours if n in theirs and comparable(ours[n]) == comparable(theirs[n])}
@@ -107,7 +107,7 @@ def find_sharing(stable: ModelsSource, unstable: ModelsSource) -> Sharing:
 
 def _head_and_tail(source: str) -> tuple[str, list[str], str]:
     """(imports and docstring before the first definition, definition chunks, footer)."""
-    defs = _definitions(ast.parse(source))
+    defs = definitions(ast.parse(source))
     lines = source.split("\n")
     head = "\n".join(lines[: defs[0].first_line - 1])
     chunks = ["\n".join(lines[d.first_line - 1 : d.last_line]) for d in defs]
@@ -153,7 +153,7 @@ def split_models(source: str, sharing: Sharing, shared_from: str, header: str | 
     head, chunks, tail = _head_and_tail(source)
     kept, imported = [], []
     for chunk in chunks:
-        name = _definitions(ast.parse(chunk))[0].name
+        name = definitions(ast.parse(chunk))[0].name
         if (name in sharing.names) == (header is not None):
             kept.append(chunk)
         else:
