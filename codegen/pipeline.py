@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .annotations import evaluated_annotations
-from .authoring import ModelIndex, builders, remotes
+from .authoring import Builder, ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
@@ -17,11 +17,13 @@ from .postprocess import BASE_IMPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
 from .sharing import (
+    SHARED_BUILDERS,
     SHARED_METHODS,
     SHARED_MODELS,
     ModelsSource,
     Sharing,
     find_sharing,
+    shared_builders,
     split_models,
 )
 
@@ -165,7 +167,7 @@ def prepare_variant(v: Variant) -> Prepared:
 def generate_variant(v: Variant) -> dict[str, str]:
     """One package on its own, sharing nothing with the other (what the codegen bench times);
     the committed packages come from :func:`generate_version`."""
-    return render_variant(prepare_variant(v), Sharing(frozenset(), frozenset()), "", "")
+    return render_variant(prepare_variant(v), Sharing(frozenset(), frozenset()), ".")
 
 
 def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
@@ -173,6 +175,14 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
     definitions and bindings the unstable schema does not change (``sharing.py``)."""
     ours, theirs = prepare_variant(stable), prepare_variant(unstable)
     sharing = find_sharing(ours.models, theirs.models)
+    index = ModelIndex(ours.models.source)
+    our_builders = builders(index)
+    sharing = replace(
+        sharing,
+        builders=shared_builders(
+            sharing, our_builders, builders(ModelIndex(theirs.models.source)), index
+        ),
+    )
     shared_header = (
         f'"""Definitions {stable.title} shares with its unstable superset: '
         "``models`` and\n``unstable.models`` import them from here, so a stable instance is an "
@@ -191,8 +201,17 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
             stable, shared_bindings, f".{SHARED_MODELS}", [], "", shared_module=True
         ),
     }
-    files.update(render_variant(ours, sharing, f".{SHARED_MODELS}", f".{SHARED_METHODS}"))
-    files.update(render_variant(theirs, sharing, f"..{SHARED_MODELS}", f"..{SHARED_METHODS}"))
+    files[f"{d}/{SHARED_BUILDERS}.py"] = _builders_py(
+        stable,
+        f"{stable.title}, shared with its unstable superset",
+        index,
+        [b for b in our_builders if b.name in sharing.builders],
+        frozenset(),
+        f".{SHARED_MODELS}",
+        "",
+    )
+    files.update(render_variant(ours, sharing, "."))
+    files.update(render_variant(theirs, sharing, ".."))
     return files
 
 
@@ -229,10 +248,39 @@ def _methods_py(
     )
 
 
-def render_variant(
-    prepared: Prepared, sharing: Sharing, shared_models: str, shared_methods: str
-) -> dict[str, str]:
-    """Every generated file of one package, keyed by path relative to ``src/``."""
+def _builders_py(
+    v: Variant,
+    title: str,
+    index: ModelIndex,
+    built: list[Builder],
+    shared: frozenset[str],
+    models_module: str,
+    shared_builders_module: str,
+) -> str:
+    """``builders.py`` of one package (or ``_shared_builders.py``): the builders not in
+    ``shared`` are defined here, the others imported."""
+    own = [b for b in built if b.name not in shared]
+    return render(
+        "builders.py.j2",
+        header=v.header(),
+        title=title,
+        package=v.package,
+        builders=own,
+        exported=[b.name for b in built],
+        shared_builders=[b.name for b in built if b.name in shared],
+        shared_builders_module=shared_builders_module,
+        models_module=models_module,
+        model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
+        any_sequence=any(b.construction.uses_sequence for b in own),
+        any_listed=any(b.construction.uses_listed for b in own),
+    )
+
+
+def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> dict[str, str]:
+    """Every generated file of one package, keyed by path relative to ``src/``; what it
+    shares comes from ``{shared_prefix}_shared_*`` (``.`` for stable, ``..`` for unstable)."""
+    shared_models = f"{shared_prefix}{SHARED_MODELS}"
+    shared_methods = f"{shared_prefix}{SHARED_METHODS}"
     v = prepared.variant
     models, methods, linked = (
         prepared.models.source,
@@ -266,13 +314,14 @@ def render_variant(
     )
     index = ModelIndex(models)
     built = builders(index)
-    builders_py = render(
-        "builders.py.j2",
-        **ctx,
-        builders=built,
-        model_imports=index.defined(set().union(*(b.construction.names() for b in built))),
-        any_sequence=any(b.construction.uses_sequence for b in built),
-        any_listed=any(b.construction.uses_listed for b in built),
+    builders_py = _builders_py(
+        v,
+        v.title,
+        index,
+        built,
+        sharing.builders,
+        ".models",
+        f"{shared_prefix}{SHARED_BUILDERS}",
     )
     facades = remotes(index, methods, sides)
     constructions = [h.construction for r in facades for h in r.methods if h.construction]

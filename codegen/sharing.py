@@ -6,8 +6,9 @@ the stable text) and everything it refers to is shared too (a fixpoint). A linke
 class (``TypedRequest[...]``) is shared only with its binding, which must be the same method
 with shared params and result, so ``__acp_method__`` has one value.
 
-The shared definitions go to ``vN/_shared_models.py`` and the shared bindings to
-``vN/_shared_methods.py``; ``vN.models`` and ``vN.unstable.models`` import them, so
+The shared definitions go to ``vN/_shared_models.py``, the shared bindings to
+``vN/_shared_methods.py`` and the builders of shared models that are alike in both to
+``vN/_shared_builders.py``; both packages import them from there, so
 ``v1.unstable.TextContentBlock is v1.TextContentBlock``. Neither package builds the other's
 own classes, so importing one costs what it did.
 """
@@ -18,11 +19,13 @@ import ast
 import re
 from dataclasses import dataclass
 
+from .authoring import Builder, ModelIndex
 from .method_table import Method
 from .ordering import definitions
 
 SHARED_MODELS = "_shared_models"
 SHARED_METHODS = "_shared_methods"
+SHARED_BUILDERS = "_shared_builders"
 
 _DRAFT_LINK = re.compile(r"(/protocol/v\d+/)draft/")
 
@@ -55,6 +58,7 @@ class Sharing:
 
     names: frozenset[str]
     methods: frozenset[tuple[str, str]]  # (wire name, kind)
+    builders: frozenset[str] = frozenset()  # builder functions (``vN/_shared_builders.py``)
 
     def shares_method(self, method: Method) -> bool:
         return (method.name, method.kind) in self.methods
@@ -103,6 +107,21 @@ def find_sharing(stable: ModelsSource, unstable: ModelsSource) -> Sharing:
         if keep == shared:
             return Sharing(frozenset(shared), frozenset(methods))
         shared = keep
+
+
+def shared_builders(
+    sharing: Sharing, ours: list[Builder], theirs: list[Builder], index: ModelIndex
+) -> frozenset[str]:
+    """Builders both packages have alike (doc links aside) that build only shared models."""
+    by_name = {b.name: b for b in theirs}
+    return frozenset(
+        b.name
+        for b in ours
+        if b.name in by_name
+        and b.construction == by_name[b.name].construction
+        and comparable(b.doc) == comparable(by_name[b.name].doc)
+        and set(index.defined(b.construction.names())) <= sharing.names
+    )
 
 
 def _head_and_tail(source: str) -> tuple[str, list[str], str]:

@@ -118,3 +118,21 @@ def test_the_shared_modules_are_private() -> None:
     for package in ("acp_generated.v1", "acp_generated.v2"):
         module = importlib.import_module(package)
         assert not any(n.startswith("_shared") for n in module.__all__)
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_the_builders_of_shared_models_are_shared(version: str) -> None:
+    stable = importlib.import_module(f"acp_generated.{version}.builders")
+    unstable = importlib.import_module(f"acp_generated.{version}.unstable.builders")
+    # v2.unstable's PlanUpdateContent has other variants: no stable "items" variant to build.
+    missing = {"v1": [], "v2": ["items_plan_update_content"]}
+    assert sorted(set(stable.__all__) - set(unstable.__all__)) == missing[version]
+    assert unstable.text is stable.text
+    assert unstable.tool_diff is stable.tool_diff
+    package = importlib.import_module(f"acp_generated.{version}")
+    superset = importlib.import_module(f"acp_generated.{version}.unstable")
+    shared = [n for n in stable.__all__ if getattr(unstable, n, None) is getattr(stable, n)]
+    assert len(shared) > len(stable.__all__) / 2
+    for name in shared:  # a shared builder builds a shared model
+        model = getattr(stable, name).__annotations__["return"]
+        assert getattr(package, model) is getattr(superset, model), name
