@@ -8,7 +8,8 @@ updates them with nothing to edit here:
   keyword-only function that fills in the variant's tag(s), plus one per model those
   variants hold in a list or a plain union (``PlanEntry``, ``ToolCallLocation``,
   ``TextResourceContents``);
-* a **remote** method per method a side handles, on the facade the *other* side holds.
+* a **remote** method per method a side handles, on the facade the *other* side holds,
+  named as the handler method is (``codegen/method_names.py``).
 
 Parameters keep the models' snake_case names and types; ``list[X]`` is taken as
 ``Sequence[X]``; an optional field is only set when given (not ``None``), so the wire carries
@@ -42,7 +43,6 @@ REMOTE_DOCS = {
 }
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SUFFIXES = ("Request", "Notification")
 
 
 class AuthoringError(Exception):
@@ -372,37 +372,16 @@ def _held_models(index: ModelIndex, param: Param) -> Iterator[str]:
                     yield from (m for m in members if not index.is_catch_all(m))
 
 
-_FACADE_ATTRIBUTES = frozenset({"connection", "peer"})
-"""A facade's own attributes: a method may not take their names."""
-
-
-def remote_name(method: Method) -> str:
-    """The facade method for ``method``: its params model without the ``Request`` /
-    ``Notification`` suffix (``PromptRequest`` -> ``prompt``, ``ReadTextFileRequest`` ->
-    ``read_text_file``), else the handler's name (``SessionNotification`` would give just
-    the namespace ``session``: ``session_update``)."""
-    for suffix in _SUFFIXES:
-        if method.params.endswith(suffix) and method.params != suffix:
-            name = snake(method.params.removesuffix(suffix))
-            if name != method.name.split("/")[0]:
-                return name
-    return method.py_name
-
-
 def remotes(index: ModelIndex, methods: list[Method], sides: list[str]) -> list[Remote]:
     """One facade per side that handles methods; ``$/`` methods stay the runtime's."""
     out: list[Remote] = []
     for side in sides:
-        own = [m for m in methods if m.side == side]
-        names = [remote_name(m) for m in own]
         built: list[RemoteMethod] = []
-        for m, name in zip(own, names, strict=True):
-            if names.count(name) > 1 or name in _FACADE_ATTRIBUTES:
-                name = m.py_name
+        for m in (m for m in methods if m.side == side):
             construction = index.construction(m.params) if m.params in index.classes else None
             built.append(
                 RemoteMethod(
-                    name=name,
+                    name=m.py_name,
                     kind=m.kind,
                     const_name=m.const_name,
                     params_type=m.params,
@@ -411,9 +390,6 @@ def remotes(index: ModelIndex, methods: list[Method], sides: list[str]) -> list[
                     construction=construction,
                 )
             )
-        taken = [r.name for r in built]
-        if len(set(taken)) != len(taken):
-            raise AuthoringError(f"remote {side} methods collide: {taken}")
         out.append(
             Remote(
                 f"Remote{side.capitalize()}",

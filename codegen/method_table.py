@@ -8,14 +8,13 @@ envelope references it (``params`` next to an ``id`` = request, without = notifi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-Kind = Literal["request", "notification"]
+from .method_names import check_names, python_name, snake_wire_name
 
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+Kind = Literal["request", "notification"]
 
 
 @dataclass(frozen=True)
@@ -28,22 +27,12 @@ class Method:
     params: str  # def name of the params
     result: str | None  # def name of the result (requests only)
     description: str
-    py_name: str  # handler method name, e.g. "session_prompt"
-
-    @property
-    def const_name(self) -> str:
-        """Binding constant name, e.g. ``SESSION_PROMPT``."""
-        return self.py_name.upper()
+    py_name: str  # the handler method and the facade call, e.g. "prompt" (method_names.py)
+    const_name: str  # the binding constant, e.g. "SESSION_PROMPT"
 
     def handled_by(self, side: str) -> bool:
         """Whether ``side`` handles it; ``$/`` (protocol) methods reach every side."""
         return self.side in (side, "both", "protocol")
-
-
-def py_name_of(method: str) -> str:
-    """``document/didOpen`` -> ``document_did_open``; ``$/cancel_request`` -> ``cancel_request``."""
-    bare = method.removeprefix("$/")
-    return _CAMEL_BOUNDARY.sub("_", bare).replace("/", "_").lower()
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -112,26 +101,26 @@ def build_method_table(schema: dict[str, Any]) -> list[Method]:
                     params=def_name,
                     result=result,
                     description=d.get("description", ""),
-                    py_name=py_name_of(d["x-method"]),
+                    py_name=python_name(d["x-method"]),
+                    const_name=snake_wire_name(d["x-method"]).upper(),
                 )
             )
     return _disambiguate(sorted(methods, key=lambda m: (m.side, m.kind, m.name)))
 
 
 def _disambiguate(methods: list[Method]) -> list[Method]:
-    """A wire name that is both a request and a notification (``mcp/message``) gets a suffix."""
-    requests = {m.name for m in methods if m.kind == "request"}
+    """A wire name that is both a request and a notification (``mcp/message``): the
+    notification's binding constant gets a ``_NOTIFICATION`` suffix, and its Python name a
+    ``_notification`` one where the same side handles both (``proxy/successor``). Then the
+    Python names of every side are checked (:func:`~codegen.method_names.check_names`)."""
+    requests = {(m.name, m.side) for m in methods if m.kind == "request"}
+    request_names = {name for name, _ in requests}
     out = []
     for m in methods:
-        if m.kind == "notification" and m.name in requests:
-            m = Method(
-                m.name,
-                m.kind,
-                m.side,
-                m.params,
-                m.result,
-                m.description,
-                m.py_name + "_notification",
-            )
+        if m.kind == "notification" and m.name in request_names:
+            suffix = "_notification" if (m.name, m.side) in requests else ""
+            m = replace(m, py_name=m.py_name + suffix, const_name=m.const_name + "_NOTIFICATION")
         out.append(m)
+    for side in sorted({m.side for m in out} - {"protocol", "both"}):
+        check_names(side, [m for m in out if m.handled_by(side)])
     return out

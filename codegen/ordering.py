@@ -45,7 +45,8 @@ def _is_docstring(node: ast.stmt) -> bool:
     )
 
 
-def _definitions(tree: ast.Module) -> list[_Definition]:
+def definitions(tree: ast.Module) -> list[_Definition]:
+    """The top-level classes and type aliases of a models module, with their line spans."""
     out: list[_Definition] = []
     body = tree.body
     i = 0
@@ -87,7 +88,7 @@ def dependency_order(source: str) -> str:
     order inside it (pydantic then defers those classes, as before).
     """
     tree = ast.parse(source)
-    defs = _definitions(tree)
+    defs = definitions(tree)
     if not defs:
         return source
     lines = source.split("\n")

@@ -5,17 +5,27 @@ from __future__ import annotations
 import ast
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .annotations import evaluated_annotations
-from .authoring import ModelIndex, builders, remotes
+from .authoring import Builder, ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
 from .postprocess import BASE_IMPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
+from .sharing import (
+    SHARED_BUILDERS,
+    SHARED_METHODS,
+    SHARED_MODELS,
+    ModelsSource,
+    Sharing,
+    find_sharing,
+    shared_builders,
+    split_models,
+)
 
 OUTPUT_ROOT = REPO_ROOT / "src"
 GENERATED_DIRS = (
@@ -109,8 +119,17 @@ importlib.import_module(f"{__package__}.methods")
 """
 
 
-def generate_variant(v: Variant) -> dict[str, str]:
-    """Every generated file of one package, keyed by path relative to ``src/``."""
+@dataclass(frozen=True)
+class Prepared:
+    """One package's models (linked, annotations still postponed) and methods."""
+
+    variant: Variant
+    models: ModelsSource
+    defined: set[str]
+
+
+def prepare_variant(v: Variant) -> Prepared:
+    """Run dcg on one package's schema and link its params classes to their bindings."""
     raw = json.loads(read_verified(v.locked))
     methods = build_method_table(raw)
     prepared = preprocess(raw)
@@ -142,8 +161,135 @@ def generate_variant(v: Variant) -> dict[str, str]:
         1,
     )
     models = models.rstrip("\n") + "\n" + _BIND_FOOTER
-    bindings = [binding(m, m.params in linked) for m in methods]
-    used = sorted({b.params for b in bindings} | {b.result_type for b in bindings} - {"None"})
+    return Prepared(v, ModelsSource(models, methods, linked), defined)
+
+
+def generate_variant(v: Variant) -> dict[str, str]:
+    """One package on its own, sharing nothing with the other (what the codegen bench times);
+    the committed packages come from :func:`generate_version`."""
+    return render_variant(prepare_variant(v), Sharing(frozenset(), frozenset()), ".")
+
+
+def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
+    """Every generated file of a stable package and its unstable superset, which share the
+    definitions and bindings the unstable schema does not change (``sharing.py``)."""
+    ours, theirs = prepare_variant(stable), prepare_variant(unstable)
+    sharing = find_sharing(ours.models, theirs.models)
+    index = ModelIndex(ours.models.source)
+    our_builders = builders(index)
+    sharing = replace(
+        sharing,
+        builders=shared_builders(
+            sharing, our_builders, builders(ModelIndex(theirs.models.source)), index
+        ),
+    )
+    shared_header = (
+        f'"""Definitions {stable.title} shares with its unstable superset: '
+        "``models`` and\n``unstable.models`` import them from here, so a stable instance is an "
+        'unstable one.\n"""\n'
+    )
+    shared_models = split_models(ours.models.source, sharing, "", header=shared_header)
+    shared_bindings = [
+        binding(m, m.params in ours.models.linked, shared=True)
+        for m in ours.models.methods
+        if sharing.shares_method(m)
+    ]
+    d = stable.directory
+    files = {
+        f"{d}/{SHARED_MODELS}.py": evaluated_annotations(shared_models),
+        f"{d}/{SHARED_METHODS}.py": _methods_py(
+            stable, shared_bindings, f".{SHARED_MODELS}", [], "", shared_module=True
+        ),
+    }
+    files[f"{d}/{SHARED_BUILDERS}.py"] = _builders_py(
+        stable,
+        f"{stable.title}, shared with its unstable superset",
+        index,
+        [b for b in our_builders if b.name in sharing.builders],
+        frozenset(),
+        f".{SHARED_MODELS}",
+        "",
+    )
+    files.update(render_variant(ours, sharing, "."))
+    files.update(render_variant(theirs, sharing, ".."))
+    return files
+
+
+def _methods_py(
+    v: Variant,
+    bindings: list[Binding],
+    models_module: str,
+    shared: list[Binding],
+    shared_methods: str,
+    *,
+    shared_module: bool = False,
+) -> str:
+    """``methods.py`` (or, with ``shared_module``, ``_shared_methods.py``) of one package."""
+    own = [b for b in bindings if shared_module or not b.shared]
+    kinds = {b.kind for b in own} | (set() if shared_module else {"request", "notification"})
+    runtime = [
+        name
+        for kind, name in (("notification", "NotificationMethod"), ("request", "RequestMethod"))
+        if kind in kinds
+    ]
+    return render(
+        "methods.py.j2",
+        header=v.header(),
+        title=v.title,
+        package=v.package,
+        methods=bindings,
+        models_module=models_module,
+        model_imports=sorted({b.params for b in own} | {b.result_type for b in own} - {"None"}),
+        shared_bindings=shared,
+        shared_bindings_module=shared_methods,
+        runtime_imports=runtime,
+        shared_module=shared_module,
+        protocol_version=v.protocol_version,
+    )
+
+
+def _builders_py(
+    v: Variant,
+    title: str,
+    index: ModelIndex,
+    built: list[Builder],
+    shared: frozenset[str],
+    models_module: str,
+    shared_builders_module: str,
+) -> str:
+    """``builders.py`` of one package (or ``_shared_builders.py``): the builders not in
+    ``shared`` are defined here, the others imported."""
+    own = [b for b in built if b.name not in shared]
+    return render(
+        "builders.py.j2",
+        header=v.header(),
+        title=title,
+        package=v.package,
+        builders=own,
+        exported=[b.name for b in built],
+        shared_builders=[b.name for b in built if b.name in shared],
+        shared_builders_module=shared_builders_module,
+        models_module=models_module,
+        model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
+        any_sequence=any(b.construction.uses_sequence for b in own),
+        any_listed=any(b.construction.uses_listed for b in own),
+    )
+
+
+def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> dict[str, str]:
+    """Every generated file of one package, keyed by path relative to ``src/``; what it
+    shares comes from ``{shared_prefix}_shared_*`` (``.`` for stable, ``..`` for unstable)."""
+    shared_models = f"{shared_prefix}{SHARED_MODELS}"
+    shared_methods = f"{shared_prefix}{SHARED_METHODS}"
+    v = prepared.variant
+    models, methods, linked = (
+        prepared.models.source,
+        prepared.models.methods,
+        prepared.models.linked,
+    )
+    defined = prepared.defined
+    header = v.header()
+    bindings = [binding(m, m.params in linked, sharing.shares_method(m)) for m in methods]
     found = {m.side for m in methods} - {"protocol", "both"}  # $/ methods: the runtime's
     sides = sorted(found, key=lambda side: (SIDE_ORDER.get(side, len(SIDE_ORDER)), side))
     handler_classes = [
@@ -160,25 +306,22 @@ def generate_variant(v: Variant) -> dict[str, str]:
         {b.params for b in handled} | {b.result_type for b in handled} - {"None"}
     )
     ctx = {"header": header, "title": v.title, "package": v.package}
-    methods_py = render(
-        "methods.py.j2",
-        **ctx,
-        methods=bindings,
-        model_imports=used,
-        protocol_version=v.protocol_version,
+    methods_py = _methods_py(
+        v, bindings, ".models", [b for b in bindings if b.shared], shared_methods
     )
     handlers_py = render(
         "handlers.py.j2", **ctx, classes=handler_classes, model_imports=handler_imports
     )
     index = ModelIndex(models)
     built = builders(index)
-    builders_py = render(
-        "builders.py.j2",
-        **ctx,
-        builders=built,
-        model_imports=index.defined(set().union(*(b.construction.names() for b in built))),
-        any_sequence=any(b.construction.uses_sequence for b in built),
-        any_listed=any(b.construction.uses_listed for b in built),
+    builders_py = _builders_py(
+        v,
+        v.title,
+        index,
+        built,
+        sharing.builders,
+        ".models",
+        f"{shared_prefix}{SHARED_BUILDERS}",
     )
     facades = remotes(index, methods, sides)
     constructions = [h.construction for r in facades for h in r.methods if h.construction]
@@ -214,7 +357,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
     init_py = render("init.py.j2", **ctx, exports=exports, has_unstable=has_unstable)
     d = v.directory
     return {
-        f"{d}/models.py": evaluated_annotations(models),
+        f"{d}/models.py": evaluated_annotations(split_models(models, sharing, shared_models)),
         f"{d}/methods.py": methods_py,
         f"{d}/handlers.py": handlers_py,
         f"{d}/builders.py": builders_py,
@@ -228,8 +371,10 @@ def generate_all(release: str | None = None) -> dict[str, str]:
     """All four packages, in memory (nothing is written)."""
     check_version()
     out: dict[str, str] = {}
-    for variant in variants(release):
-        out.update(generate_variant(variant))
+    by_key = {v.key: v for v in variants(release)}
+    for key, variant in by_key.items():
+        if not key.endswith("unstable"):
+            out.update(generate_version(variant, by_key[f"{key}/unstable"]))
     return dict(sorted(out.items()))
 
 

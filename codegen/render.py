@@ -66,9 +66,10 @@ class Binding:
     doc: str
     docstring: str
     linked: bool
+    shared: bool = False  # defined in ``vN/_shared_methods.py`` (codegen/sharing.py)
 
 
-def binding(method: Method, linked: bool) -> Binding:
+def binding(method: Method, linked: bool, shared: bool = False) -> Binding:
     return Binding(
         name=method.name,
         kind=method.kind,
@@ -81,6 +82,7 @@ def binding(method: Method, linked: bool) -> Binding:
         doc=method.description.strip(),
         docstring=docstring(method.description, 8),
         linked=linked,
+        shared=shared,
     )
 
 

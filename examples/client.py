@@ -83,7 +83,7 @@ class TerminalClient(ClientHandler):
         else:
             self._line(f"   ({update.session_update})")
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
     ) -> RequestPermissionResponse:
         choice = next(
@@ -95,7 +95,7 @@ class TerminalClient(ClientHandler):
             outcome=SelectedRequestPermissionOutcome(outcome="selected", option_id=choice.option_id)
         )
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: ReadTextFileRequest, responder: Responder[ReadTextFileResponse]
     ) -> ReadTextFileResponse:
         self._line(f"   [fs] agent reads {params.path}")

@@ -277,13 +277,13 @@ class EchoAgent(AgentHandler):
             agent_info=Implementation(name="python-echo-agent", version="1.0.0"),
         )
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse:
         self._sessions += 1
         return NewSessionResponse(session_id=f"sess-{self._sessions}")
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         turn = Turn(params.session_id, responder)
@@ -300,7 +300,7 @@ class EchoAgent(AgentHandler):
         responder.connection.spawn(self._run_turn, turn, command)
         return None
 
-    async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelNotification, cx: Connection) -> None:
         log.info("session/cancel %s", params.session_id)
         turn = self._turns.get(params.session_id)
         if turn is not None:

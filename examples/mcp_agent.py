@@ -65,14 +65,14 @@ class McpAgent(AgentHandler):
         )
         return advertise_mcp_over_acp(response)  # mcpCapabilities.acp = true
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse:
         session_id = f"sess-{len(self.servers) + 1}"
         self.servers[session_id] = acp_servers(params.mcp_servers)
         return NewSessionResponse(session_id=session_id)
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> None:
         # The turn awaits the editor (MCP calls are ACP requests): it must not run on the
@@ -82,7 +82,7 @@ class McpAgent(AgentHandler):
             responder.cancellation.run_until_cancelled(self._turn(params, responder.connection)),
         )
 
-    async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelNotification, cx: Connection) -> None:
         if (scope := self.turns.get(params.session_id)) is not None:
             scope.cancel()
 

@@ -35,19 +35,19 @@ class FileAgent(v1.AgentHandler):
     ) -> v1.InitializeResponse:
         return v1.InitializeResponse(protocol_version=1)
 
-    async def session_new(
+    async def new_session(
         self, params: v1.NewSessionRequest, responder: Responder[v1.NewSessionResponse]
     ) -> v1.NewSessionResponse:
         self.sessions += 1
         return v1.NewSessionResponse(session_id=f"session-{self.sessions}")
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> None:
         client = v1.RemoteClient(responder.connection)
         self.turns.start(params.session_id, responder, self._turn, params, client)
 
-    async def session_cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
         self.turns.cancel(params.session_id)
 
     async def _turn(

@@ -36,7 +36,7 @@ class FileClient(v1.ClientHandler):
         elif isinstance(update, (v1.ToolCallSessionUpdate, v1.ToolCallUpdateSessionUpdate)):
             print(f"\n[tool {update.tool_call_id[-6:]}: {update.status}]", flush=True)
 
-    async def session_request_permission(
+    async def request_permission(
         self,
         params: v1.RequestPermissionRequest,
         responder: Responder[v1.RequestPermissionResponse],
@@ -46,7 +46,7 @@ class FileClient(v1.ClientHandler):
         outcome = v1.SelectedRequestPermissionOutcome(outcome="selected", option_id=chosen)
         return v1.RequestPermissionResponse(outcome=outcome)
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: v1.ReadTextFileRequest, responder: Responder[v1.ReadTextFileResponse]
     ) -> v1.ReadTextFileResponse:
         content = await anyio.Path(params.path).read_text(encoding="utf-8")

@@ -80,14 +80,14 @@ class V2Agent(AgentHandler):
             protocol_version=2, info=Implementation(name="python-v2-agent", version="1.0.0")
         )
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse:
         session = Session(f"sess-{next(self._session_ids)}")
         self._sessions[session.session_id] = session
         return NewSessionResponse(session_id=session.session_id)
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse:
         session = self._sessions[params.session_id]
@@ -103,7 +103,7 @@ class V2Agent(AgentHandler):
         log.info("%s: inserted %s", session.session_id, user_id)
         return PromptResponse(message_id=user_id)  # inserted; the turn goes on
 
-    async def session_cancel(self, params: CancelSessionNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelSessionNotification, cx: Connection) -> None:
         session = self._sessions.get(params.session_id)
         if session is not None and session.turn_scope is not None:
             log.info("%s: session/cancel", params.session_id)

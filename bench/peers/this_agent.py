@@ -67,12 +67,12 @@ class BenchAgent(AgentHandler):
     ) -> InitializeResponse:
         return InitializeResponse(protocol_version=1, agent_capabilities=AgentCapabilities())
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse:
         return NewSessionResponse(session_id="bench-1")
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         text = "".join(b.text for b in params.prompt if isinstance(b, TextContentBlock)).strip()

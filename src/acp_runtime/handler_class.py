@@ -1,8 +1,9 @@
 """Checks on the generated handler classes' subclasses, run when they are attached.
 
-A handler method is registered by its name (``session_prompt``), so a misspelt one
-(``session_promt``) would be silently skipped and the peer would get -32601. Refusing
-the class at ``attach`` turns that into an error at start-up that names the method meant.
+A handler method is registered by its name (``prompt``), so a misspelt one (``promt``),
+or one under its name before 0.x renamed it (``session_prompt``), would be silently skipped
+and the peer would get -32601. Refusing the class at ``attach`` turns that into an error at
+start-up that names the method meant.
 A public async method that is the class's own API, not a handler, says so with
 :func:`not_a_handler`.
 """
@@ -18,6 +19,43 @@ F = TypeVar("F", bound=Callable[..., object])
 
 _CHECKED: set[type] = set()
 _NOT_A_HANDLER = "__acp_not_a_handler__"
+
+_RENAMED = {
+    "session_prompt": "prompt",
+    "session_new": "new_session",
+    "session_load": "load_session",
+    "session_cancel": "cancel",
+    "session_list": "list_sessions",
+    "session_close": "close_session",
+    "session_delete": "delete_session",
+    "session_resume": "resume_session",
+    "session_fork": "fork_session",
+    "session_archive": "archive_session",
+    "session_unarchive": "unarchive_session",
+    "session_set_mode": "set_session_mode",
+    "session_set_title": "set_session_title",
+    "session_set_config_option": "set_session_config_option",
+    "session_request_permission": "request_permission",
+    "fs_read_text_file": "read_text_file",
+    "fs_write_text_file": "write_text_file",
+    "terminal_create": "create_terminal",
+    "terminal_kill": "kill_terminal",
+    "terminal_release": "release_terminal",
+    "terminal_wait_for_exit": "wait_for_terminal_exit",
+    "terminal_cancel": "cancel_terminal",
+    "tool_call_cancel": "cancel_tool_call",
+    "elicitation_create": "create_elicitation",
+    "elicitation_complete": "complete_elicitation",
+    "auth_login": "login",
+    "auth_logout": "logout",
+    "providers_list": "list_providers",
+    "providers_set": "set_provider",
+    "providers_disable": "disable_provider",
+    "mcp_message_notification": "mcp_message",
+    "proxy_initialize": "initialize_proxy",
+}
+"""Handler names before the one-name-per-method rename (docs/migration.md), only to word
+the error: an old name is refused like any other, with the new name in the message."""
 
 
 def not_a_handler(method: F) -> F:
@@ -49,7 +87,11 @@ def refuse_unknown_methods(cls: type, base: type, side: str, *others: type) -> N
             ):
                 continue
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-            if name in foreign:
+            if _RENAMED.get(name) in known:
+                unknown.append(
+                    f"{owner.__name__}.{name} (renamed: the handler is now {_RENAMED[name]!r})"
+                )
+            elif name in foreign:
                 unknown.append(f"{owner.__name__}.{name} (a method the other side handles)")
             elif close:
                 unknown.append(f"{owner.__name__}.{name} (did you mean {close[0]!r}?)")

@@ -60,7 +60,7 @@ class HoldingClient(v1.ClientHandler):
     async def session_update(self, params: v1.SessionNotification, cx: Connection) -> None:
         pass
 
-    async def session_request_permission(
+    async def request_permission(
         self,
         params: v1.RequestPermissionRequest,
         responder: Responder[v1.RequestPermissionResponse],

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from codegen.authoring import AuthoringError, ModelIndex, builders, remote_name, remotes
+from codegen.authoring import AuthoringError, ModelIndex, builders, remotes
+from codegen.method_names import python_name
 from codegen.method_table import Method
 
 HEAD = "from typing import Annotated, Any, Literal\n"
@@ -17,25 +18,15 @@ def index(body: str) -> ModelIndex:
 
 
 def method(name: str, params: str, side: str = "agent", kind: str = "request") -> Method:
-    py = name.replace("/", "_")
-    return Method(name, kind, side, params, "R" if kind == "request" else None, "", py)  # type: ignore[arg-type]
+    result = "R" if kind == "request" else None
+    const = name.replace("/", "_").upper()
+    return Method(name, kind, side, params, result, "", python_name(name), const)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("wire", "params", "expected"),
-    [
-        ("session/prompt", "PromptRequest", "prompt"),
-        ("session/new", "NewSessionRequest", "new_session"),
-        ("fs/read_text_file", "ReadTextFileRequest", "read_text_file"),
-        ("session/request_permission", "RequestPermissionRequest", "request_permission"),
-        ("session/cancel", "CancelNotification", "cancel"),
-        ("session/update", "SessionNotification", "session_update"),  # not just "session"
-        ("initialize", "InitializeRequest", "initialize"),
-        ("x/odd", "OddParams", "x_odd"),  # no Request/Notification suffix: the handler's name
-    ],
-)
-def test_remote_names_come_from_the_params_model(wire: str, params: str, expected: str) -> None:
-    assert remote_name(method(wire, params)) == expected
+def test_a_remote_method_has_the_handler_method_s_name() -> None:
+    methods = [method("session/prompt", "PromptRequest"), method("x/odd", "OddParams")]
+    [agent] = remotes(index("class PromptRequest(AcpModel):\n    x: int\n"), methods, ["agent"])
+    assert [r.name for r in agent.methods] == ["prompt", "x_odd"]
 
 
 SOURCE = """

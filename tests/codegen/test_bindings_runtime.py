@@ -22,7 +22,7 @@ class EchoAgent(v1.AgentHandler):
     def __init__(self) -> None:
         self.cancelled = anyio.Event()
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse | None:
         first = params.prompt[0]
@@ -37,7 +37,7 @@ class EchoAgent(v1.AgentHandler):
         )
         return v1.PromptResponse(stop_reason="end_turn")
 
-    async def session_cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
         self.cancelled.set()
 
     async def ext_method(
@@ -82,7 +82,7 @@ async def test_typed_round_trip_through_handlers() -> None:
 
 
 class PromptOnly(v1.AgentHandler):
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse | None:
         return v1.PromptResponse(stop_reason="refusal")
@@ -142,7 +142,7 @@ class SlowAgent(v1.AgentHandler):
         self.observed: list[v1.CancelRequestNotification] = []
         self.got_cancel = anyio.Event()
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse | None:
         async def work() -> None:

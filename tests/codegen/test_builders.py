@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from pydantic import BaseModel
 from acp_generated.v1 import builders as b
 from acp_generated.v1 import models as v1
 from codegen.authoring import BUILT_UNIONS, ModelIndex, builders, snake
+
+SHARED_AND_OWN = ("_shared_models.py", "models.py")
 
 PACKAGES = [
     "acp_generated.v1",
@@ -136,7 +139,9 @@ def test_other_content_blocks() -> None:
 
 
 def test_builder_names_come_from_the_tags() -> None:
-    index = ModelIndex(open(v1.__file__, encoding="utf-8").read())
+    # The package's models: its own and those it shares with v1.unstable (_shared_models).
+    here = Path(v1.__file__).parent
+    index = ModelIndex("".join((here / f).read_text("utf-8") for f in SHARED_AND_OWN))
     names = {x.name: x.construction.model for x in builders(index)}
     assert names["resource_link"] == "ResourceLinkContentBlock"
     assert names["tool_diff"] == "DiffToolCallContent"

@@ -22,7 +22,8 @@ from codegen import pipeline
 from codegen.__main__ import main as cli_main
 from codegen.fetch import fetch, unpack_verified
 from codegen.lock import LockedFile, LockedRelease, LockError, read_verified
-from codegen.method_table import build_method_table, py_name_of
+from codegen.method_names import METHOD_NAMES, MethodNameError, python_name
+from codegen.method_table import build_method_table
 from codegen.postprocess import postprocess
 from codegen.preprocess import OpenUnion, preprocess
 from codegen.render import docstring
@@ -33,14 +34,17 @@ from codegen.render import docstring
 @pytest.mark.parametrize(
     ("method", "py_name"),
     [
-        ("session/prompt", "session_prompt"),
+        ("session/prompt", "prompt"),
+        ("session/new", "new_session"),
+        ("session/cancel", "cancel"),
+        ("session/update", "session_update"),
+        ("fs/read_text_file", "read_text_file"),
         ("$/cancel_request", "cancel_request"),
-        ("document/didOpen", "document_did_open"),
-        ("fs/read_text_file", "fs_read_text_file"),
+        ("document/didOpen", "document_did_open"),  # not in the table: its wire name, snake_case
     ],
 )
-def test_py_name_of(method: str, py_name: str) -> None:
-    assert py_name_of(method) == py_name
+def test_python_name(method: str, py_name: str) -> None:
+    assert python_name(method) == py_name
 
 
 def _envelope_schema(defs: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +106,61 @@ def test_method_table_links_by_envelope_role_and_disambiguates() -> None:
     assert by_py["mcp_message"].kind == "request"
     assert by_py["mcp_message_notification"].params == "MsgNotification"
     assert by_py["mcp_message_notification"].result is None
+    assert {m.const_name for m in table} == {"PING", "MCP_MESSAGE", "MCP_MESSAGE_NOTIFICATION"}
+
+
+def test_a_request_and_a_notification_of_different_sides_share_the_python_name() -> None:
+    """``mcp/message``: a request the client handles, a notification the agent handles."""
+    defs = _method_defs()
+    defs["MsgRequest"]["x-side"] = defs["MsgResponse"]["x-side"] = "client"
+    table = build_method_table(_envelope_schema(defs))
+    names = {(m.side, m.kind): (m.py_name, m.const_name) for m in table if m.name == "mcp/message"}
+    assert names == {
+        ("client", "request"): ("mcp_message", "MCP_MESSAGE"),
+        ("agent", "notification"): ("mcp_message", "MCP_MESSAGE_NOTIFICATION"),
+    }
+
+
+def test_two_methods_of_one_side_with_one_python_name_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(METHOD_NAMES, "ping", "mcp_message")  # type: ignore[index]
+    with pytest.raises(
+        MethodNameError, match=r"agent side collide: mcp/message and ping both map to 'mcp_message'"
+    ):
+        build_method_table(_envelope_schema(_method_defs()))
+
+
+@pytest.mark.parametrize("taken", ["attach", "ext_method", "ext_notification", "peer"])
+def test_a_method_named_as_a_class_attribute_is_refused(
+    monkeypatch: pytest.MonkeyPatch, taken: str
+) -> None:
+    monkeypatch.setitem(METHOD_NAMES, "ping", taken)  # type: ignore[index]
+    with pytest.raises(MethodNameError, match=rf"ping -> '{taken}' is a handler-class or facade"):
+        build_method_table(_envelope_schema(_method_defs()))
+
+
+def test_a_method_named_cancel_request_collides_with_the_runtime_s() -> None:
+    defs = _method_defs()
+    defs["CancelRequestNotification"] = {
+        "type": "object",
+        "x-method": "$/cancel_request",
+        "x-side": "protocol",
+    }
+    defs["PingRequest"]["x-method"] = defs["PingResponse"]["x-method"] = "cancel_request"
+    schema = _envelope_schema(defs)
+    params = schema["$defs"]["AgentNotification"]["properties"]["params"]["anyOf"]
+    params.append({"allOf": [{"$ref": "#/$defs/CancelRequestNotification"}]})
+    with pytest.raises(MethodNameError, match="both map to 'cancel_request'"):
+        build_method_table(schema)
+
+
+def test_the_committed_table_has_no_collision_in_any_package() -> None:
+    """Every locked schema builds (build_method_table checks each side) with the table's names."""
+    for variant in pipeline.variants():
+        table = build_method_table(json.loads(lock_module.read_verified(variant.locked)))
+        unknown = sorted({m.name for m in table} - set(METHOD_NAMES))
+        assert unknown == [], f"{variant.key}: methods the name table does not know: {unknown}"
 
 
 def test_method_table_refuses_a_request_without_result() -> None:
@@ -428,18 +487,22 @@ def test_the_lock_names_four_files_per_release_with_sources() -> None:
 # -- the whole pipeline ---------------------------------------------------------------
 
 
+def _generate_v1() -> dict[str, str]:
+    """v1 and v1.unstable (generated together: they share definitions)."""
+    by_key = {v.key: v for v in pipeline.variants()}
+    if not all(by_key[k].locked.cache_path.exists() for k in ("v1", "v1/unstable")):
+        pytest.skip("schemas not fetched: run `python -m codegen fetch`")
+    return pipeline.generate_version(by_key["v1"], by_key["v1/unstable"])
+
+
 @cache
 def _fresh_v1() -> dict[str, str]:
-    [v1] = [v for v in pipeline.variants() if v.key == "v1"]
-    if not v1.locked.cache_path.exists():
-        pytest.skip("schemas not fetched: run `python -m codegen fetch`")
-    return pipeline.generate_variant(v1)
+    return _generate_v1()
 
 
 def test_generation_is_deterministic_and_matches_the_committed_v1() -> None:
     first = _fresh_v1()
-    [v1] = [v for v in pipeline.variants() if v.key == "v1"]
-    assert pipeline.generate_variant(v1) == first  # same input, same bytes
+    assert _generate_v1() == first  # same input, same bytes
     committed = pipeline.existing_files()
     assert {p: committed.get(p) for p in first} == first, "run `python -m codegen generate`"
 

@@ -27,12 +27,12 @@ class Agent(v1.AgentHandler):
     ) -> v1.InitializeResponse:
         return v1.InitializeResponse(protocol_version=params.protocol_version)
 
-    async def session_new(
+    async def new_session(
         self, params: v1.NewSessionRequest, responder: Responder[v1.NewSessionResponse]
     ) -> v1.NewSessionResponse:
         return v1.NewSessionResponse(session_id=f"s-{params.cwd}")
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> None:
         client = v1.RemoteClient(responder.connection)
@@ -53,7 +53,7 @@ class Agent(v1.AgentHandler):
 
         responder.connection.spawn(responder.respond_with, turn())
 
-    async def session_cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
         self.cancelled.set()
 
 
@@ -64,12 +64,12 @@ class Client(v1.ClientHandler):
     async def session_update(self, params: v1.SessionNotification, cx: Connection) -> None:
         self.updates.append(params)
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: v1.ReadTextFileRequest, responder: Responder[v1.ReadTextFileResponse]
     ) -> v1.ReadTextFileResponse:
         return v1.ReadTextFileResponse(content=f"contents of {params.path}")
 
-    async def session_request_permission(
+    async def request_permission(
         self,
         params: v1.RequestPermissionRequest,
         responder: Responder[v1.RequestPermissionResponse],

@@ -37,12 +37,12 @@ class Agent(v1.AgentHandler):
         self.seen: list[Turn] = []
         self.fail_with: Exception | None = None
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> None:
         self.turns.start(params.session_id, responder, self._turn, params)
 
-    async def session_cancel(self, params: v1.CancelNotification, cx: object) -> None:
+    async def cancel(self, params: v1.CancelNotification, cx: object) -> None:
         self.turns.cancel(params.session_id)
 
     async def _turn(self, turn: Turn, params: v1.PromptRequest) -> v1.PromptResponse:

@@ -68,7 +68,7 @@ class RecordingClient(ClientHandler):
     async def session_update(self, params: SessionNotification, cx: Connection) -> None:
         self.updates.append(params.update)
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
     ) -> RequestPermissionResponse | None:
         self.permission_requested.set()
@@ -90,7 +90,7 @@ class RecordingClient(ClientHandler):
             )
         )
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: ReadTextFileRequest, responder: Responder[ReadTextFileResponse]
     ) -> ReadTextFileResponse:
         try:

@@ -62,7 +62,7 @@ class Client(v1.ClientHandler):
         ):
             self.texts.append(update.content.text)
 
-    async def session_request_permission(
+    async def request_permission(
         self,
         params: v1.RequestPermissionRequest,
         responder: Responder[v1.RequestPermissionResponse],
@@ -72,7 +72,7 @@ class Client(v1.ClientHandler):
         )
         return v1.RequestPermissionResponse(outcome=outcome)
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: v1.ReadTextFileRequest, responder: Responder[v1.ReadTextFileResponse]
     ) -> v1.ReadTextFileResponse:
         return v1.ReadTextFileResponse(content=FILE_TEXT)

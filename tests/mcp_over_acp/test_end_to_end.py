@@ -128,13 +128,13 @@ class McpAgent(AgentHandler):
         self.outcome: list[str] = []
         self.caller: object = None
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse:
         self.servers = acp_servers(params.mcp_servers)
         return NewSessionResponse(session_id="s1")
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> None:
         turn = responder.cancellation.run_until_cancelled(self._turn(responder))

@@ -63,10 +63,10 @@ async def round_trip(protocol: str) -> None:
             assert params.protocol_version == INITIALIZE[protocol]["protocolVersion"]
             return acp.InitializeResponse.model_validate(INITIALIZED[protocol])
 
-        async def session_new(self, params: Any, responder: Any) -> Any:
+        async def new_session(self, params: Any, responder: Any) -> Any:
             return acp.NewSessionResponse(session_id=f"session-in-{params.cwd}")
 
-        async def session_prompt(self, params: Any, responder: Any) -> Any:
+        async def prompt(self, params: Any, responder: Any) -> Any:
             [block] = params.prompt
             chunk = {
                 "sessionUpdate": "agent_message_chunk",

@@ -26,7 +26,7 @@ class LoadingEchoAgent(EchoAgent):
             agent_info=v1.Implementation(name="python-echo-agent", version="1.0.0"),
         )
 
-    async def session_load(
+    async def load_session(
         self, params: v1.LoadSessionRequest, responder: Responder[v1.LoadSessionResponse]
     ) -> v1.LoadSessionResponse:
         chunk = v1.AgentMessageChunkSessionUpdate(

@@ -34,14 +34,14 @@ class Client(v1.ClientHandler):
         ):
             self.texts.append(update.content.text)
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: v1.RequestPermissionRequest, responder: Any
     ) -> v1.RequestPermissionResponse:
         option = params.options[0].option_id
         outcome = v1.SelectedRequestPermissionOutcome(outcome="selected", option_id=option)
         return v1.RequestPermissionResponse(outcome=outcome)
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: v1.ReadTextFileRequest, responder: Any
     ) -> v1.ReadTextFileResponse:
         return v1.ReadTextFileResponse(content=FILE_TEXT)

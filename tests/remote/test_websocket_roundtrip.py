@@ -38,7 +38,7 @@ class Client(v1.ClientHandler):
         ):
             self.texts.append(update.content.text)
 
-    async def session_request_permission(
+    async def request_permission(
         self,
         params: v1.RequestPermissionRequest,
         responder: Responder[v1.RequestPermissionResponse],
@@ -56,7 +56,7 @@ class Client(v1.ClientHandler):
         cancelled = v1.DeniedRequestPermissionOutcome(outcome="cancelled")
         responder.respond(v1.RequestPermissionResponse(outcome=cancelled))
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: v1.ReadTextFileRequest, responder: Responder[v1.ReadTextFileResponse]
     ) -> v1.ReadTextFileResponse:
         content = await anyio.Path(params.path).read_text(encoding="utf-8")

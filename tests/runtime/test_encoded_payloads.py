@@ -99,7 +99,7 @@ async def test_typed_request_and_notification_say_what_model_dump_says() -> None
 
 async def test_typed_result_says_what_model_dump_says() -> None:
     class Agent(AgentHandler):
-        async def session_prompt(
+        async def prompt(
             self, params: PromptRequest, responder: Responder[PromptResponse]
         ) -> PromptResponse:
             return PromptResponse(stop_reason="end_turn", meta={"n": 1.5})

@@ -28,7 +28,7 @@ class InlineAgent(v1.AgentHandler):
     def __init__(self) -> None:
         self.raised: list[DeadlockError] = []
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse:
         try:

@@ -1,6 +1,8 @@
 """Issue #15 trap 2: a handler method whose name is no ACP method is refused at ``attach``.
 
 Before, ``async def session_promt`` was silently not registered and the peer got -32601.
+A handler under its name before the one-name-per-method rename (``session_prompt``) is
+refused the same way, and the message names the new one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from acp_runtime.testing import request, wire_connection
 
 
 class Typo(v1.AgentHandler):
-    async def session_promt(
+    async def promt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse:
         return v1.PromptResponse(stop_reason="end_turn")
@@ -25,8 +27,15 @@ class OtherSide(v1.AgentHandler):
         """A client-side method, written on an agent."""
 
 
-class Fine(v1.AgentHandler):
+class OldName(v1.AgentHandler):
     async def session_prompt(
+        self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+    ) -> v1.PromptResponse:
+        return v1.PromptResponse(stop_reason="end_turn")
+
+
+class Fine(v1.AgentHandler):
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse:
         await self._think()
@@ -45,8 +54,21 @@ class Fine(v1.AgentHandler):
 
 
 def test_typo_is_refused_with_the_closest_name() -> None:
-    with pytest.raises(TypeError, match=r"Typo\.session_promt \(did you mean 'session_prompt'\?\)"):
+    with pytest.raises(TypeError, match=r"Typo\.promt \(did you mean 'prompt'\?\)"):
         Typo().attach(ConnectionBuilder(role="agent"))
+
+
+def test_an_old_name_is_refused_with_the_new_one() -> None:
+    with pytest.raises(
+        TypeError, match=r"OldName\.session_prompt \(renamed: the handler is now 'prompt'\)"
+    ):
+        OldName().attach(ConnectionBuilder(role="agent"))
+
+    class OldClient(v1.ClientHandler):
+        async def fs_read_text_file(self, params: object, responder: object) -> None: ...
+
+    with pytest.raises(TypeError, match=r"now 'read_text_file'"):
+        OldClient().attach(ConnectionBuilder(role="client"))
 
 
 def test_a_method_of_the_other_side_is_refused() -> None:
@@ -57,14 +79,16 @@ def test_a_method_of_the_other_side_is_refused() -> None:
 
 
 def test_any_unmarked_public_async_method_is_refused() -> None:
-    """Not only near-misses: ``promt`` is far from every name, and still never called."""
+    """Not only near-misses: ``ponder`` is far from every name, and still never called."""
 
     class Far(v1.AgentHandler):
-        async def promt(self) -> None: ...
+        async def ponder(self) -> None: ...
 
         async def wait_idle(self) -> None: ...
 
-    with pytest.raises(TypeError, match=r"Far\.promt.*Far\.wait_idle|Far\.wait_idle.*Far\.promt"):
+    with pytest.raises(
+        TypeError, match=r"Far\.ponder.*Far\.wait_idle|Far\.wait_idle.*Far\.ponder"
+    ):
         Far().attach(ConnectionBuilder(role="agent"))
 
 
@@ -73,11 +97,11 @@ def test_an_inherited_typo_is_refused_and_v2_and_clients_too() -> None:
         pass
 
     class ClientTypo(v2.ClientHandler):
-        async def session_request_permision(self, params: object, responder: object) -> None: ...
+        async def request_permision(self, params: object, responder: object) -> None: ...
 
-    with pytest.raises(TypeError, match="session_promt"):
+    with pytest.raises(TypeError, match="promt"):
         Child().attach(ConnectionBuilder(role="agent"))
-    with pytest.raises(TypeError, match=r"'session_request_permission'.*the client handles"):
+    with pytest.raises(TypeError, match=r"'request_permission'.*the client handles"):
         ClientTypo().attach(ConnectionBuilder(role="client"))
 
 

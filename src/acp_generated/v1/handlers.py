@@ -80,7 +80,7 @@ if TYPE_CHECKING:
 class AgentHandler:
     """Methods the agent handles: what the client sends to the agent."""
 
-    async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelNotification, cx: Connection) -> None:
         """
         Notification to cancel ongoing operations for a session.
 
@@ -119,7 +119,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('logout')
 
-    async def session_close(
+    async def close_session(
         self, params: CloseSessionRequest, responder: Responder[CloseSessionResponse]
     ) -> CloseSessionResponse | None:
         """
@@ -133,7 +133,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/close')
 
-    async def session_delete(
+    async def delete_session(
         self, params: DeleteSessionRequest, responder: Responder[DeleteSessionResponse]
     ) -> DeleteSessionResponse | None:
         """
@@ -143,7 +143,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/delete')
 
-    async def session_list(
+    async def list_sessions(
         self, params: ListSessionsRequest, responder: Responder[ListSessionsResponse]
     ) -> ListSessionsResponse | None:
         """
@@ -153,7 +153,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/list')
 
-    async def session_load(
+    async def load_session(
         self, params: LoadSessionRequest, responder: Responder[LoadSessionResponse]
     ) -> LoadSessionResponse | None:
         """
@@ -165,7 +165,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/load')
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse | None:
         """
@@ -175,7 +175,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/new')
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         """
@@ -187,7 +187,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/prompt')
 
-    async def session_resume(
+    async def resume_session(
         self, params: ResumeSessionRequest, responder: Responder[ResumeSessionResponse]
     ) -> ResumeSessionResponse | None:
         """
@@ -200,13 +200,13 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/resume')
 
-    async def session_set_config_option(
+    async def set_session_config_option(
         self, params: SetSessionConfigOptionRequest, responder: Responder[SetSessionConfigOptionResponse]
     ) -> SetSessionConfigOptionResponse | None:
         """Request parameters for setting a session configuration option."""
         raise RequestError.method_not_found('session/set_config_option')
 
-    async def session_set_mode(
+    async def set_session_mode(
         self, params: SetSessionModeRequest, responder: Responder[SetSessionModeResponse]
     ) -> SetSessionModeResponse | None:
         """Request parameters for setting a session mode."""
@@ -232,32 +232,32 @@ class AgentHandler:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
         refuse_unknown_methods(cls, AgentHandler, 'agent', ClientHandler)
-        if cls.session_cancel is not AgentHandler.session_cancel:
-            builder.on_notification(m.SESSION_CANCEL, self.session_cancel)
+        if cls.cancel is not AgentHandler.cancel:
+            builder.on_notification(m.SESSION_CANCEL, self.cancel)
         if cls.authenticate is not AgentHandler.authenticate:
             builder.on_request(m.AUTHENTICATE, self.authenticate)
         if cls.initialize is not AgentHandler.initialize:
             builder.on_request(m.INITIALIZE, self.initialize)
         if cls.logout is not AgentHandler.logout:
             builder.on_request(m.LOGOUT, self.logout)
-        if cls.session_close is not AgentHandler.session_close:
-            builder.on_request(m.SESSION_CLOSE, self.session_close)
-        if cls.session_delete is not AgentHandler.session_delete:
-            builder.on_request(m.SESSION_DELETE, self.session_delete)
-        if cls.session_list is not AgentHandler.session_list:
-            builder.on_request(m.SESSION_LIST, self.session_list)
-        if cls.session_load is not AgentHandler.session_load:
-            builder.on_request(m.SESSION_LOAD, self.session_load)
-        if cls.session_new is not AgentHandler.session_new:
-            builder.on_request(m.SESSION_NEW, self.session_new)
-        if cls.session_prompt is not AgentHandler.session_prompt:
-            builder.on_request(m.SESSION_PROMPT, self.session_prompt)
-        if cls.session_resume is not AgentHandler.session_resume:
-            builder.on_request(m.SESSION_RESUME, self.session_resume)
-        if cls.session_set_config_option is not AgentHandler.session_set_config_option:
-            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.session_set_config_option)
-        if cls.session_set_mode is not AgentHandler.session_set_mode:
-            builder.on_request(m.SESSION_SET_MODE, self.session_set_mode)
+        if cls.close_session is not AgentHandler.close_session:
+            builder.on_request(m.SESSION_CLOSE, self.close_session)
+        if cls.delete_session is not AgentHandler.delete_session:
+            builder.on_request(m.SESSION_DELETE, self.delete_session)
+        if cls.list_sessions is not AgentHandler.list_sessions:
+            builder.on_request(m.SESSION_LIST, self.list_sessions)
+        if cls.load_session is not AgentHandler.load_session:
+            builder.on_request(m.SESSION_LOAD, self.load_session)
+        if cls.new_session is not AgentHandler.new_session:
+            builder.on_request(m.SESSION_NEW, self.new_session)
+        if cls.prompt is not AgentHandler.prompt:
+            builder.on_request(m.SESSION_PROMPT, self.prompt)
+        if cls.resume_session is not AgentHandler.resume_session:
+            builder.on_request(m.SESSION_RESUME, self.resume_session)
+        if cls.set_session_config_option is not AgentHandler.set_session_config_option:
+            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.set_session_config_option)
+        if cls.set_session_mode is not AgentHandler.set_session_mode:
+            builder.on_request(m.SESSION_SET_MODE, self.set_session_mode)
         if cls.cancel_request is not AgentHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
@@ -269,7 +269,7 @@ class AgentHandler:
 class ClientHandler:
     """Methods the client handles: what the agent sends to the client."""
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification, cx: Connection) -> None:
+    async def complete_elicitation(self, params: CompleteElicitationNotification, cx: Connection) -> None:
         """Notification sent by the agent when a URL-based elicitation is complete."""
 
     async def session_update(self, params: SessionNotification, cx: Connection) -> None:
@@ -281,7 +281,7 @@ class ClientHandler:
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
         """
 
-    async def elicitation_create(
+    async def create_elicitation(
         self, params: CreateElicitationRequest, responder: Responder[CreateElicitationResponse]
     ) -> CreateElicitationResponse | None:
         """
@@ -293,7 +293,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('elicitation/create')
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: ReadTextFileRequest, responder: Responder[ReadTextFileResponse]
     ) -> ReadTextFileResponse | None:
         """
@@ -303,7 +303,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('fs/read_text_file')
 
-    async def fs_write_text_file(
+    async def write_text_file(
         self, params: WriteTextFileRequest, responder: Responder[WriteTextFileResponse]
     ) -> WriteTextFileResponse | None:
         """
@@ -313,7 +313,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('fs/write_text_file')
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
     ) -> RequestPermissionResponse | None:
         """
@@ -325,13 +325,13 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('session/request_permission')
 
-    async def terminal_create(
+    async def create_terminal(
         self, params: CreateTerminalRequest, responder: Responder[CreateTerminalResponse]
     ) -> CreateTerminalResponse | None:
         """Request to create a new terminal and execute a command."""
         raise RequestError.method_not_found('terminal/create')
 
-    async def terminal_kill(
+    async def kill_terminal(
         self, params: KillTerminalRequest, responder: Responder[KillTerminalResponse]
     ) -> KillTerminalResponse | None:
         """Request to kill a terminal without releasing it."""
@@ -343,13 +343,13 @@ class ClientHandler:
         """Request to get the current output and status of a terminal."""
         raise RequestError.method_not_found('terminal/output')
 
-    async def terminal_release(
+    async def release_terminal(
         self, params: ReleaseTerminalRequest, responder: Responder[ReleaseTerminalResponse]
     ) -> ReleaseTerminalResponse | None:
         """Request to release a terminal and free its resources."""
         raise RequestError.method_not_found('terminal/release')
 
-    async def terminal_wait_for_exit(
+    async def wait_for_terminal_exit(
         self, params: WaitForTerminalExitRequest, responder: Responder[WaitForTerminalExitResponse]
     ) -> WaitForTerminalExitResponse | None:
         """Request to wait for a terminal command to exit."""
@@ -375,28 +375,28 @@ class ClientHandler:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
         refuse_unknown_methods(cls, ClientHandler, 'client', AgentHandler)
-        if cls.elicitation_complete is not ClientHandler.elicitation_complete:
-            builder.on_notification(m.ELICITATION_COMPLETE, self.elicitation_complete)
+        if cls.complete_elicitation is not ClientHandler.complete_elicitation:
+            builder.on_notification(m.ELICITATION_COMPLETE, self.complete_elicitation)
         if cls.session_update is not ClientHandler.session_update:
             builder.on_notification(m.SESSION_UPDATE, self.session_update)
-        if cls.elicitation_create is not ClientHandler.elicitation_create:
-            builder.on_request(m.ELICITATION_CREATE, self.elicitation_create)
-        if cls.fs_read_text_file is not ClientHandler.fs_read_text_file:
-            builder.on_request(m.FS_READ_TEXT_FILE, self.fs_read_text_file)
-        if cls.fs_write_text_file is not ClientHandler.fs_write_text_file:
-            builder.on_request(m.FS_WRITE_TEXT_FILE, self.fs_write_text_file)
-        if cls.session_request_permission is not ClientHandler.session_request_permission:
-            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.session_request_permission)
-        if cls.terminal_create is not ClientHandler.terminal_create:
-            builder.on_request(m.TERMINAL_CREATE, self.terminal_create)
-        if cls.terminal_kill is not ClientHandler.terminal_kill:
-            builder.on_request(m.TERMINAL_KILL, self.terminal_kill)
+        if cls.create_elicitation is not ClientHandler.create_elicitation:
+            builder.on_request(m.ELICITATION_CREATE, self.create_elicitation)
+        if cls.read_text_file is not ClientHandler.read_text_file:
+            builder.on_request(m.FS_READ_TEXT_FILE, self.read_text_file)
+        if cls.write_text_file is not ClientHandler.write_text_file:
+            builder.on_request(m.FS_WRITE_TEXT_FILE, self.write_text_file)
+        if cls.request_permission is not ClientHandler.request_permission:
+            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.request_permission)
+        if cls.create_terminal is not ClientHandler.create_terminal:
+            builder.on_request(m.TERMINAL_CREATE, self.create_terminal)
+        if cls.kill_terminal is not ClientHandler.kill_terminal:
+            builder.on_request(m.TERMINAL_KILL, self.kill_terminal)
         if cls.terminal_output is not ClientHandler.terminal_output:
             builder.on_request(m.TERMINAL_OUTPUT, self.terminal_output)
-        if cls.terminal_release is not ClientHandler.terminal_release:
-            builder.on_request(m.TERMINAL_RELEASE, self.terminal_release)
-        if cls.terminal_wait_for_exit is not ClientHandler.terminal_wait_for_exit:
-            builder.on_request(m.TERMINAL_WAIT_FOR_EXIT, self.terminal_wait_for_exit)
+        if cls.release_terminal is not ClientHandler.release_terminal:
+            builder.on_request(m.TERMINAL_RELEASE, self.release_terminal)
+        if cls.wait_for_terminal_exit is not ClientHandler.wait_for_terminal_exit:
+            builder.on_request(m.TERMINAL_WAIT_FOR_EXIT, self.wait_for_terminal_exit)
         if cls.cancel_request is not ClientHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:

@@ -15,74 +15,46 @@ from typing import Any, Final
 from acp_runtime.methods import NotificationMethod, RequestMethod
 
 from .models import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    CancelRequestNotification,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
     InitializeRequest,
     InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
     ListSessionsRequest,
     ListSessionsResponse,
     LoadSessionRequest,
     LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
     NewSessionRequest,
     NewSessionResponse,
     PromptRequest,
     PromptResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
     SessionNotification,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
+)
+from ._shared_methods import (
+    SESSION_CANCEL as SESSION_CANCEL,
+    AUTHENTICATE as AUTHENTICATE,
+    LOGOUT as LOGOUT,
+    SESSION_CLOSE as SESSION_CLOSE,
+    SESSION_DELETE as SESSION_DELETE,
+    SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
+    SESSION_SET_MODE as SESSION_SET_MODE,
+    ELICITATION_COMPLETE as ELICITATION_COMPLETE,
+    ELICITATION_CREATE as ELICITATION_CREATE,
+    FS_READ_TEXT_FILE as FS_READ_TEXT_FILE,
+    FS_WRITE_TEXT_FILE as FS_WRITE_TEXT_FILE,
+    SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
+    TERMINAL_CREATE as TERMINAL_CREATE,
+    TERMINAL_KILL as TERMINAL_KILL,
+    TERMINAL_OUTPUT as TERMINAL_OUTPUT,
+    TERMINAL_RELEASE as TERMINAL_RELEASE,
+    TERMINAL_WAIT_FOR_EXIT as TERMINAL_WAIT_FOR_EXIT,
+    CANCEL_REQUEST as CANCEL_REQUEST,
 )
 
 PROTOCOL_VERSION: Final = 1
 """The ``protocolVersion`` these bindings speak."""
 
-SESSION_CANCEL: Final[NotificationMethod[CancelNotification]] = NotificationMethod(
-    'session/cancel', CancelNotification, side='agent', doc='Notification to cancel ongoing operations for a session.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)'
-)
-AUTHENTICATE: Final[RequestMethod[AuthenticateRequest, AuthenticateResponse]] = RequestMethod(
-    'authenticate', AuthenticateRequest, AuthenticateResponse, side='agent', doc='Request parameters for the authenticate method.\n\nSpecifies which authentication method to use.'
-)
 INITIALIZE: Final[RequestMethod[InitializeRequest, InitializeResponse]] = RequestMethod(
     'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)'
-)
-LOGOUT: Final[RequestMethod[LogoutRequest, LogoutResponse]] = RequestMethod(
-    'logout', LogoutRequest, LogoutResponse, side='agent', doc='Request parameters for the logout method.\n\nTerminates the current authenticated session.'
-)
-SESSION_CLOSE: Final[RequestMethod[CloseSessionRequest, CloseSessionResponse]] = RequestMethod(
-    'session/close', CloseSessionRequest, CloseSessionResponse, side='agent', doc='Request parameters for closing an active session.\n\nIf supported, the agent **must** cancel any ongoing work related to the session\n(treat it as if `session/cancel` was called) and then free up any resources\nassociated with the session.\n\nOnly available if the Agent supports the `sessionCapabilities.close` capability.'
-)
-SESSION_DELETE: Final[RequestMethod[DeleteSessionRequest, DeleteSessionResponse]] = RequestMethod(
-    'session/delete', DeleteSessionRequest, DeleteSessionResponse, side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `sessionCapabilities.delete` capability.'
 )
 SESSION_LIST: Final[RequestMethod[ListSessionsRequest, ListSessionsResponse]] = RequestMethod(
     'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
@@ -99,47 +71,8 @@ SESSION_PROMPT: Final[RequestMethod[PromptRequest, PromptResponse]] = RequestMet
 SESSION_RESUME: Final[RequestMethod[ResumeSessionRequest, ResumeSessionResponse]] = RequestMethod(
     'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
 )
-SESSION_SET_CONFIG_OPTION: Final[RequestMethod[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]] = RequestMethod(
-    'session/set_config_option', SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, side='agent', doc='Request parameters for setting a session configuration option.'
-)
-SESSION_SET_MODE: Final[RequestMethod[SetSessionModeRequest, SetSessionModeResponse]] = RequestMethod(
-    'session/set_mode', SetSessionModeRequest, SetSessionModeResponse, side='agent', doc='Request parameters for setting a session mode.'
-)
-ELICITATION_COMPLETE: Final[NotificationMethod[CompleteElicitationNotification]] = NotificationMethod(
-    'elicitation/complete', CompleteElicitationNotification, side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.'
-)
 SESSION_UPDATE: Final[NotificationMethod[SessionNotification]] = NotificationMethod(
     'session/update', SessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)'
-)
-ELICITATION_CREATE: Final[RequestMethod[CreateElicitationRequest, CreateElicitationResponse]] = RequestMethod(
-    'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
-)
-FS_READ_TEXT_FILE: Final[RequestMethod[ReadTextFileRequest, ReadTextFileResponse]] = RequestMethod(
-    'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.'
-)
-FS_WRITE_TEXT_FILE: Final[RequestMethod[WriteTextFileRequest, WriteTextFileResponse]] = RequestMethod(
-    'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.'
-)
-SESSION_REQUEST_PERMISSION: Final[RequestMethod[RequestPermissionRequest, RequestPermissionResponse]] = RequestMethod(
-    'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)'
-)
-TERMINAL_CREATE: Final[RequestMethod[CreateTerminalRequest, CreateTerminalResponse]] = RequestMethod(
-    'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.'
-)
-TERMINAL_KILL: Final[RequestMethod[KillTerminalRequest, KillTerminalResponse]] = RequestMethod(
-    'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.'
-)
-TERMINAL_OUTPUT: Final[RequestMethod[TerminalOutputRequest, TerminalOutputResponse]] = RequestMethod(
-    'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.'
-)
-TERMINAL_RELEASE: Final[RequestMethod[ReleaseTerminalRequest, ReleaseTerminalResponse]] = RequestMethod(
-    'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.'
-)
-TERMINAL_WAIT_FOR_EXIT: Final[RequestMethod[WaitForTerminalExitRequest, WaitForTerminalExitResponse]] = RequestMethod(
-    'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.'
-)
-CANCEL_REQUEST: Final[NotificationMethod[CancelRequestNotification]] = NotificationMethod(
-    '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)'
 )
 
 REQUESTS: Final[tuple[RequestMethod[Any, Any], ...]] = (
@@ -175,26 +108,10 @@ NOTIFICATIONS: Final[tuple[NotificationMethod[Any], ...]] = (
 )
 """Every notification method, in (side, name) order."""
 
-CancelNotification.__acp_method__ = SESSION_CANCEL
-AuthenticateRequest.__acp_method__ = AUTHENTICATE
 InitializeRequest.__acp_method__ = INITIALIZE
-LogoutRequest.__acp_method__ = LOGOUT
-CloseSessionRequest.__acp_method__ = SESSION_CLOSE
-DeleteSessionRequest.__acp_method__ = SESSION_DELETE
 ListSessionsRequest.__acp_method__ = SESSION_LIST
 LoadSessionRequest.__acp_method__ = SESSION_LOAD
 NewSessionRequest.__acp_method__ = SESSION_NEW
 PromptRequest.__acp_method__ = SESSION_PROMPT
 ResumeSessionRequest.__acp_method__ = SESSION_RESUME
-SetSessionModeRequest.__acp_method__ = SESSION_SET_MODE
-CompleteElicitationNotification.__acp_method__ = ELICITATION_COMPLETE
 SessionNotification.__acp_method__ = SESSION_UPDATE
-ReadTextFileRequest.__acp_method__ = FS_READ_TEXT_FILE
-WriteTextFileRequest.__acp_method__ = FS_WRITE_TEXT_FILE
-RequestPermissionRequest.__acp_method__ = SESSION_REQUEST_PERMISSION
-CreateTerminalRequest.__acp_method__ = TERMINAL_CREATE
-KillTerminalRequest.__acp_method__ = TERMINAL_KILL
-TerminalOutputRequest.__acp_method__ = TERMINAL_OUTPUT
-ReleaseTerminalRequest.__acp_method__ = TERMINAL_RELEASE
-WaitForTerminalExitRequest.__acp_method__ = TERMINAL_WAIT_FOR_EXIT
-CancelRequestNotification.__acp_method__ = CANCEL_REQUEST

@@ -66,14 +66,14 @@ if TYPE_CHECKING:
 class AgentHandler:
     """Methods the agent handles: what the client sends to the agent."""
 
-    async def session_cancel(self, params: CancelSessionNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelSessionNotification, cx: Connection) -> None:
         """
         Notification to cancel a session's foreground work and its prompts not yet inserted.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
         """
 
-    async def auth_login(
+    async def login(
         self, params: LoginAuthRequest, responder: Responder[LoginAuthResponse]
     ) -> LoginAuthResponse | None:
         """
@@ -87,7 +87,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('auth/login')
 
-    async def auth_logout(
+    async def logout(
         self, params: LogoutAuthRequest, responder: Responder[LogoutAuthResponse]
     ) -> LogoutAuthResponse | None:
         """
@@ -113,7 +113,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('initialize')
 
-    async def session_close(
+    async def close_session(
         self, params: CloseSessionRequest, responder: Responder[CloseSessionResponse]
     ) -> CloseSessionResponse | None:
         """
@@ -140,7 +140,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/close')
 
-    async def session_delete(
+    async def delete_session(
         self, params: DeleteSessionRequest, responder: Responder[DeleteSessionResponse]
     ) -> DeleteSessionResponse | None:
         """
@@ -150,13 +150,13 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/delete')
 
-    async def session_list(
+    async def list_sessions(
         self, params: ListSessionsRequest, responder: Responder[ListSessionsResponse]
     ) -> ListSessionsResponse | None:
         """Request parameters for listing existing sessions."""
         raise RequestError.method_not_found('session/list')
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse | None:
         """
@@ -166,7 +166,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/new')
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         """
@@ -178,7 +178,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/prompt')
 
-    async def session_resume(
+    async def resume_session(
         self, params: ResumeSessionRequest, responder: Responder[ResumeSessionResponse]
     ) -> ResumeSessionResponse | None:
         """
@@ -189,7 +189,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/resume')
 
-    async def session_set_config_option(
+    async def set_session_config_option(
         self, params: SetSessionConfigOptionRequest, responder: Responder[SetSessionConfigOptionResponse]
     ) -> SetSessionConfigOptionResponse | None:
         """
@@ -203,7 +203,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/set_config_option')
 
-    async def terminal_cancel(
+    async def cancel_terminal(
         self, params: CancelTerminalRequest, responder: Responder[CancelTerminalResponse]
     ) -> CancelTerminalResponse | None:
         """
@@ -223,7 +223,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('terminal/cancel')
 
-    async def tool_call_cancel(
+    async def cancel_tool_call(
         self, params: CancelToolCallRequest, responder: Responder[CancelToolCallResponse]
     ) -> CancelToolCallResponse | None:
         """
@@ -262,32 +262,32 @@ class AgentHandler:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
         refuse_unknown_methods(cls, AgentHandler, 'agent', ClientHandler)
-        if cls.session_cancel is not AgentHandler.session_cancel:
-            builder.on_notification(m.SESSION_CANCEL, self.session_cancel)
-        if cls.auth_login is not AgentHandler.auth_login:
-            builder.on_request(m.AUTH_LOGIN, self.auth_login)
-        if cls.auth_logout is not AgentHandler.auth_logout:
-            builder.on_request(m.AUTH_LOGOUT, self.auth_logout)
+        if cls.cancel is not AgentHandler.cancel:
+            builder.on_notification(m.SESSION_CANCEL, self.cancel)
+        if cls.login is not AgentHandler.login:
+            builder.on_request(m.AUTH_LOGIN, self.login)
+        if cls.logout is not AgentHandler.logout:
+            builder.on_request(m.AUTH_LOGOUT, self.logout)
         if cls.initialize is not AgentHandler.initialize:
             builder.on_request(m.INITIALIZE, self.initialize)
-        if cls.session_close is not AgentHandler.session_close:
-            builder.on_request(m.SESSION_CLOSE, self.session_close)
-        if cls.session_delete is not AgentHandler.session_delete:
-            builder.on_request(m.SESSION_DELETE, self.session_delete)
-        if cls.session_list is not AgentHandler.session_list:
-            builder.on_request(m.SESSION_LIST, self.session_list)
-        if cls.session_new is not AgentHandler.session_new:
-            builder.on_request(m.SESSION_NEW, self.session_new)
-        if cls.session_prompt is not AgentHandler.session_prompt:
-            builder.on_request(m.SESSION_PROMPT, self.session_prompt)
-        if cls.session_resume is not AgentHandler.session_resume:
-            builder.on_request(m.SESSION_RESUME, self.session_resume)
-        if cls.session_set_config_option is not AgentHandler.session_set_config_option:
-            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.session_set_config_option)
-        if cls.terminal_cancel is not AgentHandler.terminal_cancel:
-            builder.on_request(m.TERMINAL_CANCEL, self.terminal_cancel)
-        if cls.tool_call_cancel is not AgentHandler.tool_call_cancel:
-            builder.on_request(m.TOOL_CALL_CANCEL, self.tool_call_cancel)
+        if cls.close_session is not AgentHandler.close_session:
+            builder.on_request(m.SESSION_CLOSE, self.close_session)
+        if cls.delete_session is not AgentHandler.delete_session:
+            builder.on_request(m.SESSION_DELETE, self.delete_session)
+        if cls.list_sessions is not AgentHandler.list_sessions:
+            builder.on_request(m.SESSION_LIST, self.list_sessions)
+        if cls.new_session is not AgentHandler.new_session:
+            builder.on_request(m.SESSION_NEW, self.new_session)
+        if cls.prompt is not AgentHandler.prompt:
+            builder.on_request(m.SESSION_PROMPT, self.prompt)
+        if cls.resume_session is not AgentHandler.resume_session:
+            builder.on_request(m.SESSION_RESUME, self.resume_session)
+        if cls.set_session_config_option is not AgentHandler.set_session_config_option:
+            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.set_session_config_option)
+        if cls.cancel_terminal is not AgentHandler.cancel_terminal:
+            builder.on_request(m.TERMINAL_CANCEL, self.cancel_terminal)
+        if cls.cancel_tool_call is not AgentHandler.cancel_tool_call:
+            builder.on_request(m.TOOL_CALL_CANCEL, self.cancel_tool_call)
         if cls.cancel_request is not AgentHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
@@ -299,7 +299,7 @@ class AgentHandler:
 class ClientHandler:
     """Methods the client handles: what the agent sends to the client."""
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification, cx: Connection) -> None:
+    async def complete_elicitation(self, params: CompleteElicitationNotification, cx: Connection) -> None:
         """
         Notification sent by the agent when a URL-based elicitation is complete.
 
@@ -315,7 +315,7 @@ class ClientHandler:
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
         """
 
-    async def elicitation_create(
+    async def create_elicitation(
         self, params: CreateElicitationRequest, responder: Responder[CreateElicitationResponse]
     ) -> CreateElicitationResponse | None:
         """
@@ -339,7 +339,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('elicitation/create')
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
     ) -> RequestPermissionResponse | None:
         """
@@ -371,14 +371,14 @@ class ClientHandler:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
         refuse_unknown_methods(cls, ClientHandler, 'client', AgentHandler)
-        if cls.elicitation_complete is not ClientHandler.elicitation_complete:
-            builder.on_notification(m.ELICITATION_COMPLETE, self.elicitation_complete)
+        if cls.complete_elicitation is not ClientHandler.complete_elicitation:
+            builder.on_notification(m.ELICITATION_COMPLETE, self.complete_elicitation)
         if cls.session_update is not ClientHandler.session_update:
             builder.on_notification(m.SESSION_UPDATE, self.session_update)
-        if cls.elicitation_create is not ClientHandler.elicitation_create:
-            builder.on_request(m.ELICITATION_CREATE, self.elicitation_create)
-        if cls.session_request_permission is not ClientHandler.session_request_permission:
-            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.session_request_permission)
+        if cls.create_elicitation is not ClientHandler.create_elicitation:
+            builder.on_request(m.ELICITATION_CREATE, self.create_elicitation)
+        if cls.request_permission is not ClientHandler.request_permission:
+            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.request_permission)
         if cls.cancel_request is not ClientHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:

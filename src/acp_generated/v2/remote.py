@@ -90,7 +90,7 @@ class RemoteAgent:
         self.peer = peer
         """Where they go (default: the connection's counterpart)."""
 
-    def cancel_session(
+    def cancel(
         self,
         *,
         session_id: SessionId,
@@ -112,7 +112,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def login_auth(
+    def login(
         self,
         *,
         method_id: AuthMethodId,
@@ -138,7 +138,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def logout_auth(
+    def logout(
         self,
         *,
         meta: dict[str, Any] | None = None,
@@ -467,7 +467,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def update_session(
+    def session_update(
         self,
         *,
         session_id: SessionId,

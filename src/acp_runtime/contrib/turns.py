@@ -8,10 +8,10 @@ one code path::
 
     turns = PromptTurns(cancelled=PromptResponse(stop_reason="cancelled"))
 
-    async def session_prompt(self, params, responder):
+    async def prompt(self, params, responder):
         turns.start(params.session_id, responder, self._turn, params)  # spawned; returns
 
-    async def session_cancel(self, params, cx):
+    async def cancel(self, params, cx):
         turns.cancel(params.session_id)
 
 Cancelling the scope also abandons whatever the turn awaits on the client (a permission

@@ -12,12 +12,12 @@ from acp_runtime import Connection, ConnectionBuilder, Responder
 
 
 class EchoAgent(AgentHandler):
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         return PromptResponse(stop_reason="end_turn")
 
-    async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelNotification, cx: Connection) -> None:
         return None
 
 

@@ -7,19 +7,19 @@ from acp_runtime import Connection, Responder
 
 
 class WrongParams(AgentHandler):
-    async def session_prompt(  # expect-error
+    async def prompt(  # expect-error
         self, params: NewSessionRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         return None
 
 
 class WrongResult(AgentHandler):
-    async def session_prompt(  # expect-error
+    async def prompt(  # expect-error
         self, params: object, responder: Responder[PromptResponse]
     ) -> str:
         return "end_turn"
 
 
 class WrongNotification(AgentHandler):
-    async def session_cancel(self, params: int, cx: Connection) -> None:  # expect-error
+    async def cancel(self, params: int, cx: Connection) -> None:  # expect-error
         return None

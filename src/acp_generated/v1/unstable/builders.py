@@ -20,61 +20,48 @@ from typing import Any
 from acp_runtime.kwargs import given, listed
 
 from .models import (
-    AgentMessageChunkSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    Annotations,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandInput,
-    AvailableCommandsUpdateSessionUpdate,
-    BlobResourceContents,
-    CompactionId,
-    CompactionStatus,
-    CompactionSummaryChunkSessionUpdate,
-    CompactionUpdateSessionUpdate,
-    ConfigOptionUpdateSessionUpdate,
     ContentBlock,
-    ContentToolCallContent,
-    Cost,
-    CurrentModeUpdateSessionUpdate,
-    DiffToolCallContent,
-    EmbeddedResourceResource,
-    ImageContentBlock,
     MessageId,
-    NoticeSessionUpdate,
-    NoticeSeverity,
-    PlanEntry,
-    PlanEntryPriority,
-    PlanEntryStatus,
     PlanId,
     PlanRemovedSessionUpdate,
-    PlanSessionUpdate,
     PlanUpdateContent,
     PlanUpdateSessionUpdate,
-    ResourceContentBlock,
-    ResourceLinkContentBlock,
-    SessionConfigOption,
     SessionId,
-    SessionInfoUpdateSessionUpdate,
     SessionMessageChunkSessionUpdate,
     SessionMessageSessionUpdate,
-    SessionModeId,
     StateUpdate,
     SubagentSessionCapabilities,
     SubagentUpdateSessionUpdate,
-    TerminalId,
-    TerminalToolCallContent,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallContent,
-    ToolCallId,
-    ToolCallLocation,
-    ToolCallSessionUpdate,
-    ToolCallStatus,
-    ToolCallUpdateSessionUpdate,
-    ToolKind,
-    UsageUpdateSessionUpdate,
-    UserMessageChunkSessionUpdate,
+)
+
+from .._shared_builders import (
+    text as text,
+    image as image,
+    audio as audio,
+    resource_link as resource_link,
+    resource as resource,
+    user_message_chunk as user_message_chunk,
+    agent_message_chunk as agent_message_chunk,
+    agent_thought_chunk as agent_thought_chunk,
+    tool_call as tool_call,
+    tool_call_update as tool_call_update,
+    plan as plan,
+    available_commands_update as available_commands_update,
+    current_mode_update as current_mode_update,
+    config_option_update as config_option_update,
+    session_info_update as session_info_update,
+    usage_update as usage_update,
+    notice as notice,
+    compaction_update as compaction_update,
+    compaction_summary_chunk as compaction_summary_chunk,
+    tool_content as tool_content,
+    tool_diff as tool_diff,
+    tool_terminal as tool_terminal,
+    text_resource_contents as text_resource_contents,
+    blob_resource_contents as blob_resource_contents,
+    tool_call_location as tool_call_location,
+    plan_entry as plan_entry,
+    available_command as available_command,
 )
 
 __all__ = [
@@ -113,238 +100,6 @@ __all__ = [
 ]
 
 
-def text(
-    *,
-    annotations: Annotations | None = None,
-    text: str,
-    meta: dict[str, Any] | None = None,
-) -> TextContentBlock:
-    """Text content. May be plain text or formatted with Markdown."""
-    return TextContentBlock(
-        type='text',
-        text=text,
-        **given(
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def image(
-    *,
-    annotations: Annotations | None = None,
-    data: str,
-    mime_type: str,
-    uri: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ImageContentBlock:
-    """Images for visual context or analysis."""
-    return ImageContentBlock(
-        type='image',
-        data=data,
-        mime_type=mime_type,
-        **given(
-            annotations=annotations,
-            uri=uri,
-            meta=meta,
-        ),
-    )
-
-
-def audio(
-    *,
-    annotations: Annotations | None = None,
-    data: str,
-    mime_type: str,
-    meta: dict[str, Any] | None = None,
-) -> AudioContentBlock:
-    """Audio data for transcription or analysis."""
-    return AudioContentBlock(
-        type='audio',
-        data=data,
-        mime_type=mime_type,
-        **given(
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def resource_link(
-    *,
-    annotations: Annotations | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    name: str,
-    size: int | None = None,
-    title: str | None = None,
-    uri: str,
-    meta: dict[str, Any] | None = None,
-) -> ResourceLinkContentBlock:
-    """References to resources that the agent can access."""
-    return ResourceLinkContentBlock(
-        type='resource_link',
-        name=name,
-        uri=uri,
-        **given(
-            annotations=annotations,
-            description=description,
-            mime_type=mime_type,
-            size=size,
-            title=title,
-            meta=meta,
-        ),
-    )
-
-
-def resource(
-    *,
-    annotations: Annotations | None = None,
-    resource: EmbeddedResourceResource,
-    meta: dict[str, Any] | None = None,
-) -> ResourceContentBlock:
-    """Complete resource contents embedded directly in the message."""
-    return ResourceContentBlock(
-        type='resource',
-        resource=resource,
-        **given(
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def user_message_chunk(
-    *,
-    content: ContentBlock,
-    message_id: MessageId | None = None,
-    meta: dict[str, Any] | None = None,
-) -> UserMessageChunkSessionUpdate:
-    """A chunk of the user's message being streamed."""
-    return UserMessageChunkSessionUpdate(
-        session_update='user_message_chunk',
-        content=content,
-        **given(
-            message_id=message_id,
-            meta=meta,
-        ),
-    )
-
-
-def agent_message_chunk(
-    *,
-    content: ContentBlock,
-    message_id: MessageId | None = None,
-    meta: dict[str, Any] | None = None,
-) -> AgentMessageChunkSessionUpdate:
-    """A chunk of the agent's response being streamed."""
-    return AgentMessageChunkSessionUpdate(
-        session_update='agent_message_chunk',
-        content=content,
-        **given(
-            message_id=message_id,
-            meta=meta,
-        ),
-    )
-
-
-def agent_thought_chunk(
-    *,
-    content: ContentBlock,
-    message_id: MessageId | None = None,
-    meta: dict[str, Any] | None = None,
-) -> AgentThoughtChunkSessionUpdate:
-    """A chunk of the agent's internal reasoning being streamed."""
-    return AgentThoughtChunkSessionUpdate(
-        session_update='agent_thought_chunk',
-        content=content,
-        **given(
-            message_id=message_id,
-            meta=meta,
-        ),
-    )
-
-
-def tool_call(
-    *,
-    tool_call_id: ToolCallId,
-    title: str,
-    name: str | None = None,
-    kind: ToolKind | None = None,
-    status: ToolCallStatus | None = None,
-    content: Sequence[ToolCallContent] | None = None,
-    locations: Sequence[ToolCallLocation] | None = None,
-    raw_input: Any | None = None,
-    raw_output: Any | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ToolCallSessionUpdate:
-    """Notification that a new tool call has been initiated."""
-    return ToolCallSessionUpdate(
-        session_update='tool_call',
-        tool_call_id=tool_call_id,
-        title=title,
-        **given(
-            name=name,
-            kind=kind,
-            status=status,
-            content=listed(content),
-            locations=listed(locations),
-            raw_input=raw_input,
-            raw_output=raw_output,
-            meta=meta,
-        ),
-    )
-
-
-def tool_call_update(
-    *,
-    tool_call_id: ToolCallId,
-    kind: ToolKind | None = None,
-    status: ToolCallStatus | None = None,
-    title: str | None = None,
-    name: str | None = None,
-    content: Sequence[ToolCallContent] | None = None,
-    locations: Sequence[ToolCallLocation] | None = None,
-    raw_input: Any | None = None,
-    raw_output: Any | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ToolCallUpdateSessionUpdate:
-    """Update on the status or results of a tool call."""
-    return ToolCallUpdateSessionUpdate(
-        session_update='tool_call_update',
-        tool_call_id=tool_call_id,
-        **given(
-            kind=kind,
-            status=status,
-            title=title,
-            name=name,
-            content=listed(content),
-            locations=listed(locations),
-            raw_input=raw_input,
-            raw_output=raw_output,
-            meta=meta,
-        ),
-    )
-
-
-def plan(
-    *,
-    entries: Sequence[PlanEntry],
-    meta: dict[str, Any] | None = None,
-) -> PlanSessionUpdate:
-    """
-    The agent's execution plan for complex tasks.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
-    """
-    return PlanSessionUpdate(
-        session_update='plan',
-        entries=list(entries),
-        **given(
-            meta=meta,
-        ),
-    )
-
-
 def plan_update(
     *,
     plan: PlanUpdateContent,
@@ -369,144 +124,6 @@ def plan_removed(
     return PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def available_commands_update(
-    *,
-    available_commands: Sequence[AvailableCommand],
-    meta: dict[str, Any] | None = None,
-) -> AvailableCommandsUpdateSessionUpdate:
-    """Available commands are ready or have changed"""
-    return AvailableCommandsUpdateSessionUpdate(
-        session_update='available_commands_update',
-        available_commands=list(available_commands),
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def current_mode_update(
-    *,
-    current_mode_id: SessionModeId,
-    meta: dict[str, Any] | None = None,
-) -> CurrentModeUpdateSessionUpdate:
-    """The current mode of the session has changed"""
-    return CurrentModeUpdateSessionUpdate(
-        session_update='current_mode_update',
-        current_mode_id=current_mode_id,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def config_option_update(
-    *,
-    config_options: Sequence[SessionConfigOption],
-    meta: dict[str, Any] | None = None,
-) -> ConfigOptionUpdateSessionUpdate:
-    """Session configuration options have been updated."""
-    return ConfigOptionUpdateSessionUpdate(
-        session_update='config_option_update',
-        config_options=list(config_options),
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def session_info_update(
-    *,
-    title: str | None = None,
-    updated_at: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> SessionInfoUpdateSessionUpdate:
-    """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return SessionInfoUpdateSessionUpdate(
-        session_update='session_info_update',
-        **given(
-            title=title,
-            updated_at=updated_at,
-            meta=meta,
-        ),
-    )
-
-
-def usage_update(
-    *,
-    used: int,
-    size: int,
-    cost: Cost | None = None,
-    meta: dict[str, Any] | None = None,
-) -> UsageUpdateSessionUpdate:
-    """Context window and cost update for the session."""
-    return UsageUpdateSessionUpdate(
-        session_update='usage_update',
-        used=used,
-        size=size,
-        **given(
-            cost=cost,
-            meta=meta,
-        ),
-    )
-
-
-def notice(
-    *,
-    severity: NoticeSeverity,
-    title: str,
-    description: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> NoticeSessionUpdate:
-    """Information for the user that is not part of session history."""
-    return NoticeSessionUpdate(
-        session_update='notice',
-        severity=severity,
-        title=title,
-        **given(
-            description=description,
-            meta=meta,
-        ),
-    )
-
-
-def compaction_update(
-    *,
-    compaction_id: CompactionId,
-    status: CompactionStatus,
-    summary: Sequence[ContentBlock] | None = None,
-    error: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> CompactionUpdateSessionUpdate:
-    """A context compaction has been created or updated."""
-    return CompactionUpdateSessionUpdate(
-        session_update='compaction_update',
-        compaction_id=compaction_id,
-        status=status,
-        **given(
-            summary=listed(summary),
-            error=error,
-            meta=meta,
-        ),
-    )
-
-
-def compaction_summary_chunk(
-    *,
-    compaction_id: CompactionId,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> CompactionSummaryChunkSessionUpdate:
-    """A content block appended to a context compaction's retained summary."""
-    return CompactionSummaryChunkSessionUpdate(
-        session_update='compaction_summary_chunk',
-        compaction_id=compaction_id,
-        content=content,
         **given(
             meta=meta,
         ),
@@ -577,143 +194,6 @@ def session_message_chunk(
         message_id=message_id,
         content=content,
         **given(
-            meta=meta,
-        ),
-    )
-
-
-def tool_content(
-    *,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> ContentToolCallContent:
-    """Standard content block (text, images, resources)."""
-    return ContentToolCallContent(
-        type='content',
-        content=content,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def tool_diff(
-    *,
-    path: str,
-    old_text: str | None = None,
-    new_text: str,
-    meta: dict[str, Any] | None = None,
-) -> DiffToolCallContent:
-    """File modification shown as a diff."""
-    return DiffToolCallContent(
-        type='diff',
-        path=path,
-        new_text=new_text,
-        **given(
-            old_text=old_text,
-            meta=meta,
-        ),
-    )
-
-
-def tool_terminal(
-    *,
-    terminal_id: TerminalId,
-    meta: dict[str, Any] | None = None,
-) -> TerminalToolCallContent:
-    """Embed a terminal created with `terminal/create` by its id."""
-    return TerminalToolCallContent(
-        type='terminal',
-        terminal_id=terminal_id,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def text_resource_contents(
-    *,
-    mime_type: str | None = None,
-    text: str,
-    uri: str,
-    meta: dict[str, Any] | None = None,
-) -> TextResourceContents:
-    """Text-based resource contents."""
-    return TextResourceContents(
-        text=text,
-        uri=uri,
-        **given(
-            mime_type=mime_type,
-            meta=meta,
-        ),
-    )
-
-
-def blob_resource_contents(
-    *,
-    blob: str,
-    mime_type: str | None = None,
-    uri: str,
-    meta: dict[str, Any] | None = None,
-) -> BlobResourceContents:
-    """Binary resource contents."""
-    return BlobResourceContents(
-        blob=blob,
-        uri=uri,
-        **given(
-            mime_type=mime_type,
-            meta=meta,
-        ),
-    )
-
-
-def tool_call_location(
-    *,
-    path: str,
-    line: int | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ToolCallLocation:
-    """A file location being accessed or modified by a tool."""
-    return ToolCallLocation(
-        path=path,
-        **given(
-            line=line,
-            meta=meta,
-        ),
-    )
-
-
-def plan_entry(
-    *,
-    content: str,
-    priority: PlanEntryPriority,
-    status: PlanEntryStatus,
-    meta: dict[str, Any] | None = None,
-) -> PlanEntry:
-    """A single entry in the execution plan."""
-    return PlanEntry(
-        content=content,
-        priority=priority,
-        status=status,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def available_command(
-    *,
-    name: str,
-    description: str,
-    input: AvailableCommandInput | None = None,
-    meta: dict[str, Any] | None = None,
-) -> AvailableCommand:
-    """Information about a command."""
-    return AvailableCommand(
-        name=name,
-        description=description,
-        **given(
-            input=input,
             meta=meta,
         ),
     )

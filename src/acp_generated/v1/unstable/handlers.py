@@ -107,7 +107,7 @@ if TYPE_CHECKING:
 class AgentHandler:
     """Methods the agent handles: what the client sends to the agent."""
 
-    async def mcp_message_notification(self, params: MessageMcpNotification, cx: Connection) -> None:
+    async def mcp_message(self, params: MessageMcpNotification, cx: Connection) -> None:
         """
         **UNSTABLE**
 
@@ -119,7 +119,7 @@ class AgentHandler:
         subscription acknowledgements and updates). The outer envelope has no `id`.
         """
 
-    async def session_cancel(self, params: CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelNotification, cx: Connection) -> None:
         """
         Notification to cancel ongoing operations for a session.
 
@@ -175,7 +175,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('logout')
 
-    async def providers_disable(
+    async def disable_provider(
         self, params: DisableProviderRequest, responder: Responder[DisableProviderResponse]
     ) -> DisableProviderResponse | None:
         """
@@ -187,7 +187,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('providers/disable')
 
-    async def providers_list(
+    async def list_providers(
         self, params: ListProvidersRequest, responder: Responder[ListProvidersResponse]
     ) -> ListProvidersResponse | None:
         """
@@ -199,7 +199,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('providers/list')
 
-    async def providers_set(
+    async def set_provider(
         self, params: SetProviderRequest, responder: Responder[SetProviderResponse]
     ) -> SetProviderResponse | None:
         """
@@ -213,7 +213,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('providers/set')
 
-    async def session_archive(
+    async def archive_session(
         self, params: ArchiveSessionRequest, responder: Responder[ArchiveSessionResponse]
     ) -> ArchiveSessionResponse | None:
         """
@@ -232,7 +232,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/archive')
 
-    async def session_close(
+    async def close_session(
         self, params: CloseSessionRequest, responder: Responder[CloseSessionResponse]
     ) -> CloseSessionResponse | None:
         """
@@ -246,7 +246,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/close')
 
-    async def session_delete(
+    async def delete_session(
         self, params: DeleteSessionRequest, responder: Responder[DeleteSessionResponse]
     ) -> DeleteSessionResponse | None:
         """
@@ -256,7 +256,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/delete')
 
-    async def session_fork(
+    async def fork_session(
         self, params: ForkSessionRequest, responder: Responder[ForkSessionResponse]
     ) -> ForkSessionResponse | None:
         """
@@ -273,7 +273,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/fork')
 
-    async def session_list(
+    async def list_sessions(
         self, params: ListSessionsRequest, responder: Responder[ListSessionsResponse]
     ) -> ListSessionsResponse | None:
         """
@@ -283,7 +283,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/list')
 
-    async def session_load(
+    async def load_session(
         self, params: LoadSessionRequest, responder: Responder[LoadSessionResponse]
     ) -> LoadSessionResponse | None:
         """
@@ -295,7 +295,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/load')
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse | None:
         """
@@ -305,7 +305,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/new')
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         """
@@ -317,7 +317,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/prompt')
 
-    async def session_resume(
+    async def resume_session(
         self, params: ResumeSessionRequest, responder: Responder[ResumeSessionResponse]
     ) -> ResumeSessionResponse | None:
         """
@@ -330,19 +330,19 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/resume')
 
-    async def session_set_config_option(
+    async def set_session_config_option(
         self, params: SetSessionConfigOptionRequest, responder: Responder[SetSessionConfigOptionResponse]
     ) -> SetSessionConfigOptionResponse | None:
         """Request parameters for setting a session configuration option."""
         raise RequestError.method_not_found('session/set_config_option')
 
-    async def session_set_mode(
+    async def set_session_mode(
         self, params: SetSessionModeRequest, responder: Responder[SetSessionModeResponse]
     ) -> SetSessionModeResponse | None:
         """Request parameters for setting a session mode."""
         raise RequestError.method_not_found('session/set_mode')
 
-    async def session_set_title(
+    async def set_session_title(
         self, params: SetSessionTitleRequest, responder: Responder[SetSessionTitleResponse]
     ) -> SetSessionTitleResponse | None:
         """
@@ -380,7 +380,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/status')
 
-    async def session_unarchive(
+    async def unarchive_session(
         self, params: UnarchiveSessionRequest, responder: Responder[UnarchiveSessionResponse]
     ) -> UnarchiveSessionResponse | None:
         """
@@ -420,10 +420,10 @@ class AgentHandler:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
         refuse_unknown_methods(cls, AgentHandler, 'agent', ClientHandler, ProxyHandler)
-        if cls.mcp_message_notification is not AgentHandler.mcp_message_notification:
-            builder.on_notification(m.MCP_MESSAGE_NOTIFICATION, self.mcp_message_notification)
-        if cls.session_cancel is not AgentHandler.session_cancel:
-            builder.on_notification(m.SESSION_CANCEL, self.session_cancel)
+        if cls.mcp_message is not AgentHandler.mcp_message:
+            builder.on_notification(m.MCP_MESSAGE_NOTIFICATION, self.mcp_message)
+        if cls.cancel is not AgentHandler.cancel:
+            builder.on_notification(m.SESSION_CANCEL, self.cancel)
         if cls.auth_status is not AgentHandler.auth_status:
             builder.on_request(m.AUTH_STATUS, self.auth_status)
         if cls.authenticate is not AgentHandler.authenticate:
@@ -432,40 +432,40 @@ class AgentHandler:
             builder.on_request(m.INITIALIZE, self.initialize)
         if cls.logout is not AgentHandler.logout:
             builder.on_request(m.LOGOUT, self.logout)
-        if cls.providers_disable is not AgentHandler.providers_disable:
-            builder.on_request(m.PROVIDERS_DISABLE, self.providers_disable)
-        if cls.providers_list is not AgentHandler.providers_list:
-            builder.on_request(m.PROVIDERS_LIST, self.providers_list)
-        if cls.providers_set is not AgentHandler.providers_set:
-            builder.on_request(m.PROVIDERS_SET, self.providers_set)
-        if cls.session_archive is not AgentHandler.session_archive:
-            builder.on_request(m.SESSION_ARCHIVE, self.session_archive)
-        if cls.session_close is not AgentHandler.session_close:
-            builder.on_request(m.SESSION_CLOSE, self.session_close)
-        if cls.session_delete is not AgentHandler.session_delete:
-            builder.on_request(m.SESSION_DELETE, self.session_delete)
-        if cls.session_fork is not AgentHandler.session_fork:
-            builder.on_request(m.SESSION_FORK, self.session_fork)
-        if cls.session_list is not AgentHandler.session_list:
-            builder.on_request(m.SESSION_LIST, self.session_list)
-        if cls.session_load is not AgentHandler.session_load:
-            builder.on_request(m.SESSION_LOAD, self.session_load)
-        if cls.session_new is not AgentHandler.session_new:
-            builder.on_request(m.SESSION_NEW, self.session_new)
-        if cls.session_prompt is not AgentHandler.session_prompt:
-            builder.on_request(m.SESSION_PROMPT, self.session_prompt)
-        if cls.session_resume is not AgentHandler.session_resume:
-            builder.on_request(m.SESSION_RESUME, self.session_resume)
-        if cls.session_set_config_option is not AgentHandler.session_set_config_option:
-            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.session_set_config_option)
-        if cls.session_set_mode is not AgentHandler.session_set_mode:
-            builder.on_request(m.SESSION_SET_MODE, self.session_set_mode)
-        if cls.session_set_title is not AgentHandler.session_set_title:
-            builder.on_request(m.SESSION_SET_TITLE, self.session_set_title)
+        if cls.disable_provider is not AgentHandler.disable_provider:
+            builder.on_request(m.PROVIDERS_DISABLE, self.disable_provider)
+        if cls.list_providers is not AgentHandler.list_providers:
+            builder.on_request(m.PROVIDERS_LIST, self.list_providers)
+        if cls.set_provider is not AgentHandler.set_provider:
+            builder.on_request(m.PROVIDERS_SET, self.set_provider)
+        if cls.archive_session is not AgentHandler.archive_session:
+            builder.on_request(m.SESSION_ARCHIVE, self.archive_session)
+        if cls.close_session is not AgentHandler.close_session:
+            builder.on_request(m.SESSION_CLOSE, self.close_session)
+        if cls.delete_session is not AgentHandler.delete_session:
+            builder.on_request(m.SESSION_DELETE, self.delete_session)
+        if cls.fork_session is not AgentHandler.fork_session:
+            builder.on_request(m.SESSION_FORK, self.fork_session)
+        if cls.list_sessions is not AgentHandler.list_sessions:
+            builder.on_request(m.SESSION_LIST, self.list_sessions)
+        if cls.load_session is not AgentHandler.load_session:
+            builder.on_request(m.SESSION_LOAD, self.load_session)
+        if cls.new_session is not AgentHandler.new_session:
+            builder.on_request(m.SESSION_NEW, self.new_session)
+        if cls.prompt is not AgentHandler.prompt:
+            builder.on_request(m.SESSION_PROMPT, self.prompt)
+        if cls.resume_session is not AgentHandler.resume_session:
+            builder.on_request(m.SESSION_RESUME, self.resume_session)
+        if cls.set_session_config_option is not AgentHandler.set_session_config_option:
+            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.set_session_config_option)
+        if cls.set_session_mode is not AgentHandler.set_session_mode:
+            builder.on_request(m.SESSION_SET_MODE, self.set_session_mode)
+        if cls.set_session_title is not AgentHandler.set_session_title:
+            builder.on_request(m.SESSION_SET_TITLE, self.set_session_title)
         if cls.session_status is not AgentHandler.session_status:
             builder.on_request(m.SESSION_STATUS, self.session_status)
-        if cls.session_unarchive is not AgentHandler.session_unarchive:
-            builder.on_request(m.SESSION_UNARCHIVE, self.session_unarchive)
+        if cls.unarchive_session is not AgentHandler.unarchive_session:
+            builder.on_request(m.SESSION_UNARCHIVE, self.unarchive_session)
         if cls.cancel_request is not AgentHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
@@ -490,7 +490,7 @@ class ClientHandler:
         send it when the reported status differs from the last one sent on the connection.
         """
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification, cx: Connection) -> None:
+    async def complete_elicitation(self, params: CompleteElicitationNotification, cx: Connection) -> None:
         """Notification sent by the agent when a URL-based elicitation is complete."""
 
     async def session_update(self, params: SessionNotification, cx: Connection) -> None:
@@ -502,7 +502,7 @@ class ClientHandler:
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
         """
 
-    async def elicitation_create(
+    async def create_elicitation(
         self, params: CreateElicitationRequest, responder: Responder[CreateElicitationResponse]
     ) -> CreateElicitationResponse | None:
         """
@@ -514,7 +514,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('elicitation/create')
 
-    async def fs_read_text_file(
+    async def read_text_file(
         self, params: ReadTextFileRequest, responder: Responder[ReadTextFileResponse]
     ) -> ReadTextFileResponse | None:
         """
@@ -524,7 +524,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('fs/read_text_file')
 
-    async def fs_write_text_file(
+    async def write_text_file(
         self, params: WriteTextFileRequest, responder: Responder[WriteTextFileResponse]
     ) -> WriteTextFileResponse | None:
         """
@@ -546,7 +546,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('mcp/message')
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
     ) -> RequestPermissionResponse | None:
         """
@@ -558,13 +558,13 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('session/request_permission')
 
-    async def terminal_create(
+    async def create_terminal(
         self, params: CreateTerminalRequest, responder: Responder[CreateTerminalResponse]
     ) -> CreateTerminalResponse | None:
         """Request to create a new terminal and execute a command."""
         raise RequestError.method_not_found('terminal/create')
 
-    async def terminal_kill(
+    async def kill_terminal(
         self, params: KillTerminalRequest, responder: Responder[KillTerminalResponse]
     ) -> KillTerminalResponse | None:
         """Request to kill a terminal without releasing it."""
@@ -576,13 +576,13 @@ class ClientHandler:
         """Request to get the current output and status of a terminal."""
         raise RequestError.method_not_found('terminal/output')
 
-    async def terminal_release(
+    async def release_terminal(
         self, params: ReleaseTerminalRequest, responder: Responder[ReleaseTerminalResponse]
     ) -> ReleaseTerminalResponse | None:
         """Request to release a terminal and free its resources."""
         raise RequestError.method_not_found('terminal/release')
 
-    async def terminal_wait_for_exit(
+    async def wait_for_terminal_exit(
         self, params: WaitForTerminalExitRequest, responder: Responder[WaitForTerminalExitResponse]
     ) -> WaitForTerminalExitResponse | None:
         """Request to wait for a terminal command to exit."""
@@ -610,30 +610,30 @@ class ClientHandler:
         refuse_unknown_methods(cls, ClientHandler, 'client', AgentHandler, ProxyHandler)
         if cls.auth_status_update is not ClientHandler.auth_status_update:
             builder.on_notification(m.AUTH_STATUS_UPDATE, self.auth_status_update)
-        if cls.elicitation_complete is not ClientHandler.elicitation_complete:
-            builder.on_notification(m.ELICITATION_COMPLETE, self.elicitation_complete)
+        if cls.complete_elicitation is not ClientHandler.complete_elicitation:
+            builder.on_notification(m.ELICITATION_COMPLETE, self.complete_elicitation)
         if cls.session_update is not ClientHandler.session_update:
             builder.on_notification(m.SESSION_UPDATE, self.session_update)
-        if cls.elicitation_create is not ClientHandler.elicitation_create:
-            builder.on_request(m.ELICITATION_CREATE, self.elicitation_create)
-        if cls.fs_read_text_file is not ClientHandler.fs_read_text_file:
-            builder.on_request(m.FS_READ_TEXT_FILE, self.fs_read_text_file)
-        if cls.fs_write_text_file is not ClientHandler.fs_write_text_file:
-            builder.on_request(m.FS_WRITE_TEXT_FILE, self.fs_write_text_file)
+        if cls.create_elicitation is not ClientHandler.create_elicitation:
+            builder.on_request(m.ELICITATION_CREATE, self.create_elicitation)
+        if cls.read_text_file is not ClientHandler.read_text_file:
+            builder.on_request(m.FS_READ_TEXT_FILE, self.read_text_file)
+        if cls.write_text_file is not ClientHandler.write_text_file:
+            builder.on_request(m.FS_WRITE_TEXT_FILE, self.write_text_file)
         if cls.mcp_message is not ClientHandler.mcp_message:
             builder.on_request(m.MCP_MESSAGE, self.mcp_message)
-        if cls.session_request_permission is not ClientHandler.session_request_permission:
-            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.session_request_permission)
-        if cls.terminal_create is not ClientHandler.terminal_create:
-            builder.on_request(m.TERMINAL_CREATE, self.terminal_create)
-        if cls.terminal_kill is not ClientHandler.terminal_kill:
-            builder.on_request(m.TERMINAL_KILL, self.terminal_kill)
+        if cls.request_permission is not ClientHandler.request_permission:
+            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.request_permission)
+        if cls.create_terminal is not ClientHandler.create_terminal:
+            builder.on_request(m.TERMINAL_CREATE, self.create_terminal)
+        if cls.kill_terminal is not ClientHandler.kill_terminal:
+            builder.on_request(m.TERMINAL_KILL, self.kill_terminal)
         if cls.terminal_output is not ClientHandler.terminal_output:
             builder.on_request(m.TERMINAL_OUTPUT, self.terminal_output)
-        if cls.terminal_release is not ClientHandler.terminal_release:
-            builder.on_request(m.TERMINAL_RELEASE, self.terminal_release)
-        if cls.terminal_wait_for_exit is not ClientHandler.terminal_wait_for_exit:
-            builder.on_request(m.TERMINAL_WAIT_FOR_EXIT, self.terminal_wait_for_exit)
+        if cls.release_terminal is not ClientHandler.release_terminal:
+            builder.on_request(m.TERMINAL_RELEASE, self.release_terminal)
+        if cls.wait_for_terminal_exit is not ClientHandler.wait_for_terminal_exit:
+            builder.on_request(m.TERMINAL_WAIT_FOR_EXIT, self.wait_for_terminal_exit)
         if cls.cancel_request is not ClientHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:
@@ -667,7 +667,7 @@ class ProxyHandler:
         See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
         """
 
-    async def proxy_initialize(
+    async def initialize_proxy(
         self, params: InitializeProxyRequest, responder: Responder[InitializeProxyResponse]
     ) -> InitializeProxyResponse | None:
         """
@@ -731,8 +731,8 @@ class ProxyHandler:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.proxy_successor_notification is not ProxyHandler.proxy_successor_notification:
             builder.on_notification(m.PROXY_SUCCESSOR_NOTIFICATION, self.proxy_successor_notification)
-        if cls.proxy_initialize is not ProxyHandler.proxy_initialize:
-            builder.on_request(m.PROXY_INITIALIZE, self.proxy_initialize)
+        if cls.initialize_proxy is not ProxyHandler.initialize_proxy:
+            builder.on_request(m.PROXY_INITIALIZE, self.initialize_proxy)
         if cls.proxy_successor is not ProxyHandler.proxy_successor:
             builder.on_request(m.PROXY_SUCCESSOR, self.proxy_successor)
         if cls.ext_method is not ProxyHandler.ext_method:

@@ -20,19 +20,6 @@ from .models import (
     AuthStatusRequest,
     AuthStatusResponse,
     AuthStatusUpdateNotification,
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    CancelRequestNotification,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
     DisableProviderRequest,
     DisableProviderResponse,
     ForkSessionRequest,
@@ -41,16 +28,12 @@ from .models import (
     InitializeProxyResponse,
     InitializeRequest,
     InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
     ListProvidersRequest,
     ListProvidersResponse,
     ListSessionsRequest,
     ListSessionsResponse,
     LoadSessionRequest,
     LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
     MessageMcpNotification,
     MessageMcpRequest,
     MessageMcpResponse,
@@ -61,12 +44,6 @@ from .models import (
     ProxySuccessorNotification,
     ProxySuccessorRequest,
     ProxySuccessorResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
     SessionNotification,
@@ -74,20 +51,30 @@ from .models import (
     SessionStatusResponse,
     SetProviderRequest,
     SetProviderResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
     SetSessionTitleRequest,
     SetSessionTitleResponse,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
     UnarchiveSessionRequest,
     UnarchiveSessionResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
+)
+from .._shared_methods import (
+    SESSION_CANCEL as SESSION_CANCEL,
+    AUTHENTICATE as AUTHENTICATE,
+    LOGOUT as LOGOUT,
+    SESSION_CLOSE as SESSION_CLOSE,
+    SESSION_DELETE as SESSION_DELETE,
+    SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
+    SESSION_SET_MODE as SESSION_SET_MODE,
+    ELICITATION_COMPLETE as ELICITATION_COMPLETE,
+    ELICITATION_CREATE as ELICITATION_CREATE,
+    FS_READ_TEXT_FILE as FS_READ_TEXT_FILE,
+    FS_WRITE_TEXT_FILE as FS_WRITE_TEXT_FILE,
+    SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
+    TERMINAL_CREATE as TERMINAL_CREATE,
+    TERMINAL_KILL as TERMINAL_KILL,
+    TERMINAL_OUTPUT as TERMINAL_OUTPUT,
+    TERMINAL_RELEASE as TERMINAL_RELEASE,
+    TERMINAL_WAIT_FOR_EXIT as TERMINAL_WAIT_FOR_EXIT,
+    CANCEL_REQUEST as CANCEL_REQUEST,
 )
 
 PROTOCOL_VERSION: Final = 1
@@ -96,20 +83,11 @@ PROTOCOL_VERSION: Final = 1
 MCP_MESSAGE_NOTIFICATION: Final[NotificationMethod[MessageMcpNotification]] = NotificationMethod(
     'mcp/message', MessageMcpNotification, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification parameters for `mcp/message`.\n\nSent by the provider to the consumer for an active request (including\nsubscription acknowledgements and updates). The outer envelope has no `id`.'
 )
-SESSION_CANCEL: Final[NotificationMethod[CancelNotification]] = NotificationMethod(
-    'session/cancel', CancelNotification, side='agent', doc='Notification to cancel ongoing operations for a session.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)'
-)
 AUTH_STATUS: Final[RequestMethod[AuthStatusRequest, AuthStatusResponse]] = RequestMethod(
     'auth/status', AuthStatusRequest, AuthStatusResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for the `auth/status` method.\n\nQueries the agent's current authentication state without changing it.\n\nAgents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn\nwhether authentication is required."
 )
-AUTHENTICATE: Final[RequestMethod[AuthenticateRequest, AuthenticateResponse]] = RequestMethod(
-    'authenticate', AuthenticateRequest, AuthenticateResponse, side='agent', doc='Request parameters for the authenticate method.\n\nSpecifies which authentication method to use.'
-)
 INITIALIZE: Final[RequestMethod[InitializeRequest, InitializeResponse]] = RequestMethod(
     'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)'
-)
-LOGOUT: Final[RequestMethod[LogoutRequest, LogoutResponse]] = RequestMethod(
-    'logout', LogoutRequest, LogoutResponse, side='agent', doc='Request parameters for the logout method.\n\nTerminates the current authenticated session.'
 )
 PROVIDERS_DISABLE: Final[RequestMethod[DisableProviderRequest, DisableProviderResponse]] = RequestMethod(
     'providers/disable', DisableProviderRequest, DisableProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/disable`.'
@@ -122,12 +100,6 @@ PROVIDERS_SET: Final[RequestMethod[SetProviderRequest, SetProviderResponse]] = R
 )
 SESSION_ARCHIVE: Final[RequestMethod[ArchiveSessionRequest, ArchiveSessionResponse]] = RequestMethod(
     'session/archive', ArchiveSessionRequest, ArchiveSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for archiving a session.\n\nOnly available if the Agent supports the `sessionCapabilities.archive` capability.\n\nArchiving hides the session from default `session/list` results. It keeps the session ID\nand saved history. If the session is active, the Agent MUST cancel any ongoing work and\nfree the session's resources as if `session/close` had been called, then archive it.\nArchiving an archived session succeeds. A session that does not exist gets `-32002`."
-)
-SESSION_CLOSE: Final[RequestMethod[CloseSessionRequest, CloseSessionResponse]] = RequestMethod(
-    'session/close', CloseSessionRequest, CloseSessionResponse, side='agent', doc='Request parameters for closing an active session.\n\nIf supported, the agent **must** cancel any ongoing work related to the session\n(treat it as if `session/cancel` was called) and then free up any resources\nassociated with the session.\n\nOnly available if the Agent supports the `sessionCapabilities.close` capability.'
-)
-SESSION_DELETE: Final[RequestMethod[DeleteSessionRequest, DeleteSessionResponse]] = RequestMethod(
-    'session/delete', DeleteSessionRequest, DeleteSessionResponse, side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `sessionCapabilities.delete` capability.'
 )
 SESSION_FORK: Final[RequestMethod[ForkSessionRequest, ForkSessionResponse]] = RequestMethod(
     'session/fork', ForkSessionRequest, ForkSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for forking an existing session.\n\nCreates a new session based on the context of an existing one, allowing\noperations like generating summaries without affecting the original session's history.\n\nOnly available if the Agent supports the `session.fork` capability."
@@ -147,12 +119,6 @@ SESSION_PROMPT: Final[RequestMethod[PromptRequest, PromptResponse]] = RequestMet
 SESSION_RESUME: Final[RequestMethod[ResumeSessionRequest, ResumeSessionResponse]] = RequestMethod(
     'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
 )
-SESSION_SET_CONFIG_OPTION: Final[RequestMethod[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]] = RequestMethod(
-    'session/set_config_option', SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, side='agent', doc='Request parameters for setting a session configuration option.'
-)
-SESSION_SET_MODE: Final[RequestMethod[SetSessionModeRequest, SetSessionModeResponse]] = RequestMethod(
-    'session/set_mode', SetSessionModeRequest, SetSessionModeResponse, side='agent', doc='Request parameters for setting a session mode.'
-)
 SESSION_SET_TITLE: Final[RequestMethod[SetSessionTitleRequest, SetSessionTitleResponse]] = RequestMethod(
     'session/set_title', SetSessionTitleRequest, SetSessionTitleResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for setting the title of a session.\n\nOnly available if the Agent supports the `sessionCapabilities.title` capability.\n\nThe session does not need to be active on the connection. Any session the Agent would\nreturn from `session/list` can be retitled. A session that does not exist gets `-32002`.\n\nThe Agent responds only after it has stored the title. After a successful response, the\nAgent SHOULD NOT replace the title with one it generates automatically.'
 )
@@ -165,44 +131,11 @@ SESSION_UNARCHIVE: Final[RequestMethod[UnarchiveSessionRequest, UnarchiveSession
 AUTH_STATUS_UPDATE: Final[NotificationMethod[AuthStatusUpdateNotification]] = NotificationMethod(
     'auth/status_update', AuthStatusUpdateNotification, side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification sent by the agent when its authentication status changes.\n\nCarries the same fields as the `auth/status` response. Agents that advertise the\n`auth.status` capability MAY send it at any time after `initialize`, and SHOULD only\nsend it when the reported status differs from the last one sent on the connection.'
 )
-ELICITATION_COMPLETE: Final[NotificationMethod[CompleteElicitationNotification]] = NotificationMethod(
-    'elicitation/complete', CompleteElicitationNotification, side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.'
-)
 SESSION_UPDATE: Final[NotificationMethod[SessionNotification]] = NotificationMethod(
     'session/update', SessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)'
 )
-ELICITATION_CREATE: Final[RequestMethod[CreateElicitationRequest, CreateElicitationResponse]] = RequestMethod(
-    'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
-)
-FS_READ_TEXT_FILE: Final[RequestMethod[ReadTextFileRequest, ReadTextFileResponse]] = RequestMethod(
-    'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.'
-)
-FS_WRITE_TEXT_FILE: Final[RequestMethod[WriteTextFileRequest, WriteTextFileResponse]] = RequestMethod(
-    'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.'
-)
 MCP_MESSAGE: Final[RequestMethod[MessageMcpRequest, MessageMcpResponse]] = RequestMethod(
     'mcp/message', MessageMcpRequest, MessageMcpResponse, side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `mcp/message`.'
-)
-SESSION_REQUEST_PERMISSION: Final[RequestMethod[RequestPermissionRequest, RequestPermissionResponse]] = RequestMethod(
-    'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)'
-)
-TERMINAL_CREATE: Final[RequestMethod[CreateTerminalRequest, CreateTerminalResponse]] = RequestMethod(
-    'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.'
-)
-TERMINAL_KILL: Final[RequestMethod[KillTerminalRequest, KillTerminalResponse]] = RequestMethod(
-    'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.'
-)
-TERMINAL_OUTPUT: Final[RequestMethod[TerminalOutputRequest, TerminalOutputResponse]] = RequestMethod(
-    'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.'
-)
-TERMINAL_RELEASE: Final[RequestMethod[ReleaseTerminalRequest, ReleaseTerminalResponse]] = RequestMethod(
-    'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.'
-)
-TERMINAL_WAIT_FOR_EXIT: Final[RequestMethod[WaitForTerminalExitRequest, WaitForTerminalExitResponse]] = RequestMethod(
-    'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.'
-)
-CANCEL_REQUEST: Final[NotificationMethod[CancelRequestNotification]] = NotificationMethod(
-    '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)'
 )
 PROXY_SUCCESSOR_NOTIFICATION: Final[NotificationMethod[ProxySuccessorNotification]] = NotificationMethod(
     'proxy/successor', ProxySuccessorNotification, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` notification.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one notification: `method`\nand `params` are the wrapped notification's method and params.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
@@ -263,39 +196,23 @@ NOTIFICATIONS: Final[tuple[NotificationMethod[Any], ...]] = (
 """Every notification method, in (side, name) order."""
 
 MessageMcpNotification.__acp_method__ = MCP_MESSAGE_NOTIFICATION
-CancelNotification.__acp_method__ = SESSION_CANCEL
 AuthStatusRequest.__acp_method__ = AUTH_STATUS
-AuthenticateRequest.__acp_method__ = AUTHENTICATE
 InitializeRequest.__acp_method__ = INITIALIZE
-LogoutRequest.__acp_method__ = LOGOUT
 DisableProviderRequest.__acp_method__ = PROVIDERS_DISABLE
 ListProvidersRequest.__acp_method__ = PROVIDERS_LIST
 SetProviderRequest.__acp_method__ = PROVIDERS_SET
 ArchiveSessionRequest.__acp_method__ = SESSION_ARCHIVE
-CloseSessionRequest.__acp_method__ = SESSION_CLOSE
-DeleteSessionRequest.__acp_method__ = SESSION_DELETE
 ForkSessionRequest.__acp_method__ = SESSION_FORK
 ListSessionsRequest.__acp_method__ = SESSION_LIST
 LoadSessionRequest.__acp_method__ = SESSION_LOAD
 NewSessionRequest.__acp_method__ = SESSION_NEW
 PromptRequest.__acp_method__ = SESSION_PROMPT
 ResumeSessionRequest.__acp_method__ = SESSION_RESUME
-SetSessionModeRequest.__acp_method__ = SESSION_SET_MODE
 SetSessionTitleRequest.__acp_method__ = SESSION_SET_TITLE
 SessionStatusRequest.__acp_method__ = SESSION_STATUS
 UnarchiveSessionRequest.__acp_method__ = SESSION_UNARCHIVE
 AuthStatusUpdateNotification.__acp_method__ = AUTH_STATUS_UPDATE
-CompleteElicitationNotification.__acp_method__ = ELICITATION_COMPLETE
 SessionNotification.__acp_method__ = SESSION_UPDATE
-ReadTextFileRequest.__acp_method__ = FS_READ_TEXT_FILE
-WriteTextFileRequest.__acp_method__ = FS_WRITE_TEXT_FILE
 MessageMcpRequest.__acp_method__ = MCP_MESSAGE
-RequestPermissionRequest.__acp_method__ = SESSION_REQUEST_PERMISSION
-CreateTerminalRequest.__acp_method__ = TERMINAL_CREATE
-KillTerminalRequest.__acp_method__ = TERMINAL_KILL
-TerminalOutputRequest.__acp_method__ = TERMINAL_OUTPUT
-ReleaseTerminalRequest.__acp_method__ = TERMINAL_RELEASE
-WaitForTerminalExitRequest.__acp_method__ = TERMINAL_WAIT_FOR_EXIT
-CancelRequestNotification.__acp_method__ = CANCEL_REQUEST
 ProxySuccessorNotification.__acp_method__ = PROXY_SUCCESSOR_NOTIFICATION
 ProxySuccessorRequest.__acp_method__ = PROXY_SUCCESSOR

@@ -138,7 +138,7 @@ class RemoteAgent:
         self.peer = peer
         """Where they go (default: the connection's counterpart)."""
 
-    def message_mcp(
+    def mcp_message(
         self,
         *,
         server_id: McpServerAcpId,
@@ -899,7 +899,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def message_mcp(
+    def mcp_message(
         self,
         *,
         server_id: McpServerAcpId,

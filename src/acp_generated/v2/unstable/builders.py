@@ -21,82 +21,63 @@ from acp_runtime.kwargs import given, listed
 
 from .models import (
     AbsolutePath,
-    AgentMessageChunkSessionUpdate,
-    AgentMessageSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    AgentThoughtSessionUpdate,
-    Annotations,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandsUpdateSessionUpdate,
     BackgroundWork,
-    BlobResourceContents,
     CancelledIdleStateUpdateSessionUpdate,
-    CompactionId,
-    CompactionStatus,
-    CompactionSummaryChunkSessionUpdate,
-    CompactionUpdateSessionUpdate,
-    ConfigOptionUpdateSessionUpdate,
     ContentBlock,
-    ContentToolCallContent,
-    Cost,
-    DiffChange,
-    DiffPatch,
-    DiffToolCallContent,
-    EmbeddedResourceResource,
     EndTurnIdleStateUpdateSessionUpdate,
     Error,
     ErrorIdleStateUpdateSessionUpdate,
-    Icon,
-    IconTheme,
-    ImageContentBlock,
     MaxTokensIdleStateUpdateSessionUpdate,
     MaxTurnRequestsIdleStateUpdateSessionUpdate,
-    MediaType,
     MessageId,
     NoneIdleStateUpdateSessionUpdate,
-    NoticeSessionUpdate,
-    NoticeSeverity,
     PlanId,
     PlanRemovedSessionUpdate,
     PlanUpdateContent,
     PlanUpdateSessionUpdate,
     RefusalIdleStateUpdateSessionUpdate,
     RequiresActionStateUpdateSessionUpdate,
-    ResourceContentBlock,
-    ResourceLinkContentBlock,
     RunningStateUpdateSessionUpdate,
-    SessionConfigOption,
     SessionId,
-    SessionInfoUpdateSessionUpdate,
     SessionMessageChunkSessionUpdate,
     SessionMessageSessionUpdate,
     StateUpdate,
     SubagentSessionCapabilities,
     SubagentUpdateSessionUpdate,
-    TerminalCapabilities,
-    TerminalExitStatus,
-    TerminalId,
-    TerminalOutput,
-    TerminalOutputChunkSessionUpdate,
-    TerminalSize,
-    TerminalToolCallContent,
-    TerminalUpdateSessionUpdate,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallCapabilities,
-    ToolCallContent,
-    ToolCallContentChunkSessionUpdate,
-    ToolCallId,
-    ToolCallLocation,
-    ToolCallStatus,
-    ToolCallUpdateSessionUpdate,
-    ToolKind,
     UnknownStateUpdateSessionUpdate,
     Usage,
-    UsageUpdateSessionUpdate,
-    UserMessageChunkSessionUpdate,
-    UserMessageSessionUpdate,
+)
+
+from .._shared_builders import (
+    text as text,
+    image as image,
+    audio as audio,
+    resource_link as resource_link,
+    resource as resource,
+    user_message_chunk as user_message_chunk,
+    user_message as user_message,
+    agent_message_chunk as agent_message_chunk,
+    agent_message as agent_message,
+    agent_thought_chunk as agent_thought_chunk,
+    agent_thought as agent_thought,
+    tool_call_content_chunk as tool_call_content_chunk,
+    tool_call_update as tool_call_update,
+    terminal_update as terminal_update,
+    terminal_output_chunk as terminal_output_chunk,
+    available_commands_update as available_commands_update,
+    config_option_update as config_option_update,
+    session_info_update as session_info_update,
+    usage_update as usage_update,
+    notice as notice,
+    compaction_update as compaction_update,
+    compaction_summary_chunk as compaction_summary_chunk,
+    tool_content as tool_content,
+    tool_diff as tool_diff,
+    tool_terminal as tool_terminal,
+    icon as icon,
+    text_resource_contents as text_resource_contents,
+    blob_resource_contents as blob_resource_contents,
+    tool_call_location as tool_call_location,
 )
 
 __all__ = [
@@ -145,211 +126,6 @@ __all__ = [
     'blob_resource_contents',
     'tool_call_location',
 ]
-
-
-def text(
-    *,
-    text: str,
-    annotations: Annotations | None = None,
-    meta: dict[str, Any] | None = None,
-) -> TextContentBlock:
-    """Text content. May be plain text or formatted with Markdown."""
-    return TextContentBlock(
-        type='text',
-        text=text,
-        **given(
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def image(
-    *,
-    data: str,
-    mime_type: MediaType,
-    uri: str | None = None,
-    annotations: Annotations | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ImageContentBlock:
-    """Images for visual context or analysis."""
-    return ImageContentBlock(
-        type='image',
-        data=data,
-        mime_type=mime_type,
-        **given(
-            uri=uri,
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def audio(
-    *,
-    data: str,
-    mime_type: MediaType,
-    annotations: Annotations | None = None,
-    meta: dict[str, Any] | None = None,
-) -> AudioContentBlock:
-    """Audio data for transcription or analysis."""
-    return AudioContentBlock(
-        type='audio',
-        data=data,
-        mime_type=mime_type,
-        **given(
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def resource_link(
-    *,
-    name: str,
-    uri: str,
-    title: str | None = None,
-    description: str | None = None,
-    icons: Sequence[Icon] | None = None,
-    mime_type: MediaType | None = None,
-    size: int | None = None,
-    annotations: Annotations | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ResourceLinkContentBlock:
-    """References to resources that the receiver may be able to read."""
-    return ResourceLinkContentBlock(
-        type='resource_link',
-        name=name,
-        uri=uri,
-        **given(
-            title=title,
-            description=description,
-            icons=listed(icons),
-            mime_type=mime_type,
-            size=size,
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def resource(
-    *,
-    resource: EmbeddedResourceResource,
-    annotations: Annotations | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ResourceContentBlock:
-    """Complete resource contents embedded directly in the message."""
-    return ResourceContentBlock(
-        type='resource',
-        resource=resource,
-        **given(
-            annotations=annotations,
-            meta=meta,
-        ),
-    )
-
-
-def user_message_chunk(
-    *,
-    message_id: MessageId,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> UserMessageChunkSessionUpdate:
-    """A chunk of the user's message being streamed."""
-    return UserMessageChunkSessionUpdate(
-        session_update='user_message_chunk',
-        message_id=message_id,
-        content=content,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def user_message(
-    *,
-    message_id: MessageId,
-    content: Sequence[ContentBlock] | None = None,
-    meta: dict[str, Any] | None = None,
-) -> UserMessageSessionUpdate:
-    """A user message has been created or updated."""
-    return UserMessageSessionUpdate(
-        session_update='user_message',
-        message_id=message_id,
-        **given(
-            content=listed(content),
-            meta=meta,
-        ),
-    )
-
-
-def agent_message_chunk(
-    *,
-    message_id: MessageId,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> AgentMessageChunkSessionUpdate:
-    """A chunk of the agent's response being streamed."""
-    return AgentMessageChunkSessionUpdate(
-        session_update='agent_message_chunk',
-        message_id=message_id,
-        content=content,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def agent_message(
-    *,
-    message_id: MessageId,
-    content: Sequence[ContentBlock] | None = None,
-    meta: dict[str, Any] | None = None,
-) -> AgentMessageSessionUpdate:
-    """An agent message has been created or updated."""
-    return AgentMessageSessionUpdate(
-        session_update='agent_message',
-        message_id=message_id,
-        **given(
-            content=listed(content),
-            meta=meta,
-        ),
-    )
-
-
-def agent_thought_chunk(
-    *,
-    message_id: MessageId,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> AgentThoughtChunkSessionUpdate:
-    """A chunk of the agent's internal reasoning being streamed."""
-    return AgentThoughtChunkSessionUpdate(
-        session_update='agent_thought_chunk',
-        message_id=message_id,
-        content=content,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def agent_thought(
-    *,
-    message_id: MessageId,
-    content: Sequence[ContentBlock] | None = None,
-    meta: dict[str, Any] | None = None,
-) -> AgentThoughtSessionUpdate:
-    """An agent thought or reasoning message has been created or updated."""
-    return AgentThoughtSessionUpdate(
-        session_update='agent_thought',
-        message_id=message_id,
-        **given(
-            content=listed(content),
-            meta=meta,
-        ),
-    )
 
 
 def state_update_running(
@@ -548,100 +324,6 @@ def state_update_unknown(
     )
 
 
-def tool_call_content_chunk(
-    *,
-    tool_call_id: ToolCallId,
-    content: ToolCallContent,
-    meta: dict[str, Any] | None = None,
-) -> ToolCallContentChunkSessionUpdate:
-    """A chunk of tool-call content being streamed."""
-    return ToolCallContentChunkSessionUpdate(
-        session_update='tool_call_content_chunk',
-        tool_call_id=tool_call_id,
-        content=content,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def tool_call_update(
-    *,
-    tool_call_id: ToolCallId,
-    name: str | None = None,
-    title: str | None = None,
-    kind: ToolKind | None = None,
-    status: ToolCallStatus | None = None,
-    content: Sequence[ToolCallContent] | None = None,
-    locations: Sequence[ToolCallLocation] | None = None,
-    raw_input: Any | None = None,
-    raw_output: Any | None = None,
-    capabilities: ToolCallCapabilities | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ToolCallUpdateSessionUpdate:
-    """A tool call has been created or updated."""
-    return ToolCallUpdateSessionUpdate(
-        session_update='tool_call_update',
-        tool_call_id=tool_call_id,
-        **given(
-            name=name,
-            title=title,
-            kind=kind,
-            status=status,
-            content=listed(content),
-            locations=listed(locations),
-            raw_input=raw_input,
-            raw_output=raw_output,
-            capabilities=capabilities,
-            meta=meta,
-        ),
-    )
-
-
-def terminal_update(
-    *,
-    terminal_id: TerminalId,
-    command: str | None = None,
-    cwd: AbsolutePath | None = None,
-    output: TerminalOutput | None = None,
-    exit_status: TerminalExitStatus | None = None,
-    size: TerminalSize | None = None,
-    capabilities: TerminalCapabilities | None = None,
-    meta: dict[str, Any] | None = None,
-) -> TerminalUpdateSessionUpdate:
-    """An agent-owned terminal has been created or updated."""
-    return TerminalUpdateSessionUpdate(
-        session_update='terminal_update',
-        terminal_id=terminal_id,
-        **given(
-            command=command,
-            cwd=cwd,
-            output=output,
-            exit_status=exit_status,
-            size=size,
-            capabilities=capabilities,
-            meta=meta,
-        ),
-    )
-
-
-def terminal_output_chunk(
-    *,
-    terminal_id: TerminalId,
-    data: str,
-    meta: dict[str, Any] | None = None,
-) -> TerminalOutputChunkSessionUpdate:
-    """A chunk of bytes appended to an agent-owned terminal's output."""
-    return TerminalOutputChunkSessionUpdate(
-        session_update='terminal_output_chunk',
-        terminal_id=terminal_id,
-        data=data,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
 def plan_update(
     *,
     plan: PlanUpdateContent,
@@ -669,129 +351,6 @@ def plan_removed(
     return PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def available_commands_update(
-    *,
-    available_commands: Sequence[AvailableCommand],
-    meta: dict[str, Any] | None = None,
-) -> AvailableCommandsUpdateSessionUpdate:
-    """Available commands are ready or have changed"""
-    return AvailableCommandsUpdateSessionUpdate(
-        session_update='available_commands_update',
-        available_commands=list(available_commands),
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def config_option_update(
-    *,
-    config_options: Sequence[SessionConfigOption],
-    meta: dict[str, Any] | None = None,
-) -> ConfigOptionUpdateSessionUpdate:
-    """Session configuration options have been updated."""
-    return ConfigOptionUpdateSessionUpdate(
-        session_update='config_option_update',
-        config_options=list(config_options),
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def session_info_update(
-    *,
-    title: str | None = None,
-    updated_at: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> SessionInfoUpdateSessionUpdate:
-    """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return SessionInfoUpdateSessionUpdate(
-        session_update='session_info_update',
-        **given(
-            title=title,
-            updated_at=updated_at,
-            meta=meta,
-        ),
-    )
-
-
-def usage_update(
-    *,
-    used: int,
-    size: int,
-    cost: Cost | None = None,
-    meta: dict[str, Any] | None = None,
-) -> UsageUpdateSessionUpdate:
-    """Context window and cost update for the session."""
-    return UsageUpdateSessionUpdate(
-        session_update='usage_update',
-        used=used,
-        size=size,
-        **given(
-            cost=cost,
-            meta=meta,
-        ),
-    )
-
-
-def notice(
-    *,
-    severity: NoticeSeverity,
-    title: str,
-    description: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> NoticeSessionUpdate:
-    """Information for the user that is not part of session history."""
-    return NoticeSessionUpdate(
-        session_update='notice',
-        severity=severity,
-        title=title,
-        **given(
-            description=description,
-            meta=meta,
-        ),
-    )
-
-
-def compaction_update(
-    *,
-    compaction_id: CompactionId,
-    status: CompactionStatus,
-    summary: Sequence[ContentBlock] | None = None,
-    error: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> CompactionUpdateSessionUpdate:
-    """A context compaction has been created or updated."""
-    return CompactionUpdateSessionUpdate(
-        session_update='compaction_update',
-        compaction_id=compaction_id,
-        status=status,
-        **given(
-            summary=listed(summary),
-            error=error,
-            meta=meta,
-        ),
-    )
-
-
-def compaction_summary_chunk(
-    *,
-    compaction_id: CompactionId,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> CompactionSummaryChunkSessionUpdate:
-    """A content block appended to a context compaction's retained summary."""
-    return CompactionSummaryChunkSessionUpdate(
-        session_update='compaction_summary_chunk',
-        compaction_id=compaction_id,
-        content=content,
         **given(
             meta=meta,
         ),
@@ -862,125 +421,6 @@ def session_message_chunk(
         message_id=message_id,
         content=content,
         **given(
-            meta=meta,
-        ),
-    )
-
-
-def tool_content(
-    *,
-    content: ContentBlock,
-    meta: dict[str, Any] | None = None,
-) -> ContentToolCallContent:
-    """Standard content block (text, images, resources)."""
-    return ContentToolCallContent(
-        type='content',
-        content=content,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def tool_diff(
-    *,
-    changes: Sequence[DiffChange],
-    patch: DiffPatch | None = None,
-    meta: dict[str, Any] | None = None,
-) -> DiffToolCallContent:
-    """File modification shown as a diff."""
-    return DiffToolCallContent(
-        type='diff',
-        changes=list(changes),
-        **given(
-            patch=patch,
-            meta=meta,
-        ),
-    )
-
-
-def tool_terminal(
-    *,
-    terminal_id: TerminalId,
-    meta: dict[str, Any] | None = None,
-) -> TerminalToolCallContent:
-    """A display-only reference to an agent-owned terminal."""
-    return TerminalToolCallContent(
-        type='terminal',
-        terminal_id=terminal_id,
-        **given(
-            meta=meta,
-        ),
-    )
-
-
-def icon(
-    *,
-    src: str,
-    mime_type: MediaType | None = None,
-    sizes: list[str] | None = None,
-    theme: IconTheme | None = None,
-    meta: dict[str, Any] | None = None,
-) -> Icon:
-    """An optionally-sized icon that can be displayed in a user interface."""
-    return Icon(
-        src=src,
-        **given(
-            mime_type=mime_type,
-            sizes=sizes,
-            theme=theme,
-            meta=meta,
-        ),
-    )
-
-
-def text_resource_contents(
-    *,
-    text: str,
-    uri: str,
-    mime_type: MediaType | None = None,
-    meta: dict[str, Any] | None = None,
-) -> TextResourceContents:
-    """Text-based resource contents."""
-    return TextResourceContents(
-        text=text,
-        uri=uri,
-        **given(
-            mime_type=mime_type,
-            meta=meta,
-        ),
-    )
-
-
-def blob_resource_contents(
-    *,
-    blob: str,
-    uri: str,
-    mime_type: MediaType | None = None,
-    meta: dict[str, Any] | None = None,
-) -> BlobResourceContents:
-    """Binary resource contents."""
-    return BlobResourceContents(
-        blob=blob,
-        uri=uri,
-        **given(
-            mime_type=mime_type,
-            meta=meta,
-        ),
-    )
-
-
-def tool_call_location(
-    *,
-    path: AbsolutePath,
-    line: int | None = None,
-    meta: dict[str, Any] | None = None,
-) -> ToolCallLocation:
-    """A file location being accessed or modified by a tool."""
-    return ToolCallLocation(
-        path=path,
-        **given(
-            line=line,
             meta=meta,
         ),
     )

@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 class AgentHandler:
     """Methods the agent handles: what the client sends to the agent."""
 
-    async def mcp_message_notification(self, params: MessageMcpNotification, cx: Connection) -> None:
+    async def mcp_message(self, params: MessageMcpNotification, cx: Connection) -> None:
         """
         **UNSTABLE**
 
@@ -101,14 +101,14 @@ class AgentHandler:
         Includes subscription acknowledgements and updates.
         """
 
-    async def session_cancel(self, params: CancelSessionNotification, cx: Connection) -> None:
+    async def cancel(self, params: CancelSessionNotification, cx: Connection) -> None:
         """
         Notification to cancel a session's foreground work and its prompts not yet inserted.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
         """
 
-    async def auth_login(
+    async def login(
         self, params: LoginAuthRequest, responder: Responder[LoginAuthResponse]
     ) -> LoginAuthResponse | None:
         """
@@ -122,7 +122,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('auth/login')
 
-    async def auth_logout(
+    async def logout(
         self, params: LogoutAuthRequest, responder: Responder[LogoutAuthResponse]
     ) -> LogoutAuthResponse | None:
         """
@@ -165,7 +165,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('initialize')
 
-    async def providers_disable(
+    async def disable_provider(
         self, params: DisableProviderRequest, responder: Responder[DisableProviderResponse]
     ) -> DisableProviderResponse | None:
         """
@@ -177,7 +177,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('providers/disable')
 
-    async def providers_list(
+    async def list_providers(
         self, params: ListProvidersRequest, responder: Responder[ListProvidersResponse]
     ) -> ListProvidersResponse | None:
         """
@@ -189,7 +189,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('providers/list')
 
-    async def providers_set(
+    async def set_provider(
         self, params: SetProviderRequest, responder: Responder[SetProviderResponse]
     ) -> SetProviderResponse | None:
         """
@@ -203,7 +203,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('providers/set')
 
-    async def session_archive(
+    async def archive_session(
         self, params: ArchiveSessionRequest, responder: Responder[ArchiveSessionResponse]
     ) -> ArchiveSessionResponse | None:
         """
@@ -222,7 +222,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/archive')
 
-    async def session_close(
+    async def close_session(
         self, params: CloseSessionRequest, responder: Responder[CloseSessionResponse]
     ) -> CloseSessionResponse | None:
         """
@@ -249,7 +249,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/close')
 
-    async def session_delete(
+    async def delete_session(
         self, params: DeleteSessionRequest, responder: Responder[DeleteSessionResponse]
     ) -> DeleteSessionResponse | None:
         """
@@ -259,7 +259,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/delete')
 
-    async def session_fork(
+    async def fork_session(
         self, params: ForkSessionRequest, responder: Responder[ForkSessionResponse]
     ) -> ForkSessionResponse | None:
         """
@@ -276,13 +276,13 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/fork')
 
-    async def session_list(
+    async def list_sessions(
         self, params: ListSessionsRequest, responder: Responder[ListSessionsResponse]
     ) -> ListSessionsResponse | None:
         """Request parameters for listing existing sessions."""
         raise RequestError.method_not_found('session/list')
 
-    async def session_new(
+    async def new_session(
         self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
     ) -> NewSessionResponse | None:
         """
@@ -292,7 +292,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/new')
 
-    async def session_prompt(
+    async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
     ) -> PromptResponse | None:
         """
@@ -304,7 +304,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/prompt')
 
-    async def session_resume(
+    async def resume_session(
         self, params: ResumeSessionRequest, responder: Responder[ResumeSessionResponse]
     ) -> ResumeSessionResponse | None:
         """
@@ -315,7 +315,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/resume')
 
-    async def session_set_config_option(
+    async def set_session_config_option(
         self, params: SetSessionConfigOptionRequest, responder: Responder[SetSessionConfigOptionResponse]
     ) -> SetSessionConfigOptionResponse | None:
         """
@@ -329,7 +329,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/set_config_option')
 
-    async def session_set_title(
+    async def set_session_title(
         self, params: SetSessionTitleRequest, responder: Responder[SetSessionTitleResponse]
     ) -> SetSessionTitleResponse | None:
         """
@@ -367,7 +367,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/status')
 
-    async def session_unarchive(
+    async def unarchive_session(
         self, params: UnarchiveSessionRequest, responder: Responder[UnarchiveSessionResponse]
     ) -> UnarchiveSessionResponse | None:
         """
@@ -387,7 +387,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('session/unarchive')
 
-    async def terminal_cancel(
+    async def cancel_terminal(
         self, params: CancelTerminalRequest, responder: Responder[CancelTerminalResponse]
     ) -> CancelTerminalResponse | None:
         """
@@ -407,7 +407,7 @@ class AgentHandler:
         """
         raise RequestError.method_not_found('terminal/cancel')
 
-    async def tool_call_cancel(
+    async def cancel_tool_call(
         self, params: CancelToolCallRequest, responder: Responder[CancelToolCallResponse]
     ) -> CancelToolCallResponse | None:
         """
@@ -446,52 +446,52 @@ class AgentHandler:
         """Register on ``builder`` every method this subclass overrides."""
         cls = type(self)
         refuse_unknown_methods(cls, AgentHandler, 'agent', ClientHandler, ProxyHandler)
-        if cls.mcp_message_notification is not AgentHandler.mcp_message_notification:
-            builder.on_notification(m.MCP_MESSAGE_NOTIFICATION, self.mcp_message_notification)
-        if cls.session_cancel is not AgentHandler.session_cancel:
-            builder.on_notification(m.SESSION_CANCEL, self.session_cancel)
-        if cls.auth_login is not AgentHandler.auth_login:
-            builder.on_request(m.AUTH_LOGIN, self.auth_login)
-        if cls.auth_logout is not AgentHandler.auth_logout:
-            builder.on_request(m.AUTH_LOGOUT, self.auth_logout)
+        if cls.mcp_message is not AgentHandler.mcp_message:
+            builder.on_notification(m.MCP_MESSAGE_NOTIFICATION, self.mcp_message)
+        if cls.cancel is not AgentHandler.cancel:
+            builder.on_notification(m.SESSION_CANCEL, self.cancel)
+        if cls.login is not AgentHandler.login:
+            builder.on_request(m.AUTH_LOGIN, self.login)
+        if cls.logout is not AgentHandler.logout:
+            builder.on_request(m.AUTH_LOGOUT, self.logout)
         if cls.auth_status is not AgentHandler.auth_status:
             builder.on_request(m.AUTH_STATUS, self.auth_status)
         if cls.initialize is not AgentHandler.initialize:
             builder.on_request(m.INITIALIZE, self.initialize)
-        if cls.providers_disable is not AgentHandler.providers_disable:
-            builder.on_request(m.PROVIDERS_DISABLE, self.providers_disable)
-        if cls.providers_list is not AgentHandler.providers_list:
-            builder.on_request(m.PROVIDERS_LIST, self.providers_list)
-        if cls.providers_set is not AgentHandler.providers_set:
-            builder.on_request(m.PROVIDERS_SET, self.providers_set)
-        if cls.session_archive is not AgentHandler.session_archive:
-            builder.on_request(m.SESSION_ARCHIVE, self.session_archive)
-        if cls.session_close is not AgentHandler.session_close:
-            builder.on_request(m.SESSION_CLOSE, self.session_close)
-        if cls.session_delete is not AgentHandler.session_delete:
-            builder.on_request(m.SESSION_DELETE, self.session_delete)
-        if cls.session_fork is not AgentHandler.session_fork:
-            builder.on_request(m.SESSION_FORK, self.session_fork)
-        if cls.session_list is not AgentHandler.session_list:
-            builder.on_request(m.SESSION_LIST, self.session_list)
-        if cls.session_new is not AgentHandler.session_new:
-            builder.on_request(m.SESSION_NEW, self.session_new)
-        if cls.session_prompt is not AgentHandler.session_prompt:
-            builder.on_request(m.SESSION_PROMPT, self.session_prompt)
-        if cls.session_resume is not AgentHandler.session_resume:
-            builder.on_request(m.SESSION_RESUME, self.session_resume)
-        if cls.session_set_config_option is not AgentHandler.session_set_config_option:
-            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.session_set_config_option)
-        if cls.session_set_title is not AgentHandler.session_set_title:
-            builder.on_request(m.SESSION_SET_TITLE, self.session_set_title)
+        if cls.disable_provider is not AgentHandler.disable_provider:
+            builder.on_request(m.PROVIDERS_DISABLE, self.disable_provider)
+        if cls.list_providers is not AgentHandler.list_providers:
+            builder.on_request(m.PROVIDERS_LIST, self.list_providers)
+        if cls.set_provider is not AgentHandler.set_provider:
+            builder.on_request(m.PROVIDERS_SET, self.set_provider)
+        if cls.archive_session is not AgentHandler.archive_session:
+            builder.on_request(m.SESSION_ARCHIVE, self.archive_session)
+        if cls.close_session is not AgentHandler.close_session:
+            builder.on_request(m.SESSION_CLOSE, self.close_session)
+        if cls.delete_session is not AgentHandler.delete_session:
+            builder.on_request(m.SESSION_DELETE, self.delete_session)
+        if cls.fork_session is not AgentHandler.fork_session:
+            builder.on_request(m.SESSION_FORK, self.fork_session)
+        if cls.list_sessions is not AgentHandler.list_sessions:
+            builder.on_request(m.SESSION_LIST, self.list_sessions)
+        if cls.new_session is not AgentHandler.new_session:
+            builder.on_request(m.SESSION_NEW, self.new_session)
+        if cls.prompt is not AgentHandler.prompt:
+            builder.on_request(m.SESSION_PROMPT, self.prompt)
+        if cls.resume_session is not AgentHandler.resume_session:
+            builder.on_request(m.SESSION_RESUME, self.resume_session)
+        if cls.set_session_config_option is not AgentHandler.set_session_config_option:
+            builder.on_request(m.SESSION_SET_CONFIG_OPTION, self.set_session_config_option)
+        if cls.set_session_title is not AgentHandler.set_session_title:
+            builder.on_request(m.SESSION_SET_TITLE, self.set_session_title)
         if cls.session_status is not AgentHandler.session_status:
             builder.on_request(m.SESSION_STATUS, self.session_status)
-        if cls.session_unarchive is not AgentHandler.session_unarchive:
-            builder.on_request(m.SESSION_UNARCHIVE, self.session_unarchive)
-        if cls.terminal_cancel is not AgentHandler.terminal_cancel:
-            builder.on_request(m.TERMINAL_CANCEL, self.terminal_cancel)
-        if cls.tool_call_cancel is not AgentHandler.tool_call_cancel:
-            builder.on_request(m.TOOL_CALL_CANCEL, self.tool_call_cancel)
+        if cls.unarchive_session is not AgentHandler.unarchive_session:
+            builder.on_request(m.SESSION_UNARCHIVE, self.unarchive_session)
+        if cls.cancel_terminal is not AgentHandler.cancel_terminal:
+            builder.on_request(m.TERMINAL_CANCEL, self.cancel_terminal)
+        if cls.cancel_tool_call is not AgentHandler.cancel_tool_call:
+            builder.on_request(m.TOOL_CALL_CANCEL, self.cancel_tool_call)
         if cls.cancel_request is not AgentHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not AgentHandler.ext_method:
@@ -516,7 +516,7 @@ class ClientHandler:
         send it when the reported status differs from the last one sent on the connection.
         """
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification, cx: Connection) -> None:
+    async def complete_elicitation(self, params: CompleteElicitationNotification, cx: Connection) -> None:
         """
         Notification sent by the agent when a URL-based elicitation is complete.
 
@@ -532,7 +532,7 @@ class ClientHandler:
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
         """
 
-    async def elicitation_create(
+    async def create_elicitation(
         self, params: CreateElicitationRequest, responder: Responder[CreateElicitationResponse]
     ) -> CreateElicitationResponse | None:
         """
@@ -566,7 +566,7 @@ class ClientHandler:
         """
         raise RequestError.method_not_found('mcp/message')
 
-    async def session_request_permission(
+    async def request_permission(
         self, params: RequestPermissionRequest, responder: Responder[RequestPermissionResponse]
     ) -> RequestPermissionResponse | None:
         """
@@ -600,16 +600,16 @@ class ClientHandler:
         refuse_unknown_methods(cls, ClientHandler, 'client', AgentHandler, ProxyHandler)
         if cls.auth_status_update is not ClientHandler.auth_status_update:
             builder.on_notification(m.AUTH_STATUS_UPDATE, self.auth_status_update)
-        if cls.elicitation_complete is not ClientHandler.elicitation_complete:
-            builder.on_notification(m.ELICITATION_COMPLETE, self.elicitation_complete)
+        if cls.complete_elicitation is not ClientHandler.complete_elicitation:
+            builder.on_notification(m.ELICITATION_COMPLETE, self.complete_elicitation)
         if cls.session_update is not ClientHandler.session_update:
             builder.on_notification(m.SESSION_UPDATE, self.session_update)
-        if cls.elicitation_create is not ClientHandler.elicitation_create:
-            builder.on_request(m.ELICITATION_CREATE, self.elicitation_create)
+        if cls.create_elicitation is not ClientHandler.create_elicitation:
+            builder.on_request(m.ELICITATION_CREATE, self.create_elicitation)
         if cls.mcp_message is not ClientHandler.mcp_message:
             builder.on_request(m.MCP_MESSAGE, self.mcp_message)
-        if cls.session_request_permission is not ClientHandler.session_request_permission:
-            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.session_request_permission)
+        if cls.request_permission is not ClientHandler.request_permission:
+            builder.on_request(m.SESSION_REQUEST_PERMISSION, self.request_permission)
         if cls.cancel_request is not ClientHandler.cancel_request:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.ext_method is not ClientHandler.ext_method:
@@ -643,7 +643,7 @@ class ProxyHandler:
         See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
         """
 
-    async def proxy_initialize(
+    async def initialize_proxy(
         self, params: InitializeProxyRequest, responder: Responder[InitializeProxyResponse]
     ) -> InitializeProxyResponse | None:
         """
@@ -707,8 +707,8 @@ class ProxyHandler:
             builder.on_notification(m.CANCEL_REQUEST, self.cancel_request)
         if cls.proxy_successor_notification is not ProxyHandler.proxy_successor_notification:
             builder.on_notification(m.PROXY_SUCCESSOR_NOTIFICATION, self.proxy_successor_notification)
-        if cls.proxy_initialize is not ProxyHandler.proxy_initialize:
-            builder.on_request(m.PROXY_INITIALIZE, self.proxy_initialize)
+        if cls.initialize_proxy is not ProxyHandler.initialize_proxy:
+            builder.on_request(m.PROXY_INITIALIZE, self.initialize_proxy)
         if cls.proxy_successor is not ProxyHandler.proxy_successor:
             builder.on_request(m.PROXY_SUCCESSOR, self.proxy_successor)
         if cls.ext_method is not ProxyHandler.ext_method:

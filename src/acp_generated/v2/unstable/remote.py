@@ -126,7 +126,7 @@ class RemoteAgent:
         self.peer = peer
         """Where they go (default: the connection's counterpart)."""
 
-    def message_mcp(
+    def mcp_message(
         self,
         *,
         server_id: McpServerAcpId,
@@ -155,7 +155,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def cancel_session(
+    def cancel(
         self,
         *,
         session_id: SessionId,
@@ -177,7 +177,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def login_auth(
+    def login(
         self,
         *,
         method_id: AuthMethodId,
@@ -203,7 +203,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def logout_auth(
+    def logout(
         self,
         *,
         meta: dict[str, Any] | None = None,
@@ -837,7 +837,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def update_session(
+    def session_update(
         self,
         *,
         session_id: SessionId,
@@ -885,7 +885,7 @@ class RemoteClient:
         """
         return self.connection.send_request(m.ELICITATION_CREATE, params, peer=self.peer)
 
-    def message_mcp(
+    def mcp_message(
         self,
         *,
         server_id: McpServerAcpId,
