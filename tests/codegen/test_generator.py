@@ -26,6 +26,7 @@ from codegen.method_table import build_method_table, py_name_of
 from codegen.postprocess import postprocess
 from codegen.preprocess import OpenUnion, preprocess
 from codegen.render import docstring
+from tests.codegen.schemas import require_schemas
 
 # -- method table ---------------------------------------------------------------------
 
@@ -430,9 +431,8 @@ def test_the_lock_names_four_files_per_release_with_sources() -> None:
 
 @cache
 def _fresh_v1() -> dict[str, str]:
+    require_schemas()
     [v1] = [v for v in pipeline.variants() if v.key == "v1"]
-    if not v1.locked.cache_path.exists():
-        pytest.skip("schemas not fetched: run `python -m codegen fetch`")
     return pipeline.generate_variant(v1)
 
 
@@ -485,9 +485,8 @@ def test_full_generation_twice_is_byte_identical_and_committed(tmp_path: Path) -
 def test_cli_diff_defaults_to_older_locked_release_against_current(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    require_schemas("all")
     current, releases = lock_module.load_lock()
-    if not all(f.cache_path.exists() for r in releases.values() for f in r.files.values()):
-        pytest.skip("schemas not fetched: run `python -m codegen fetch --all`")
     assert cli_main(["diff", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     older = next(v for v in releases if v != current)
@@ -500,8 +499,7 @@ def test_older_locked_release_generates_and_round_trips(tmp_path: Path) -> None:
     """The pipeline is not tuned to one release: 2.0.0's schemas generate, import, round-trip."""
     current, releases = lock_module.load_lock()
     older = next(v for v in releases if v != current)
-    if not all(f.cache_path.exists() for f in releases[older].files.values()):
-        pytest.skip("schemas not fetched: run `python -m codegen fetch --all`")
+    require_schemas(older)
     pipeline.write(pipeline.generate_all(older), tmp_path)
     repo = Path(__file__).resolve().parents[2]
     script = f"""
