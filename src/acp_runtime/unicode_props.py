@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
+from functools import lru_cache
 
 from ._unicode_15_1 import CHANGED, UNASSIGNED, VERSION
 
 _FIRSTS = [first for first, *_ in CHANGED]
+_FIRST_CHANGED = _FIRSTS[0]
 _UNASSIGNED_FIRSTS = [first for first, _ in UNASSIGNED]
 _NEWER_DATA = tuple(map(int, unicodedata.unidata_version.split("."))) > tuple(
     map(int, VERSION.split("."))
@@ -29,9 +31,12 @@ _LATE_MARKS = frozenset(
 _Row = tuple[str, str, int, str]
 
 
+@lru_cache(maxsize=4096)  # a host repeats its script's few code points
 def _row(char: str) -> _Row | None:
     """The table's category, bidi class, combining class and mapping of ``char``, if any."""
     cp = ord(char)
+    if cp < _FIRST_CHANGED and not _NEWER_DATA:  # Latin, Greek, Cyrillic, Hebrew: no search
+        return None
     index = bisect_right(_FIRSTS, cp) - 1
     if index >= 0:
         _, last, category, bidi, ccc, mapping = CHANGED[index]
