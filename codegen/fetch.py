@@ -6,6 +6,7 @@ tampered or republished tarball is refused with a message naming both hashes.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tarfile
 import tempfile
@@ -54,7 +55,10 @@ def unpack_verified(release: LockedRelease, tarball: Path) -> list[Path]:
     for key, blob in contents.items():
         path = release.files[key].cache_path
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(blob)
+        # whole or absent: test processes fetching at once never read half a file
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_bytes(blob)
+        os.replace(partial, path)
         written.append(path)
     return written
 

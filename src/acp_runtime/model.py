@@ -99,9 +99,7 @@ class AcpModel(BaseModel):
         # keywords; no Python frame runs between the caller and pydantic-core.
         @classmethod
         def __pydantic_on_complete__(cls):
-            validator = cls.__pydantic_validator__
-            cls.model_validate = validator.validate_python
-            cls.model_validate_json = validator.validate_json
+            _bind_validation(cls)
             type.__setattr__(cls, "__init__", _first_constructor(cls))
 
         # pydantic calls the hook above only when a class first completes: a forced
@@ -123,7 +121,7 @@ class AcpModel(BaseModel):
                 _parent_namespace_depth=_parent_namespace_depth + (_parent_namespace_depth > 0),
                 _types_namespace=_types_namespace,
             )
-            if was_complete and rebuilt:
+            if was_complete:  # rebuilt, or back to placeholders if that failed
                 cls.__pydantic_on_complete__()
             return rebuilt
 
@@ -131,9 +129,7 @@ class AcpModel(BaseModel):
         def __pydantic_init_subclass__(cls, **kwargs):
             super().__pydantic_init_subclass__(**kwargs)
             type.__setattr__(cls, "__init__", _first_constructor(cls))
-            if "model_validate" not in cls.__dict__:  # incomplete: not a base's validator
-                cls.model_validate = vars(BaseModel)["model_validate"]
-                cls.model_validate_json = vars(BaseModel)["model_validate_json"]
+            _bind_validation(cls)  # never a base's validator
 
         # ``by_alias`` None and True are the same here: the config serializes by alias.
         def model_dump(self, *, mode="python", by_alias=None, exclude_unset=False, **options):
@@ -151,6 +147,26 @@ class AcpModel(BaseModel):
                     by_alias=by_alias, exclude_unset=exclude_unset, **options
                 )
             return self.__pydantic_serializer__.to_json(self, exclude_unset=exclude_unset).decode()
+
+
+def _bind_validation(cls: type[AcpModel]) -> None:
+    """Make ``model_validate(_json)`` the class's own validator methods once it is built.
+
+    Until then (``defer_build``, or a rebuild that failed) the class holds pydantic's
+    placeholders, whose methods would stay bound to no validator: it keeps pydantic's own
+    classmethods, which build the class on first use (and so call this again through
+    ``__pydantic_on_complete__``). Whatever builds a class first, and in whatever order,
+    a built class validates with no Python frame in between.
+    """
+    python: object
+    json: object
+    if cls.__pydantic_complete__:
+        validator = cls.__pydantic_validator__
+        python, json = validator.validate_python, validator.validate_json
+    else:
+        python, json = vars(BaseModel)["model_validate"], vars(BaseModel)["model_validate_json"]
+    type.__setattr__(cls, "model_validate", python)
+    type.__setattr__(cls, "model_validate_json", json)
 
 
 _Tags = tuple[tuple[str, str, object], ...]

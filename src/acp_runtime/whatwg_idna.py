@@ -3,9 +3,10 @@
 The standard runs UTS #46 ToASCII (non-transitional, ``CheckBidi`` and ``CheckJoiners``
 on, ``CheckHyphens``, ``UseSTD3ASCIIRules`` and ``VerifyDnsLength`` off); Node runs it with
 the Ada parser's own Unicode tables. Python ships no UTS #46 mapping table, so
-:func:`domain_to_ascii` derives each code point's status from ``unicodedata`` as the
-table itself is derived (NFKC case folding, with the four deviation characters kept and
-the default-ignorable ones dropped), decodes and re-checks ``xn--`` labels, and checks
+:func:`domain_to_ascii` derives each code point's status from Unicode 15.1's character
+properties (``unicode_props``, the same on every Python whatever its ``unicodedata``) as
+the table itself is derived (NFKC case folding, with the four deviation characters kept
+and the default-ignorable ones dropped), decodes and re-checks ``xn--`` labels, and checks
 each non-ASCII label: NFC, no leading combining mark, joiners only after a virama, and the
 bidi rule (RFC 5893) on a label with right-to-left characters. Where this still differs
 from Node is listed in docs/lenient-parsing.md ("Parity with the TypeScript SDK"); this
@@ -14,7 +15,7 @@ module is imported only when a URL's host needs it.
 
 from __future__ import annotations
 
-import unicodedata
+from . import unicode_props
 
 _DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")  # kept by non-transitional processing
 _DISALLOWED_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp", "Zs"})
@@ -52,7 +53,7 @@ def domain_to_ascii(domain: str) -> str | None:
         unchecked = _mapped(domain)
         if unchecked is None:
             return None
-        mapped = unicodedata.normalize("NFC", unchecked)
+        mapped = unicode_props.nfc(unchecked)
     labels: list[str] = []
     for label in mapped.split("."):
         if label.startswith("xn--"):
@@ -78,10 +79,10 @@ def _mapped(text: str) -> str | None:
             continue
         elif char in _FULL_STOPS:
             out.append(".")
-        elif ord(char) in _EXCEPTIONS or unicodedata.category(char) in _DISALLOWED_CATEGORIES:
+        elif ord(char) in _EXCEPTIONS or unicode_props.category(char) in _DISALLOWED_CATEGORIES:
             return None
         else:
-            folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", char).casefold())
+            folded = unicode_props.nfkc_casefold(char)
             if "." in folded or "\u3002" in folded:
                 return None  # "1." for U+2488: a mapping may not make a label separator
             out.append(folded)
@@ -95,22 +96,22 @@ def _ace_label_ok(encoded: str) -> bool:
         decoded is not None
         and decoded != ""
         and _mapped(decoded) == decoded
-        and unicodedata.normalize("NFC", decoded) == decoded
+        and unicode_props.nfc(decoded) == decoded
         and _label_ok(decoded)
     )
 
 
 def _label_ok(label: str) -> bool:
     """UTS #46 validity of one label: no leading mark, ContextJ joiners, the bidi rule."""
-    if unicodedata.category(label[0])[0] == "M":
+    if unicode_props.category(label[0])[0] == "M":
         return False
     for index, char in enumerate(label):
         if char in "\u200c\u200d":
             # ContextJ: a joiner after a virama. A ZWNJ between joining letters is
             # allowed too, but Python has no Joining_Type to tell; refused here.
-            if index == 0 or unicodedata.combining(label[index - 1]) != _VIRAMA:
+            if index == 0 or unicode_props.combining(label[index - 1]) != _VIRAMA:
                 return False
-    directions = [unicodedata.bidirectional(char) for char in label]
+    directions = [unicode_props.bidirectional(char) for char in label]
     while directions and directions[-1] == "NSM":
         directions.pop()
     if not directions:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from codegen.apidiff import Bump, Category, Change, SchemaDiff, diff_paths, diff_schemas, main
+from tests.codegen.schemas import require_schemas
 
 FIXTURES = Path(__file__).parent / "apidiff_fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -634,10 +635,8 @@ def test_output_is_deterministic() -> None:
 
 
 def cached_release(version: str) -> Path:
-    root = CACHE / version
-    if not (root / "v1" / "schema.json").is_file():
-        pytest.skip(f"{root} not fetched: run `python -m codegen fetch --release {version}` first")
-    return root
+    require_schemas(version)
+    return CACHE / version
 
 
 def test_real_bump_npm_2_0_0_to_2_4_0() -> None:

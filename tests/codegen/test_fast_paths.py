@@ -80,8 +80,55 @@ def test_union_members_dump_through_their_own_class() -> None:
 def test_complete_classes_validate_through_their_own_validator() -> None:
     """No Python wrapper between ``model_validate`` and pydantic-core, and never a base's."""
     for model in (v1.SessionNotification, v1.TextContentBlock, v2.PromptRequest):
+        model.model_rebuild()  # built here, whatever ran before (``defer_build``)
+        assert model.__pydantic_complete__
         assert model.model_validate == model.__pydantic_validator__.validate_python
         assert model.model_validate_json == model.__pydantic_validator__.validate_json
+
+
+FIRST_USES: dict[str, Any] = {
+    "model_validate": lambda c: c.model_validate({"type": "text", "text": "hi"}),
+    "model_validate_json": lambda c: c.model_validate_json('{"type":"text","text":"hi"}'),
+    "constructor": lambda c: c(text="hi"),
+    "validator": lambda c: c.__pydantic_validator__.validate_python({"type": "text", "text": ""}),
+    "serializer": lambda c: c.__pydantic_serializer__.to_python,
+    "core_schema": lambda c: c.__pydantic_core_schema__["type"],
+    "json_schema": lambda c: c.model_json_schema(),
+    "model_rebuild": lambda c: c.model_rebuild(),
+    "lenient": lambda c: c.model_validate_lenient({"type": "text", "text": "hi"}),
+}
+
+
+@pytest.mark.parametrize("first_use", FIRST_USES.values(), ids=FIRST_USES.keys())
+def test_a_class_gets_its_fast_path_whatever_builds_it_first(first_use: Any) -> None:
+    """``defer_build``: a new class holds pydantic's placeholders (``MockValSer``), so
+    until it is built it validates through pydantic's own classmethod, never a
+    placeholder's method nor its base's validator; once built, through its own."""
+
+    class Fresh(v1.TextContentBlock):
+        pass
+
+    assert not Fresh.__pydantic_complete__
+    assert Fresh.model_validate.__func__ is BaseModel.model_validate.__func__  # type: ignore[attr-defined]
+    assert Fresh.model_validate_json.__func__ is BaseModel.model_validate_json.__func__  # type: ignore[attr-defined]
+    first_use(Fresh)
+    assert Fresh.__pydantic_complete__
+    assert Fresh.model_validate == Fresh.__pydantic_validator__.validate_python
+    assert Fresh.model_validate_json == Fresh.__pydantic_validator__.validate_json
+    assert type(Fresh.model_validate({"type": "text", "text": "hi"})) is Fresh
+    assert v1.TextContentBlock.model_validate != Fresh.model_validate
+
+
+def test_a_forced_rebuild_binds_the_new_validator() -> None:
+    class Fresh(v1.TextContentBlock):
+        pass
+
+    Fresh.model_rebuild()
+    old = Fresh.__pydantic_validator__
+    assert Fresh.model_rebuild(force=True)
+    assert Fresh.__pydantic_validator__ is not old
+    assert Fresh.model_validate == Fresh.__pydantic_validator__.validate_python
+    assert Fresh.model_validate_json == Fresh.__pydantic_validator__.validate_json
 
 
 def test_an_incomplete_subclass_validates_as_itself_once_rebuilt() -> None:

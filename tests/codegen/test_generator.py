@@ -27,6 +27,7 @@ from codegen.method_table import build_method_table
 from codegen.postprocess import postprocess
 from codegen.preprocess import OpenUnion, preprocess
 from codegen.render import docstring
+from tests.codegen.schemas import require_schemas
 
 # -- method table ---------------------------------------------------------------------
 
@@ -490,8 +491,7 @@ def test_the_lock_names_four_files_per_release_with_sources() -> None:
 def _generate_v1() -> dict[str, str]:
     """v1 and v1.unstable (generated together: they share definitions)."""
     by_key = {v.key: v for v in pipeline.variants()}
-    if not all(by_key[k].locked.cache_path.exists() for k in ("v1", "v1/unstable")):
-        pytest.skip("schemas not fetched: run `python -m codegen fetch`")
+    require_schemas()
     return pipeline.generate_version(by_key["v1"], by_key["v1/unstable"])
 
 
@@ -548,9 +548,8 @@ def test_full_generation_twice_is_byte_identical_and_committed(tmp_path: Path) -
 def test_cli_diff_defaults_to_older_locked_release_against_current(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    require_schemas("all")
     current, releases = lock_module.load_lock()
-    if not all(f.cache_path.exists() for r in releases.values() for f in r.files.values()):
-        pytest.skip("schemas not fetched: run `python -m codegen fetch --all`")
     assert cli_main(["diff", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     older = next(v for v in releases if v != current)
@@ -563,8 +562,7 @@ def test_older_locked_release_generates_and_round_trips(tmp_path: Path) -> None:
     """The pipeline is not tuned to one release: 2.0.0's schemas generate, import, round-trip."""
     current, releases = lock_module.load_lock()
     older = next(v for v in releases if v != current)
-    if not all(f.cache_path.exists() for f in releases[older].files.values()):
-        pytest.skip("schemas not fetched: run `python -m codegen fetch --all`")
+    require_schemas(older)
     pipeline.write(pipeline.generate_all(older), tmp_path)
     repo = Path(__file__).resolve().parents[2]
     script = f"""

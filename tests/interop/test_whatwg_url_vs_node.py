@@ -129,6 +129,15 @@ CORPUS: tuple[str, ...] = (
     "http://\u05d0.\u05d1", "http://\u05d0\u200e", "http://\u0915\u094d\u200d\u0937",
     "http://\u0915\u094d\u200c\u0937", "http://a\u200db", "http://a\u200cb", "http://\u200c",
     "http://\u0628\u200c", "http://\u05d0\u00b7",
+    # code points whose properties changed after Unicode 13.0 (Python 3.10's unicodedata):
+    # judged by Unicode 15.1 on every Python (acp_runtime.unicode_props)
+    "http://\U0001fae8.com", "http://a\u0cf3b", "http://\U0001e4d0", "http://\U00031350.cn",
+    "http://a\U00011f00", "http://\U00013439", "http://\U0001fae0.com", "http://\u2c2f.com",
+    "http://\ua7c0", "http://\U0001e030.com", "http://\u0870", "http://\u0870.com",
+    "http://\U00010f70", "http://e\u1ac3\u0301", "http://xn--9ca053k", "http://xn--e-xbb953p",
+    "http://xn--a-xbb23218a", "http://xn--a-xbb33218a", "http://\u0890", "http://a\u0890",
+    "http://\U0001fa77", "http://\U0001cf50", "http://\u2ffc", "http://\u31ef",
+    "http://a\u1734", "http://\u1734",
     # xn-- labels
     "http://xn--nxasmq6b", "http://xn--nxasmq6b.com", "http://XN--NXASMQ6B", "http://xn--",
     "http://xn--a", "http://xn--abc-", "http://xn---", "http://xn--zz", "http://xn--9",
@@ -155,6 +164,16 @@ NODE_20_QUIRKS: dict[str, bool] = {
     # It checks the characters of a label that starts L except its last one: "a" then
     # an R character passes there; RFC 5893 rule 5 refuses it.
     "http://a\u05d0": False,
+    # Its bidi, combining-mark and virama tables predate Unicode 14: it takes U+10F70 (an
+    # R letter since 14.0) for L, a mark added in 14.0 or 15.0 as a letter that may start
+    # a label, and no joiner after U+1715 (a virama since 14.0).
+    "http://\U00010f70\u05d0": True,
+    "http://a\U00010f70": False,
+    "http://\u1ac3": False,
+    "http://\U00011f00": False,
+    "http://\u1703\u1715\u200d\u1703": True,
+    # Its mapping table is Unicode 15.0, without the CJK Extension I of 15.1.
+    "http://\U0002ebf0.cn": True,
 }
 """Inputs where Node 20 (Ada 2.9.2) departs from the URL Standard and ``can_parse``
 follows the standard; ``can_parse``'s answer is asserted, Node's is not compared."""

@@ -38,7 +38,8 @@ def _checker_processes() -> dict[str, subprocess.Popen[str]]:
     bin_dir = Path(sys.executable).parent
     commands = {
         "mypy": [str(bin_dir / "mypy"), "--strict", "--no-incremental", "--show-error-codes"],
-        "pyright": [str(bin_dir / "pyright"), "--outputjson"],
+        # the interpreter running the tests, wherever its venv is (not pyproject's .venv)
+        "pyright": [str(bin_dir / "pyright"), "--outputjson", "--pythonpath", sys.executable],
     }
     return {
         name: subprocess.Popen(
