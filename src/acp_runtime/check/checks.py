@@ -263,8 +263,8 @@ class Session:
         replies = [m for m in self.wire.stray[strays:] if _error_code(m) == -32700]
         if follow_up is None:
             self.add("malformed JSON", "error", "the agent stopped answering after a malformed line")
-        elif not replies:
-            self.add("malformed JSON", "error", "no -32700 parse error (the agent went on)")
+        elif not replies:  # JSON-RPC asks for one, but the agent survived: what matters most
+            self.add("malformed JSON", "warning", "no -32700 parse error answered (the agent went on)")
         elif replies[0].get("id", "missing") is not None:
             self.add("malformed JSON", "error", f"-32700 with id {replies[0].get('id', 'missing')!r}, not null")
         else:
