@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 DEFECTS = {
-    "version-string": "answers initialize with protocolVersion \"1\", a string",
+    "version-string": 'answers initialize with protocolVersion "1", a string',
     "no-session": "answers session/new with an error",
     "no-method-not-found": "answers an unknown method with a result",
     "crash-on-malformed": "exits on a line that is not JSON",

@@ -32,7 +32,14 @@ HAS_TS_SDK = (ROOT / "tests" / "interop" / "node_modules" / "@agentclientprotoco
 BOUNDS = ["--timeout", "5", "--cancel-bound", "1.5", "--eof-bound", "1.5"]
 
 CORRECT: dict[str, list[str]] = {
-    "echo": ["--cancel-prompt", "sleep 3000", "--", PY, str(ROOT / "examples" / "echo_agent.py"), "--quiet"],
+    "echo": [
+        "--cancel-prompt",
+        "sleep 3000",
+        "--",
+        PY,
+        str(ROOT / "examples" / "echo_agent.py"),
+        "--quiet",
+    ],
     "tutorial": ["--", PY, str(ROOT / "examples" / "tutorial_agent.py")],
     "pypi": ["--cancel-prompt", "sleep 3000", "--", PY, str(HERE / "pypi_echo_agent.py")],
     "raw": ["--cancel-prompt", "sleep 3000", "--", *RAW],

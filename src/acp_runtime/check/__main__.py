@@ -19,13 +19,26 @@ def parse_args(argv: list[str]) -> tuple[Options, bool]:
     )
     parser.add_argument("--protocol", choices=["v1", "v2"], default="v1")
     parser.add_argument("--auth-method", help="authenticate with this method id")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set in the agent's environment (repeatable)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in the agent's environment (repeatable)",
+    )
     parser.add_argument("--prompt", default="Hello", help="the text of the prompt turn")
-    parser.add_argument("--cancel-prompt", help="a prompt that keeps the agent busy, for the cancellation checks")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer")
-    parser.add_argument("--cancel-bound", type=float, default=3.0, help="seconds a cancelled turn may take to end")
-    parser.add_argument("--eof-bound", type=float, default=3.0, help="seconds the agent may take to exit at EOF")
+    parser.add_argument(
+        "--cancel-prompt", help="a prompt that keeps the agent busy, for the cancellation checks"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for each answer"
+    )
+    parser.add_argument(
+        "--cancel-bound", type=float, default=3.0, help="seconds a cancelled turn may take to end"
+    )
+    parser.add_argument(
+        "--eof-bound", type=float, default=3.0, help="seconds the agent may take to exit at EOF"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("command", nargs="+", help="the agent command (after --)")
     args = parser.parse_args(argv)

@@ -11,7 +11,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -65,7 +65,10 @@ DIALECTS: dict[ProtocolName, Dialect] = {
         1,
         {
             "protocolVersion": 1,
-            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+            "clientCapabilities": {
+                "fs": {"readTextFile": False, "writeTextFile": False},
+                "terminal": False,
+            },
             "clientInfo": CLIENT_INFO,
         },
         "agentCapabilities",
@@ -102,10 +105,19 @@ async def run_checks(options: Options) -> list[CheckResult]:
         with anyio.move_on_after(options.eof_bound):
             status = await process.process.wait()
             results.append(
-                CheckResult("EOF", "pass", f"exited with status {status} in {time.monotonic() - started:.2f}s after stdin closed")
+                CheckResult(
+                    "EOF",
+                    "pass",
+                    f"exited with status {status}"
+                    f" {time.monotonic() - started:.2f}s after stdin closed",
+                )
             )
         if not results or results[-1].name != "EOF":
-            results.append(CheckResult("EOF", "error", f"still running {options.eof_bound}s after stdin closed"))
+            results.append(
+                CheckResult(
+                    "EOF", "error", f"still running {options.eof_bound}s after stdin closed"
+                )
+            )
         tg.cancel_scope.cancel()
     return results
 
@@ -113,7 +125,9 @@ async def run_checks(options: Options) -> list[CheckResult]:
 class Session:
     """The checks that talk to the agent, in order; each appends its lines."""
 
-    def __init__(self, wire: AgentWire, options: Options, dialect: Dialect, results: list[CheckResult]) -> None:
+    def __init__(
+        self, wire: AgentWire, options: Options, dialect: Dialect, results: list[CheckResult]
+    ) -> None:
         self.wire = wire
         self.options = options
         self.dialect = dialect
@@ -125,7 +139,9 @@ class Session:
         self.answered_early: set[int] = set()
         """Cancel-check turns the agent had answered before the cancellation was sent."""
 
-    def add(self, name: str, result: Literal["pass", "error", "warning", "info"], detail: str) -> None:
+    def add(
+        self, name: str, result: Literal["pass", "error", "warning", "info"], detail: str
+    ) -> None:
         self.results.append(CheckResult(name, result, detail))
 
     async def run_all(self) -> None:
@@ -145,15 +161,23 @@ class Session:
     # -- initialize -----------------------------------------------------------------------
 
     async def initialize(self) -> bool:
-        answer = await self.wire.request("initialize", self.dialect.initialize, self.options.timeout)
+        answer = await self.wire.request(
+            "initialize", self.dialect.initialize, self.options.timeout
+        )
         result = self._result("initialize", answer)
         if result is None:
             return False
         version = result.get("protocolVersion")
         if type(version) is not int:
-            self.add("initialize: version", "error", f"protocolVersion is not an integer: {version!r}")
+            self.add(
+                "initialize: version", "error", f"protocolVersion is not an integer: {version!r}"
+            )
         elif version != self.dialect.version:
-            self.add("initialize: version", "error", f"asked for {self.dialect.version}, the agent answered {version}")
+            self.add(
+                "initialize: version",
+                "error",
+                f"asked for {self.dialect.version}, the agent answered {version}",
+            )
         else:
             self.add("initialize: version", "pass", f"protocol version {version}")
         capabilities = result.get(self.dialect.capabilities_key)
@@ -165,13 +189,21 @@ class Session:
         offered = [m.get("id") for m in self.auth_methods if isinstance(m, dict)]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         wanted = self.options.auth_method
         if wanted is None:
-            detail = f"offers {offered}; pass --auth-method to authenticate" if offered else "none required"
+            detail = (
+                f"offers {offered}; pass --auth-method to authenticate"
+                if offered
+                else "none required"
+            )
             self.add("initialize: auth methods", "info" if offered else "pass", detail)
             return
         if wanted not in offered:
-            self.add("authenticate", "error", f"{wanted!r} is not among the offered methods {offered}")
+            self.add(
+                "authenticate", "error", f"{wanted!r} is not among the offered methods {offered}"
+            )
             return
-        answer = await self.wire.request(self.dialect.authenticate, {"methodId": wanted}, self.options.timeout)
+        answer = await self.wire.request(
+            self.dialect.authenticate, {"methodId": wanted}, self.options.timeout
+        )
         if self._result(self.dialect.authenticate, answer) is not None:
             self.add("authenticate", "pass", f"authenticated with {wanted!r}")
 
@@ -179,7 +211,9 @@ class Session:
 
     async def new_session(self) -> bool:
         params: dict[str, Any] = {"cwd": os.getcwd(), "mcpServers": []}
-        result = self._result("session/new", await self.wire.request("session/new", params, self.options.timeout))
+        result = self._result(
+            "session/new", await self.wire.request("session/new", params, self.options.timeout)
+        )
         session_id = None if result is None else result.get("sessionId")
         if result is not None and not isinstance(session_id, str):
             self.add("session/new", "error", f"no sessionId string in the result: {_short(result)}")
@@ -195,10 +229,15 @@ class Session:
             self.add("session/load", "info", "not advertised (loadSession)")
             return
         before = len(self.wire.updates)
-        params = {"sessionId": self.session_id, "cwd": os.getcwd(), "mcpServers": []}
+        params: dict[str, Any] = {"sessionId": self.session_id, "cwd": os.getcwd()}
+        params["mcpServers"] = []
         answer = await self.wire.request("session/load", params, self.options.timeout)
         if self._result("session/load", answer) is not None:
-            self.add("session/load", "pass", f"loaded, {len(self.wire.updates) - before} updates replayed")
+            self.add(
+                "session/load",
+                "pass",
+                f"loaded, {len(self.wire.updates) - before} updates replayed",
+            )
 
     async def prompt_turn(self) -> None:
         before = len(self.wire.updates)
@@ -209,7 +248,11 @@ class Session:
         kinds = Counter(str(u.get("sessionUpdate")) for u in self._session_updates(before))
         summary = ", ".join(f"{kind} x{n}" for kind, n in kinds.items())
         if not kinds:
-            self.add("prompt turn", "warning", f"stopReason {ended}, but no session/update during the turn")
+            self.add(
+                "prompt turn",
+                "warning",
+                f"stopReason {ended}, but no session/update during the turn",
+            )
         else:
             self.add("prompt turn", "pass", f"stopReason {ended}; updates: {summary}")
 
@@ -226,22 +269,37 @@ class Session:
         if ended == "cancelled":
             self.add(name, "pass", f"the turn ended cancelled {took:.2f}s after session/cancel")
         elif request_id in self.answered_early:
-            self.add(name, "warning", f"the turn ended {ended} before session/cancel was sent; pass a --cancel-prompt that runs longer")
+            self.add(
+                name,
+                "warning",
+                f"the turn ended {ended} before session/cancel was sent;"
+                " pass a --cancel-prompt that runs longer",
+            )
         else:
-            self.add(name, "error", f"the turn ended {ended!r} after session/cancel, not 'cancelled'")
+            self.add(
+                name, "error", f"the turn ended {ended!r} after session/cancel, not 'cancelled'"
+            )
 
     async def cancel_request(self) -> None:
         name = "$/cancel_request"
         before = len(self.wire.updates)
-        request_id, _ = await self._start_then(lambda rid: self.wire.notify("$/cancel_request", {"requestId": rid}))
+        request_id, _ = await self._start_then(self._cancel_request)
         answer = await self.wire.answer(request_id, self.options.cancel_bound)
         self.wire.hold_permissions = False
         if answer is None:
-            self.add(name, "info", f"no answer within {self.options.cancel_bound}s (cancellation is cooperative)")
+            self.add(
+                name,
+                "info",
+                f"no answer within {self.options.cancel_bound}s (cancellation is cooperative)",
+            )
         elif "error" in answer:
             self.add(name, "info", f"answered error {_short(answer['error'])}")
         else:
-            self.add(name, "info", f"answered {_short(answer.get('result'))} (cancellation is cooperative)")
+            self.add(
+                name,
+                "info",
+                f"answered {_short(answer.get('result'))} (cancellation is cooperative)",
+            )
         await self._settle(request_id, before)
 
     # -- JSON-RPC hygiene -----------------------------------------------------------------
@@ -262,11 +320,19 @@ class Session:
             await anyio.sleep(0.05)  # a -32700 written just after the follow-up's answer
         replies = [m for m in self.wire.stray[strays:] if _error_code(m) == -32700]
         if follow_up is None:
-            self.add("malformed JSON", "error", "the agent stopped answering after a malformed line")
+            self.add(
+                "malformed JSON", "error", "the agent stopped answering after a malformed line"
+            )
         elif not replies:  # JSON-RPC asks for one, but the agent survived: what matters most
-            self.add("malformed JSON", "warning", "no -32700 parse error answered (the agent went on)")
+            self.add(
+                "malformed JSON", "warning", "no -32700 parse error answered (the agent went on)"
+            )
         elif replies[0].get("id", "missing") is not None:
-            self.add("malformed JSON", "error", f"-32700 with id {replies[0].get('id', 'missing')!r}, not null")
+            self.add(
+                "malformed JSON",
+                "error",
+                f"-32700 with id {replies[0].get('id', 'missing')!r}, not null",
+            )
         else:
             self.add("malformed JSON", "pass", "-32700 with id null, and the agent went on")
 
@@ -276,21 +342,38 @@ class Session:
         follow_up = await self.wire.request(UNKNOWN_METHOD, {}, self.options.timeout)
         replies = self.wire.stray[strays:]
         if follow_up is None:
-            self.add("unknown notification", "error", "the agent stopped answering after an unknown notification")
+            self.add(
+                "unknown notification",
+                "error",
+                "the agent stopped answering after an unknown notification",
+            )
         elif replies:
-            self.add("unknown notification", "error", f"the agent replied to a notification: {_short(replies[0])}")
+            self.add(
+                "unknown notification",
+                "error",
+                f"the agent replied to a notification: {_short(replies[0])}",
+            )
         else:
             self.add("unknown notification", "pass", "ignored, and the agent went on")
 
     def no_undeclared_calls(self) -> None:
         calls = [
-            str(r.get("method")) for r in self.wire.agent_requests
+            str(r.get("method"))
+            for r in self.wire.agent_requests
             if str(r.get("method")).startswith(("fs/", "terminal/"))
         ]
         if calls:
-            self.add("undeclared capabilities", "error", f"called {sorted(set(calls))} on a client that declared no fs or terminal")
+            self.add(
+                "undeclared capabilities",
+                "error",
+                f"called {sorted(set(calls))} on a client that declared no fs or terminal",
+            )
         else:
-            self.add("undeclared capabilities", "pass", f"no fs/* or terminal/* call in {self.turns} turns (none declared)")
+            self.add(
+                "undeclared capabilities",
+                "pass",
+                f"no fs/* or terminal/* call in {self.turns} turns (none declared)",
+            )
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -302,7 +385,10 @@ class Session:
     async def _cancel_session(self, request_id: int) -> None:
         await self.wire.notify("session/cancel", {"sessionId": self.session_id})
 
-    async def _start_then(self, cancel: Any) -> tuple[int, float]:
+    async def _cancel_request(self, request_id: int) -> None:
+        await self.wire.notify("$/cancel_request", {"requestId": request_id})
+
+    async def _start_then(self, cancel: Callable[[int], Awaitable[None]]) -> tuple[int, float]:
         """Start a turn on the cancel prompt, holding permission requests; once the agent
         asks one, answers, or has had a moment, run ``cancel`` and answer what was held."""
         self.wire.hold_permissions = True
@@ -310,6 +396,7 @@ class Session:
         request_id = await self._prompt(self.options.cancel_prompt or self.options.prompt)
         with anyio.move_on_after(0.3):
             async with anyio.create_task_group() as tg:
+
                 async def first(event: anyio.Event) -> None:
                     await event.wait()
                     tg.cancel_scope.cancel()
@@ -323,12 +410,14 @@ class Session:
         await self.wire.release_held()
         return request_id, sent_at
 
-    async def _turn_end(self, request_id: int, before: int, timeout: float, name: str = "prompt turn") -> str | None:
+    async def _turn_end(
+        self, request_id: int, before: int, bound: float, name: str = "prompt turn"
+    ) -> str | None:
         """The stop reason, or None after reporting why there is none."""
         started = time.monotonic()
-        answer = await self.wire.answer(request_id, timeout)
+        answer = await self.wire.answer(request_id, bound)
         if answer is None:
-            self.add(name, "error", f"session/prompt not answered within {timeout}s")
+            self.add(name, "error", f"session/prompt not answered within {bound}s")
             return None
         if "error" in answer:
             self.add(name, "error", f"session/prompt answered error {_short(answer['error'])}")
@@ -340,13 +429,16 @@ class Session:
                 self.add(name, "error", f"no stopReason in the answer: {_short(result)}")
                 return None
             return reason
-        with anyio.move_on_after(max(timeout - (time.monotonic() - started), 0)):
+        with anyio.move_on_after(max(bound - (time.monotonic() - started), 0)):
             while True:
                 for update in self._session_updates(before):
-                    if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
+                    if (
+                        update.get("sessionUpdate") == "state_update"
+                        and update.get("state") == "idle"
+                    ):
                         return str(update.get("stopReason"))
                 await anyio.sleep(0.02)
-        self.add(name, "error", f"no state_update idle within {timeout}s")
+        self.add(name, "error", f"no state_update idle within {bound}s")
         return None
 
     async def _settle(self, request_id: int, before: int) -> None:
@@ -357,7 +449,11 @@ class Session:
 
     def _session_updates(self, before: int) -> list[Message]:
         """The ``update`` objects of this session's notifications since index ``before``."""
-        updates = [n.get("update") for n in self.wire.updates[before:] if n.get("sessionId") == self.session_id]
+        updates = [
+            n.get("update")
+            for n in self.wire.updates[before:]
+            if n.get("sessionId") == self.session_id
+        ]
         return [u for u in updates if isinstance(u, dict)]  # pyright: ignore[reportUnknownVariableType]
 
     def _result(self, method: str, answer: Message | None) -> dict[str, Any] | None:
@@ -384,7 +480,13 @@ def _schema(validator: MessageValidator, wire: AgentWire) -> list[CheckResult]:
         for f in validator.findings
     ]
     if wire.not_json:
-        found.append(CheckResult("schema: stdout", "error", f"{len(wire.not_json)} lines that are not JSON, first: {wire.not_json[0][:80]!r}"))
+        found.append(
+            CheckResult(
+                "schema: stdout",
+                "error",
+                f"{len(wire.not_json)} lines that are not JSON, first: {wire.not_json[0][:80]!r}",
+            )
+        )
     return found or [CheckResult("schema", "pass", "every message valid under the strict schema")]
 
 
@@ -394,7 +496,11 @@ def _error_code(answer: Message | None) -> Any:
 
 
 def _describe(answer: Message | None) -> str:
-    return "no answer" if answer is None else _short({k: v for k, v in answer.items() if k != "jsonrpc"})
+    return (
+        "no answer"
+        if answer is None
+        else _short({k: v for k, v in answer.items() if k != "jsonrpc"})
+    )
 
 
 def _short(value: Any, limit: int = 160) -> str:

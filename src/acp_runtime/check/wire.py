@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
+from ..testing.validation import Finding, MessageValidator
 from ..trace import TracingTransport
 from ..transport import MessageTooLarge, Transport
-from ..testing.validation import Finding, MessageValidator
 
 Message = dict[str, Any]
 
@@ -58,16 +58,22 @@ class AgentWire:
 
     async def _sort(self, data: bytes) -> None:
         try:
-            message = json.loads(data)
+            message: Any = json.loads(data)
         except ValueError:
             self.not_json.append(data)
             return
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if not isinstance(message, dict) or cast(Message, message).get("jsonrpc") != "2.0":
             self._validator.findings.append(
-                Finding("error", "?", "envelope", "jsonrpc", f"not a JSON-RPC 2.0 message: {data[:80]!r}")
+                Finding(
+                    "error",
+                    "?",
+                    "envelope",
+                    "jsonrpc",
+                    f"not a JSON-RPC 2.0 message: {data[:80]!r}",
+                )
             )
             return
-        msg: Message = message  # pyright: ignore[reportUnknownVariableType]
+        msg = cast(Message, message)
         if "method" in msg:
             if "id" in msg:
                 await self._answer(msg)
@@ -75,7 +81,11 @@ class AgentWire:
                 self.updates.append(msg.get("params") or {})
             return
         request_id = msg.get("id")
-        if isinstance(request_id, int) and request_id in self._arrived and request_id not in self._answers:
+        if (
+            isinstance(request_id, int)
+            and request_id in self._arrived
+            and request_id not in self._answers
+        ):
             self._answers[request_id] = msg
             self._arrived[request_id].set()
         else:
@@ -91,9 +101,12 @@ class AgentWire:
         if self.hold_permissions:
             self.held.append(request["id"])
             return
-        options: list[Any] = (request.get("params") or {}).get("options") or []
+        params: Any = request.get("params") or {}
+        options: list[Any] = params.get("options") or []
         allow = [o.get("optionId") for o in options if str(o.get("kind", "")).startswith("allow")]
-        outcome = {"outcome": "selected", "optionId": allow[0]} if allow else {"outcome": "cancelled"}
+        outcome = (
+            {"outcome": "selected", "optionId": allow[0]} if allow else {"outcome": "cancelled"}
+        )
         await self.send({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": outcome}})
 
     async def release_held(self) -> None:
@@ -119,14 +132,14 @@ class AgentWire:
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return request_id
 
-    async def answer(self, request_id: int, timeout: float) -> Message | None:
-        """The response to ``request_id``, or None if none came within ``timeout``."""
-        with anyio.move_on_after(timeout):
+    async def answer(self, request_id: int, within: float) -> Message | None:
+        """The response to ``request_id``, or None if none came within ``within`` seconds."""
+        with anyio.move_on_after(within):
             await self._arrived[request_id].wait()
         return self._answers.get(request_id)
 
-    async def request(self, method: str, params: Any, timeout: float) -> Message | None:
-        return await self.answer(await self.start(method, params), timeout)
+    async def request(self, method: str, params: Any, within: float) -> Message | None:
+        return await self.answer(await self.start(method, params), within)
 
     async def notify(self, method: str, params: Any) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})

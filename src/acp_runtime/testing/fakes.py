@@ -10,13 +10,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal, TypeAlias, TypeVar
 
 from ..errors import RequestError
 
 R = TypeVar("R")
 
-PermissionRule = Literal["allow", "deny"] | Callable[[R], "str | None"]
+PermissionRule: TypeAlias = Literal["allow", "deny"] | Callable[[R], str | None]
 """``"allow"`` picks the first ``allow_*`` option, ``"deny"`` the first ``reject_*`` one
 (the answer is ``cancelled`` when there is none); a callable gets the typed request and
 returns the option id to select, or None to answer ``cancelled``."""

@@ -42,7 +42,9 @@ def acp_agent() -> Any:
 
 
 @pytest.fixture
-async def acp_client(acp_agent: Any, request: pytest.FixtureRequest) -> AsyncGenerator[TestClient, None]:
+async def acp_client(
+    acp_agent: Any, request: pytest.FixtureRequest
+) -> AsyncGenerator[TestClient, None]:
     """A scripted v1 client connected to ``acp_agent``, initialized."""
     marker = request.node.get_closest_marker("acp_client")
     options: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
-
 import anyio
 
 from acp_generated import v1
@@ -27,7 +26,7 @@ from acp_generated.v1 import methods as m
 from ..connection import Connection
 from ..responder import Responder
 from ..run import Attachable
-from .client import raise_on_errors, connect_in_memory
+from .client import connect_in_memory, raise_on_errors
 from .fakes import FakeCommand, FakeFiles, FakeTerminals, PermissionRule, choose_option
 from .validation import Finding, MessageValidator
 
@@ -45,7 +44,7 @@ class ScriptedClient(v1.ClientHandler):
     ) -> None:
         self.files = files
         self.terminals = terminals
-        self.permission = permission
+        self.permission: PermissionRule[v1.RequestPermissionRequest] = permission
         self.notifications: list[v1.SessionNotification] = []
         self.permission_requests: list[v1.RequestPermissionRequest] = []
 
@@ -181,14 +180,14 @@ class TestClient:
         prompt: str | Sequence[v1.ContentBlock],
         *,
         session_id: str | None = None,
-        timeout: float = 10,
+        time_limit: float = 10,
     ) -> tuple[list[v1.SessionUpdate], v1.PromptResponse]:
         """One prompt turn: the updates the agent sent during it, and its answer."""
         if session_id is None:
             session_id = self.session_id or await self.new_session()
         blocks = [v1.TextContentBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
         start = len(self.notifications)
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(time_limit):
             answer = await self.agent.prompt(session_id=session_id, prompt=blocks)
         self.check()
         turn = self.notifications[start:]
@@ -253,5 +252,3 @@ async def agent_client(
             await client.initialize()
         yield client
     client.check()
-
-

@@ -31,7 +31,7 @@ class ScriptedClient(v2.ClientHandler):
     """The client side: records updates, answers permissions by a rule."""
 
     def __init__(self, permission: PermissionRule[v2.RequestPermissionRequest]) -> None:
-        self.permission = permission
+        self.permission: PermissionRule[v2.RequestPermissionRequest] = permission
         self.notifications: list[v2.UpdateSessionNotification] = []
         self.permission_requests: list[v2.RequestPermissionRequest] = []
         self.arrived = anyio.Event()
@@ -63,7 +63,9 @@ class TestClient:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, cx: Connection, scripted: ScriptedClient, validator: MessageValidator) -> None:
+    def __init__(
+        self, cx: Connection, scripted: ScriptedClient, validator: MessageValidator
+    ) -> None:
         self.connection = cx
         self.agent = v2.RemoteAgent(cx)
         self._scripted = scripted
@@ -102,14 +104,14 @@ class TestClient:
         prompt: str | Sequence[v2.ContentBlock],
         *,
         session_id: str | None = None,
-        timeout: float = 10,
+        time_limit: float = 10,
     ) -> tuple[list[v2.SessionUpdate], str | None]:
         """One prompt turn: its updates up to the ``idle`` state update, and its stop reason."""
         if session_id is None:
             session_id = self.session_id or await self.new_session()
         blocks = [v2.TextContentBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
         start = len(self.notifications)
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(time_limit):
             await self.agent.prompt(session_id=session_id, prompt=blocks)
             while True:
                 arrived = self._scripted.arrived

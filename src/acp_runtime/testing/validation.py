@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -121,4 +121,4 @@ def _strict(tp: Any, value: Any) -> None:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         tp.model_validate(value)
     else:
-        TypeAdapter(tp).validate_python(value)
+        TypeAdapter[Any](cast(Any, tp)).validate_python(value)
