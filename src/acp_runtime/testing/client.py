@@ -8,6 +8,7 @@ MessageValidator` watching what it sends.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
@@ -17,6 +18,9 @@ from ..memory import memory_pair
 from ..run import Attachable
 from ..trace import TracingTransport
 from .validation import Finding, MessageValidator
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
 
 class AgentProtocolError(AssertionError):
@@ -49,8 +53,20 @@ async def connect_in_memory(
     agent.attach(agent_builder)
     client_builder = ConnectionBuilder(role="client")
     client.attach(client_builder)
-    async with (
-        agent_builder.connect(agent_end),
-        client_builder.connect(TracingTransport(client_end, validator)) as cx,
-    ):
-        yield cx
+    try:
+        async with (
+            agent_builder.connect(agent_end),
+            client_builder.connect(TracingTransport(client_end, validator)) as cx,
+        ):
+            yield cx
+    except BaseExceptionGroup as group:
+        raise _sole(group) from None
+
+
+def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a test raised, out of the task groups that wrapped it (a test's
+    failure reads as the assertion it is); the group itself when it holds more."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return group if isinstance(inner, BaseExceptionGroup) else inner
