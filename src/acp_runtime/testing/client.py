@@ -8,9 +8,9 @@ MessageValidator` watching what it sends.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Any, cast
 
 from ..builder import ConnectionBuilder
 from ..connection import Connection
@@ -18,9 +18,6 @@ from ..memory import memory_pair
 from ..run import Attachable
 from ..trace import TracingTransport
 from .validation import Finding, MessageValidator
-
-if sys.version_info < (3, 11):  # pragma: no cover
-    from exceptiongroup import BaseExceptionGroup
 
 
 class AgentProtocolError(AssertionError):
@@ -59,14 +56,18 @@ async def connect_in_memory(
             client_builder.connect(TracingTransport(client_end, validator)) as cx,
         ):
             yield cx
-    except BaseExceptionGroup as group:
-        raise _sole(group) from None
+    except Exception as error:
+        raise _sole(error) from None
 
 
-def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+def _sole(error: Exception) -> BaseException:
     """The one exception a test raised, out of the task groups that wrapped it (a test's
-    failure reads as the assertion it is); the group itself when it holds more."""
-    inner: BaseException = group
-    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
-        inner = inner.exceptions[0]
-    return group if isinstance(inner, BaseExceptionGroup) else inner
+    failure reads as the assertion it is); a group that holds more is kept whole."""
+    inner: BaseException = error
+    while True:
+        nested: Any = getattr(inner, "exceptions", None)
+        if not isinstance(nested, tuple):
+            return inner
+        if len(nested) != 1:  # pyright: ignore[reportUnknownArgumentType]
+            return error
+        inner = cast(BaseException, nested[0])
