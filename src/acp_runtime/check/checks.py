@@ -108,7 +108,7 @@ async def run_checks(options: Options) -> list[CheckResult]:
                 CheckResult(
                     "EOF",
                     "pass",
-                    f"exited with status {status}"
+                    f"exited (status {status})"
                     f" {time.monotonic() - started:.2f}s after stdin closed",
                 )
             )
