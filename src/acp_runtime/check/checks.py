@@ -316,8 +316,7 @@ class Session:
         strays = len(self.wire.stray)
         await self.wire.send_raw(MALFORMED)
         follow_up = await self.wire.request(UNKNOWN_METHOD, {}, self.options.timeout)
-        with anyio.move_on_after(0.05):
-            await anyio.sleep(0.05)  # a -32700 written just after the follow-up's answer
+        await anyio.sleep(0.05)  # a -32700 written just after the follow-up's answer
         replies = [m for m in self.wire.stray[strays:] if _error_code(m) == -32700]
         if follow_up is None:
             self.add(
@@ -402,8 +401,8 @@ class Session:
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(first, self.wire.permission_asked)
-                tg.start_soon(first, self.wire._arrived[request_id])  # pyright: ignore[reportPrivateUsage]
-        if self.wire._arrived[request_id].is_set():  # pyright: ignore[reportPrivateUsage]
+                tg.start_soon(first, self.wire.arrival(request_id))
+        if self.wire.arrival(request_id).is_set():
             self.answered_early.add(request_id)
         sent_at = time.monotonic()
         await cancel(request_id)
@@ -443,7 +442,7 @@ class Session:
 
     async def _settle(self, request_id: int, before: int) -> None:
         """A turn a check left running: cancel it and give it a moment to end."""
-        if self.wire._answers.get(request_id) is None:  # pyright: ignore[reportPrivateUsage]
+        if not self.wire.arrival(request_id).is_set():
             await self._cancel_session(request_id)
             await self.wire.answer(request_id, self.options.cancel_bound)
 

@@ -132,6 +132,10 @@ class AgentWire:
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return request_id
 
+    def arrival(self, request_id: int) -> anyio.Event:
+        """Set when the response to ``request_id`` has arrived."""
+        return self._arrived[request_id]
+
     async def answer(self, request_id: int, within: float) -> Message | None:
         """The response to ``request_id``, or None if none came within ``within`` seconds."""
         with anyio.move_on_after(within):
