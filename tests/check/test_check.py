@@ -1,5 +1,6 @@
 """``python -m acp_runtime.check`` against real agents over stdio: 0 errors on the SDKs'
-echo agents (ours, the TypeScript SDK's, the PyPI package's) and the tutorial agent;
+echo agents (ours, the TypeScript SDK's, the PyPI package's), the tutorial agent and our
+v2 agent (``--protocol v2``);
 each deliberately broken agent (``raw_agent.py --defect``) reported as the error of its
 check, and nothing else.
 
@@ -44,6 +45,10 @@ CORRECT: dict[str, list[str]] = {
     ],
     "tutorial": ["--", PY, str(ROOT / "examples" / "tutorial_agent.py")],
     "raw": ["--cancel-prompt", "sleep 3000", "--", *RAW],
+    "v2": [
+        *("--protocol", "v2", "--cancel-prompt", "sleep 3000", "--"),
+        *(PY, str(ROOT / "examples" / "v2_agent.py"), "--quiet"),
+    ],
 }
 if importlib.util.find_spec("acp") is not None:  # the PyPI package, in the bench extra
     CORRECT["pypi"] = ["--cancel-prompt", "sleep 3000", "--", PY, str(HERE / "pypi_echo_agent.py")]
@@ -106,7 +111,7 @@ def errors(results: list[dict[str, Any]]) -> set[str]:
     "agent",
     [
         pytest.param(name, marks=pytest.mark.interop) if name == "typescript" else name
-        for name in ["echo", "tutorial", "raw", "pypi", "typescript"]
+        for name in ["echo", "tutorial", "raw", "v2", "pypi", "typescript"]
     ],
 )
 def test_a_correct_agent_passes_with_no_errors(agent: str) -> None:
@@ -129,7 +134,7 @@ def test_each_defect_is_reported_as_the_error_of_its_check(defect: str) -> None:
 
 
 def test_the_cancel_checks_pass_on_the_agents_that_can_be_cancelled() -> None:
-    for agent in [name for name in ("echo", "pypi", "raw", "typescript") if name in CORRECT]:
+    for agent in [name for name in ("echo", "pypi", "raw", "v2", "typescript") if name in CORRECT]:
         [cancel] = [r for r in check(agent)[1] if r["name"] == "session/cancel"]
         assert cancel["result"] == "pass", (agent, cancel)
 
