@@ -121,7 +121,7 @@ async def test_an_invalid_message_fails_naming_the_method_and_the_field() -> Non
         async with agent_client(InvalidUpdateAgent()) as client:
             await client.prompt("hi")
     message = str(caught.value)
-    assert "session/update params: update" in message and "text: Field required" in message
+    assert "session/update params: update.content.text: Field required" in message
     [finding] = caught.value.findings
     assert (finding.method, finding.part, finding.severity) == ("session/update", "params", "error")
 

@@ -474,9 +474,15 @@ class Session:
 
 
 def _schema(validator: MessageValidator, wire: AgentWire) -> list[CheckResult]:
+    # One line per distinct problem: an agent repeats the same mistake in every update.
+    counts = Counter(validator.findings)
     found = [
-        CheckResult(f"schema: {f.method} {f.part}", f.severity, f"{f.where}: {f.problem}")
-        for f in validator.findings
+        CheckResult(
+            f"schema: {f.method} {f.part}",
+            f.severity,
+            f"{f.where}: {f.problem}" + (f" (x{n})" if n > 1 else ""),
+        )
+        for f, n in counts.items()
     ]
     if wire.not_json:
         found.append(

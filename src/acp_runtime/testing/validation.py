@@ -112,9 +112,39 @@ def validate(codec: _Codec[Any], value: Any, method: str, part: str) -> list[Fin
             for s in salvaged(parsed)
         ] or [Finding("warning", method, part, "$", "salvaged")]
     return [
-        Finding("error", method, part, format_path(tuple(e["loc"])), e["msg"])
+        Finding("error", method, part, format_path(json_path(e["loc"], value)), e["msg"])
         for e in error.errors(include_url=False, include_input=False)
     ]
+
+
+def json_path(loc: tuple[str | int, ...], value: Any) -> tuple[str | int, ...]:
+    """The path of pydantic's error location in the JSON value itself: the steps that are
+    no key of it (a union's tag, ``agent_message_chunk``) are left out, so the path reads
+    ``update.content.text``; a missing field, the last step, is kept."""
+    path: list[str | int] = []
+    current: Any = value
+    for index, step in enumerate(loc):
+        child = _child(current, step)
+        if child is not _ABSENT:
+            current = child
+        elif index != len(loc) - 1:
+            continue
+        path.append(step)
+    return tuple(path)
+
+
+_ABSENT = object()
+
+
+def _child(value: Any, step: str | int) -> Any:
+    """``value[step]`` as JSON has it (a key of an object, an index of an array), or
+    ``_ABSENT``."""
+    if isinstance(value, dict) and isinstance(step, str):
+        return cast("dict[str, Any]", value).get(step, _ABSENT)
+    if isinstance(value, list) and isinstance(step, int):
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return items[step] if 0 <= step < len(items) else _ABSENT
+    return _ABSENT
 
 
 def _strict(tp: Any, value: Any) -> None:
