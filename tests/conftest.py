@@ -8,6 +8,8 @@ import pytest
 
 from acp_runtime.log_throttle import peer_log
 
+pytest_plugins = ["acp_runtime.testing.pytest_plugin"]  # the `acp_client` fixture
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run long soaks and full benchmarks")

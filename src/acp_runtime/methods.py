@@ -75,6 +75,11 @@ class _Codec(Generic[R]):
         self._validate: Callable[[Any], R] | None = None
         self._to_json: Callable[..., bytes] | None = None
 
+    @property
+    def type(self) -> Any:
+        """The Python type this codec validates (a model class, or a union for an adapter)."""
+        return self._type
+
     def _get(self) -> TypeAdapter[R]:
         adapter = self._adapter
         if adapter is None:

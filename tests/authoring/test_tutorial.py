@@ -77,7 +77,9 @@ class HoldingClient(v1.ClientHandler):
 
 async def started_turn(cx: Connection, notes: Path) -> tuple[v1.RemoteAgent, str]:
     agent = v1.RemoteAgent(cx)
-    await agent.initialize(protocol_version=1)
+    # The agent reads files only from a client that declares it serves them.
+    fs = v1.FileSystemCapabilities(read_text_file=True)
+    await agent.initialize(protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs))
     session = await agent.new_session(cwd=str(notes.parent), mcp_servers=[])
     return agent, session.session_id
 
