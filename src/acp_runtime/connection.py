@@ -1,9 +1,13 @@
 """A live JSON-RPC connection: one dispatch loop, one outgoing writer, two tables.
 
-* The dispatch loop reads one message at a time and fully handles it before reading
-  the next: request and notification handlers run *in* the loop, in arrival order.
-  Long work must go to :meth:`Connection.spawn`, otherwise it holds the loop and, among
-  other things, cancellation markers cannot update (IN-5).
+* The dispatch loop reads one message at a time, in arrival order. Notifications,
+  responses (and their result callbacks) and ``$/cancel_request`` are handled *in* the
+  loop, fully, before the next message is read. A request handler registered with
+  ``inline=False`` (the default of typed handlers) runs in a task of its own, started
+  from the loop before the next message is read and run up to its first suspension, so
+  handlers start in arrival order and may simply ``await`` the peer while the loop goes
+  on reading (IN-5). Inline handlers (raw handlers, ``inline=True``) hold the loop like
+  a notification handler; their long work must go to :meth:`Connection.spawn`.
 * Every outgoing message (requests, notifications, responses, cancels) goes through one
   queue drained by the writer task (:mod:`~acp_runtime.outbox`): FIFO, except that
   cancellation goes first (an answer to a request the peer cancelled, a cancel of a
@@ -20,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from contextlib import nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
@@ -139,6 +144,18 @@ class Routes:
     )
     raw_request: RequestRoute | None = None
     raw_notification: NotificationRoute | None = None
+    inline: set[str] = field(default_factory=set[str])
+    """Methods of ``requests`` whose handler runs in the dispatch loop; the others run in
+    a task of their own."""
+    raw_request_inline: bool = True
+    """Whether the ``raw_request`` fallback runs in the dispatch loop (the ordered layer)."""
+
+
+_SERVING: ContextVar[tuple[object, ResponseSlot] | None] = ContextVar(
+    "acp_runtime_serving", default=None
+)
+"""In a request handler's own task: that task and the request's slot (what ``spawn``
+from the handler serves)."""
 
 
 def _identity(value: JsonValue) -> JsonValue:
@@ -399,7 +416,12 @@ class Connection:
         request if it is still unanswered: a :class:`RequestError` as itself (so a
         cancelled turn's -32800 reaches the peer), anything else as a bare -32603.
         """
-        slot = self._dispatching if self._current_task() is self._dispatch_task else None
+        task = self._current_task()
+        if task is self._dispatch_task:
+            slot = self._dispatching
+        else:
+            serving = _SERVING.get()
+            slot = serving[1] if serving is not None and serving[0] is task else None
         self._tg.start_soon(self._run_spawned, slot, func, args)
 
     async def _run_spawned(
@@ -584,18 +606,40 @@ class Connection:
                 observer, self, self._incoming, request.id, request.method, request.params
             )
         )
-        route = self._routes.requests.get(request.method) or self._routes.raw_request
-        if route is None:
-            slot.answer_error(RequestError.method_not_found(request.method))
+        routes = self._routes
+        route = routes.requests.get(request.method)
+        if route is not None:
+            inline = request.method in routes.inline
+        else:
+            route, inline = routes.raw_request, routes.raw_request_inline
+            if route is None:
+                slot.answer_error(RequestError.method_not_found(request.method))
+                return
+        if not inline:
+            # Started before the next message is read: handlers start in arrival order.
+            started = self._new_waiter()
+            self._tg.start_soon(self._serve_request, route, request, slot, started)
+            await started
             return
         self._dispatching = slot
         try:
-            if observer is None:
-                await route(request.method, request.params, slot, self)
-            else:  # the handler runs with the request's span current
-                await _in_span(slot, route(request.method, request.params, slot, self))
+            await self._run_route(route, request, slot)
         finally:
             self._dispatching = None
+
+    async def _serve_request(
+        self, route: RequestRoute, request: Request, slot: ResponseSlot, started: Waiter
+    ) -> None:
+        """A request handler's own task: it may await the peer, since the loop goes on."""
+        _SERVING.set((self._current_task(), slot))
+        started.wake()  # the loop resumes once this task first suspends (or ends)
+        await self._run_route(route, request, slot)
+
+    def _run_route(self, route: RequestRoute, request: Request, slot: ResponseSlot) -> Awaitable[None]:
+        handling = route(request.method, request.params, slot, self)
+        if self._observer is None:
+            return handling
+        return _in_span(slot, handling)  # the handler runs with the request's span current
 
     async def _on_notification(self, notification: Notification) -> None:
         # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.

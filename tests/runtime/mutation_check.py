@@ -335,10 +335,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "M32",
         "IN-5",
-        "handlers run concurrently instead of in the dispatch loop",
+        "inline handlers run concurrently instead of in the dispatch loop",
         "connection.py",
-        "        await route(request.method, request.params, slot, self)\n",
-        "        self._tg.start_soon(route, request.method, request.params, slot, self)\n",
+        "            route, inline = routes.raw_request, routes.raw_request_inline\n",
+        "            route, inline = routes.raw_request, False\n",
     ),
     Mutation(
         "M33",
@@ -647,6 +647,14 @@ MUTATIONS: list[Mutation] = [
         "an awaited send never gives the writer a turn where the transport cannot burst",
         "outbox.py",
         "        if self._yield_bytes and self._since_yield >= self._yield_bytes:\n",
+        "        if False:\n",
+    ),
+    Mutation(
+        "M67",
+        "IN-5",
+        "typed request handlers run in the dispatch loop, so they cannot await the peer",
+        "connection.py",
+        "        if not inline:\n",
         "        if False:\n",
     ),
 ]
