@@ -3,11 +3,12 @@
 * The dispatch loop reads one message at a time, in arrival order. Notifications,
   responses (and their result callbacks) and ``$/cancel_request`` are handled *in* the
   loop, fully, before the next message is read. A request handler registered with
-  ``inline=False`` (the default of typed handlers) runs in a task of its own, started
-  from the loop before the next message is read and run up to its first suspension, so
-  handlers start in arrival order and may simply ``await`` the peer while the loop goes
-  on reading (IN-5). Inline handlers (raw handlers, ``inline=True``) hold the loop like
-  a notification handler; their long work must go to :meth:`Connection.spawn`.
+  ``inline=False`` (the default of typed handlers) starts in the loop too, so handlers
+  start in arrival order and one that answers at once costs no task; the first time it
+  suspends, the loop hands the reading over to a new task and the handler goes on in
+  the old one, so it may simply ``await`` the peer (IN-5). Inline handlers (raw
+  handlers, ``inline=True``) hold the loop like a notification handler; their long work
+  must go to :meth:`Connection.spawn`.
 * Every outgoing message (requests, notifications, responses, cancels) goes through one
   queue drained by the writer task (:mod:`~acp_runtime.outbox`): FIFO, except that
   cancellation goes first (an answer to a request the peer cancelled, a cancel of a
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from contextlib import nullcontext
-from contextvars import ContextVar
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
@@ -34,6 +35,7 @@ import anyio.abc
 from anyio.abc import TaskGroup
 
 from ._loop import Waiter, current_soon_caller, current_task_getter, current_waiter_factory
+from ._suspension import UntilSuspended
 from .cancellation import IncomingRequests
 from .errors import RequestError
 from .jsonrpc import (
@@ -151,13 +153,6 @@ class Routes:
     """Whether the ``raw_request`` fallback runs in the dispatch loop (the ordered layer)."""
 
 
-_SERVING: ContextVar[tuple[object, ResponseSlot] | None] = ContextVar(
-    "acp_runtime_serving", default=None
-)
-"""In a request handler's own task: that task and the request's slot (what ``spawn``
-from the handler serves)."""
-
-
 def _identity(value: JsonValue) -> JsonValue:
     return value
 
@@ -219,6 +214,14 @@ class Connection:
         self._dispatch_task: object = None
         self._dispatching: ResponseSlot | None = None
         """The request whose handler the dispatch loop is running (what ``spawn`` serves)."""
+        self._detachable = False
+        """The loop is running a handler that may suspend: awaiting the peer there hands
+        the reading over instead of raising :class:`DeadlockError`."""
+        self._serving: dict[object, ResponseSlot] = {}
+        """Handlers that went on in their own task after a hand-over, by task."""
+        self._reader_generation = 0
+        """Bumped by each hand-over: the task reading with an older one stops reading."""
+        self._reader_context = copy_context()
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_scope = anyio.CancelScope(shield=True)
@@ -255,7 +258,13 @@ class Connection:
         return self._new_waiter()
 
     def in_dispatch_loop(self) -> bool:
-        return self._current_task() is self._dispatch_task
+        """See :meth:`RequestLink.in_dispatch_loop`: may hand the reading over."""
+        if self._current_task() is not self._dispatch_task:
+            return False
+        if self._detachable:  # a handler about to await the peer: let the loop go on
+            self._hand_over_reading()
+            return False
+        return True
 
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         try:
@@ -417,11 +426,7 @@ class Connection:
         cancelled turn's -32800 reaches the peer), anything else as a bare -32603.
         """
         task = self._current_task()
-        if task is self._dispatch_task:
-            slot = self._dispatching
-        else:
-            serving = _SERVING.get()
-            slot = serving[1] if serving is not None and serving[0] is task else None
+        slot = self._dispatching if task is self._dispatch_task else self._serving.get(task)
         self._tg.start_soon(self._run_spawned, slot, func, args)
 
     async def _run_spawned(
@@ -475,14 +480,36 @@ class Connection:
         connection-closed error inside a cancelled scope.
         """
         self._dispatch_task = self._current_task()
+        self._reader_context = copy_context()  # what each reader after a hand-over starts from
         task_status.started()
-        with self._reader_scope:
-            await self._read_loop()
-        await self._close_incoming()
+        await self._read(self._reader_scope)
 
-    async def _read_loop(self) -> None:
+    async def _read(self, scope: anyio.CancelScope) -> None:
+        generation = self._reader_generation
+        with scope:
+            await self._read_loop(generation)
+        if generation == self._reader_generation:  # still the reader: the input ended
+            await self._close_incoming()
+
+    def _hand_over_reading(self) -> None:
+        """The request handler the loop runs suspends: a new task reads on, this one
+        stays with the handler (which may now await the peer)."""
+        self._detachable = False
+        self._reader_generation += 1
+        if self._dispatching is not None:
+            self._serving[self._dispatch_task] = self._dispatching
+        self._dispatch_task = None
+        self._reader_scope = scope = anyio.CancelScope()
+        # The new reader starts from the reader's context, not from the handler's.
+        self._reader_context.run(self._tg.start_soon, self._continue_reading, scope)
+
+    async def _continue_reading(self, scope: anyio.CancelScope) -> None:
+        self._dispatch_task = self._current_task()
+        await self._read(scope)
+
+    async def _read_loop(self, generation: int) -> None:
         outbox = self._outbox
-        while True:
+        while generation == self._reader_generation:
             if outbox.backlog > outbox.high_water:  # the peer is not reading: stop too
                 log.debug("outgoing backlog of %d bytes: reading paused", outbox.backlog)
                 await self._drain
@@ -615,27 +642,27 @@ class Connection:
             if route is None:
                 slot.answer_error(RequestError.method_not_found(request.method))
                 return
-        if not inline:
-            # Started before the next message is read: handlers start in arrival order.
-            started = self._new_waiter()
-            self._tg.start_soon(self._serve_request, route, request, slot, started)
-            await started
-            return
         self._dispatching = slot
         try:
-            await self._run_route(route, request, slot)
+            if inline:
+                await self._run_route(route, request, slot)
+            else:  # runs here until it first suspends, then in this task alone
+                self._detachable = True
+                await UntilSuspended(self._run_route(route, request, slot), self._on_suspended)
         finally:
-            self._dispatching = None
+            if self._current_task() is self._dispatch_task:
+                self._dispatching = None
+                self._detachable = False
+            else:
+                self._serving.pop(self._current_task(), None)
 
-    async def _serve_request(
-        self, route: RequestRoute, request: Request, slot: ResponseSlot, started: Waiter
-    ) -> None:
-        """A request handler's own task: it may await the peer, since the loop goes on."""
-        _SERVING.set((self._current_task(), slot))
-        started.wake()  # the loop resumes once this task first suspends (or ends)
-        await self._run_route(route, request, slot)
+    def _on_suspended(self) -> None:
+        if self._detachable:
+            self._hand_over_reading()
 
-    def _run_route(self, route: RequestRoute, request: Request, slot: ResponseSlot) -> Awaitable[None]:
+    def _run_route(
+        self, route: RequestRoute, request: Request, slot: ResponseSlot
+    ) -> Awaitable[None]:
         handling = route(request.method, request.params, slot, self)
         if self._observer is None:
             return handling

@@ -5,8 +5,8 @@ This is the one place where handler exceptions become JSON-RPC errors:
 * a :class:`RequestError` raised by a request handler answers with it;
 * pydantic's ``ValidationError`` while decoding params answers -32602 with a summary of
   the errors in ``data`` (locations, messages, types; not the input);
-* any other exception is logged with its traceback and answered -32603 "Internal error"
-  with no details on the wire.
+* any other exception is logged with its traceback and answered -32603 "Internal error
+  in <method>", with no details of it on the wire.
 
 Notification handlers never answer; their failures are only logged.
 """

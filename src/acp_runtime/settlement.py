@@ -73,7 +73,9 @@ class RequestLink(Protocol):
 
     def in_dispatch_loop(self) -> bool:
         """True when called from the task that reads and dispatches incoming messages:
-        awaiting an answer there would wait for itself."""
+        awaiting an answer there would wait for itself. Called from a request handler
+        that may go on alone (a typed one), the connection first hands the reading over
+        to a new task and answers False."""
         ...
 
 

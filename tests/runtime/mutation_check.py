@@ -388,9 +388,9 @@ MUTATIONS: list[Mutation] = [
         "hygiene",
         "handler crashes leak the exception text on the wire",
         "response_slot.py",
-        "    slot.answer_error(RequestError.internal_error())\n\n\ndef answer_spawned_failure",
+        "    slot.answer_error(RequestError.internal_error(method=slot.method))\n\n\ndef answer_spawned_failure",
         "    import traceback\n\n"
-        "    slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n\n\n"
+        "    slot.answer_error(RequestError.internal_error(traceback.format_exc(), method=slot.method))\n\n\n"
         "def answer_spawned_failure",
     ),
     Mutation(
@@ -458,9 +458,10 @@ MUTATIONS: list[Mutation] = [
         "OUT-5",
         "the reader settles pending requests when cancelled with the connect block",
         "connection.py",
-        "        with self._reader_scope:\n            await self._read_loop()\n"
-        "        await self._close_incoming()\n",
-        "        try:\n            with self._reader_scope:\n                await self._read_loop()\n"
+        "        with scope:\n            await self._read_loop(generation)\n"
+        "        if generation == self._reader_generation:  # still the reader: the input ended\n"
+        "            await self._close_incoming()\n",
+        "        try:\n            with scope:\n                await self._read_loop(generation)\n"
         "        finally:\n            await self._close_incoming()\n",
     ),
     Mutation(
@@ -654,8 +655,8 @@ MUTATIONS: list[Mutation] = [
         "IN-5",
         "typed request handlers run in the dispatch loop, so they cannot await the peer",
         "connection.py",
-        "        if not inline:\n",
-        "        if False:\n",
+        "            if inline:\n",
+        "            if True:\n",
     ),
 ]
 
