@@ -19,6 +19,7 @@ from .handlers import (
     RawNotificationHandler,
     RawRequestHandler,
     RequestHandler,
+    cancel_turn_route,
     raw_notification_route,
     raw_request_route,
     typed_notification_route,
@@ -29,6 +30,7 @@ from .observation import Instrumentation
 from .outbox import DEFAULT_HIGH_WATER_BYTES
 from .roles import Role, check_handles, validate_role
 from .transport import Transport
+from .turns import CANCEL_METHOD, PROMPT_METHOD
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -129,9 +131,12 @@ class ConnectionBuilder:
         by ``CLOSE_TIMEOUT``), spawned work is cancelled and the transport closed. If
         spawned work raises, the block is cancelled and the error propagates.
         """
+        notifications = dict(self._routes.notifications)
+        if PROMPT_METHOD in self._routes.requests and CANCEL_METHOD not in notifications:
+            notifications[CANCEL_METHOD] = cancel_turn_route  # session/cancel stops turns
         routes = Routes(
             dict(self._routes.requests),
-            dict(self._routes.notifications),
+            notifications,
             self._routes.raw_request,
             self._routes.raw_notification,
             set(self._routes.inline),

@@ -77,6 +77,7 @@ from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
 from .successor import ENVELOPE_METHODS, peel_envelopes
 from .transport import MessageTooLarge, Transport
+from .turns import PROMPT_METHOD, RunningTurns, cancel_notification, session_id_of
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack
@@ -201,6 +202,9 @@ class Connection:
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
+        self.running_turns = RunningTurns()
+        """The prompt handlers running on this connection, by session; ``session/cancel``
+        cancels them (see :mod:`acp_runtime.turns`)."""
         self._observer = observer
         """Instrumentation (:mod:`~acp_runtime.observation`); None, the default, costs one
         test per request."""
@@ -335,6 +339,8 @@ class Connection:
             check_peer_handles(self.role, binding)  # raises
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
         record = self._record(self, request_id, binding.name, payload, peer or self.counterpart)
+        if binding.name == PROMPT_METHOD and (session_id := session_id_of(params)) is not None:
+            record.also_on_cancel = cancel_notification(session_id)  # what stops real agents
         return SentRequest(record, binding.result.load)
 
     @overload

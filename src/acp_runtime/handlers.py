@@ -27,6 +27,7 @@ from .methods import JsonValue, NotificationMethod, RequestMethod
 from .responder import Responder
 from .response_slot import ResponseSlot, answer_failure
 from .sent_request import validation_summary
+from .turns import session_id_of, turn_cancellation
 
 if TYPE_CHECKING:
     from .connection import Connection, NotificationRoute, RequestRoute
@@ -59,15 +60,28 @@ def _identity(value: JsonValue) -> JsonValue:
 def typed_request_route(
     binding: RequestMethod[P, R], handler: RequestHandler[P, R]
 ) -> RequestRoute:
+    cancelled = turn_cancellation(binding)
+
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
         try:
             params = binding.params.load(raw)
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        await _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
+        handling = _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
+        if cancelled is None:
+            await handling
+        else:  # a prompt turn: session/cancel stops it (see acp_runtime.turns)
+            await cx.running_turns.run(session_id_of(raw), handling, slot, cancelled)
 
     return route
+
+
+async def cancel_turn_route(method: str, raw: JsonValue, connection: Connection) -> None:
+    """The default ``session/cancel`` handling: cancel the session's running turns."""
+    session_id = session_id_of(raw)
+    if session_id is not None:
+        connection.running_turns.cancel(session_id)
 
 
 def raw_request_route(handler: RawRequestHandler) -> RequestRoute:

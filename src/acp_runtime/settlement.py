@@ -136,6 +136,7 @@ class PendingRequest:
         "_callback",
         "_sources",
         "_waiter",
+        "also_on_cancel",
         "armed",
         "consumer",
         "error",
@@ -161,6 +162,9 @@ class PendingRequest:
         self.ticket = 0
         """Where the request went in the outgoing queue (see :meth:`RequestLink.enqueue`)."""
         self.armed = True
+        self.also_on_cancel: tuple[str, JsonValue] | None = None
+        """A notification that goes right after this request's ``$/cancel_request``
+        (``session/cancel`` for a prompt; see :mod:`~acp_runtime.turns`)."""
         self.consumer = Consumer.NONE
         self.result: JsonValue = None
         self.error: RequestError | None = None
@@ -219,6 +223,9 @@ class PendingRequest:
         method, params = self.peer.wrap(CANCEL_REQUEST_METHOD, {"requestId": self.id})
         try:
             self.link.enqueue_after(encode_notification(method, params), self.ticket)
+            if self.also_on_cancel is not None:
+                also = encode_notification(*self.peer.wrap(*self.also_on_cancel))
+                self.link.enqueue_after(also, self.ticket)
         except OutboxClosed:
             raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None
 
@@ -339,6 +346,12 @@ class PendingRequest:
         if self._waiter is None:
             self._waiter = self.link.new_waiter()
         return self._waiter
+
+    def fresh_waiter(self) -> Waiter | None:
+        """:meth:`waiter`, new: the old one may have been spent by a timeout that
+        cancelled the wait (an asyncio future is cancelled with its awaiting task)."""
+        self._waiter = None
+        return self.waiter()
 
     def __repr__(self) -> str:
         return (
