@@ -202,7 +202,7 @@ class Connection:
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
-        self.running_turns = RunningTurns()
+        self.running_turns = RunningTurns(self._handler_scope)
         """The prompt handlers running on this connection, by session; ``session/cancel``
         cancels them (see :mod:`acp_runtime.turns`)."""
         self._observer = observer
@@ -221,8 +221,9 @@ class Connection:
         self._detachable = False
         """The loop is running a handler that may suspend: awaiting the peer there hands
         the reading over instead of raising :class:`DeadlockError`."""
-        self._serving: dict[object, ResponseSlot] = {}
-        """Handlers that went on in their own task after a hand-over, by task."""
+        self._serving: dict[object, tuple[ResponseSlot | None, anyio.CancelScope]] = {}
+        """Handlers that went on in their own task after a hand-over, by task: the request
+        and the scope the task read in, which now cancels only the handler."""
         self._reader_generation = 0
         """Bumped by each hand-over: the task reading with an older one stops reading."""
         self._reader_context = copy_context()
@@ -432,7 +433,11 @@ class Connection:
         cancelled turn's -32800 reaches the peer), anything else as a bare -32603.
         """
         task = self._current_task()
-        slot = self._dispatching if task is self._dispatch_task else self._serving.get(task)
+        if task is self._dispatch_task:
+            slot = self._dispatching
+        else:
+            serving = self._serving.get(task)
+            slot = None if serving is None else serving[0]
         self._tg.start_soon(self._run_spawned, slot, func, args)
 
     async def _run_spawned(
@@ -502,12 +507,21 @@ class Connection:
         stays with the handler (which may now await the peer)."""
         self._detachable = False
         self._reader_generation += 1
-        if self._dispatching is not None:
-            self._serving[self._dispatch_task] = self._dispatching
+        self._serving[self._dispatch_task] = (self._dispatching, self._reader_scope)
         self._dispatch_task = None
         self._reader_scope = scope = anyio.CancelScope()
         # The new reader starts from the reader's context, not from the handler's.
         self._reader_context.run(self._tg.start_soon, self._continue_reading, scope)
+
+    def _handler_scope(self, task: object) -> anyio.CancelScope | None:
+        """The scope that cancels the handler ``task`` runs since a hand-over (None if
+        it has not handed over: then it is not waiting, so there is nothing to stop)."""
+        serving = self._serving.get(task)
+        return None if serving is None else serving[1]
+
+    def current_task(self) -> object:
+        """The running task, compared by identity (what ``running_turns`` keys by)."""
+        return self._current_task()
 
     async def _continue_reading(self, scope: anyio.CancelScope) -> None:
         self._dispatch_task = self._current_task()

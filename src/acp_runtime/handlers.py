@@ -72,7 +72,8 @@ def typed_request_route(
         if cancelled is None:
             await handling
         else:  # a prompt turn: session/cancel stops it (see acp_runtime.turns)
-            await cx.running_turns.run(session_id_of(raw), handling, slot, cancelled)
+            turns = cx.running_turns
+            await turns.run(session_id_of(raw), cx.current_task(), handling, slot, cancelled)
 
     return route
 

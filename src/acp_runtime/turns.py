@@ -4,8 +4,8 @@ ACP stops a turn with the ``session/cancel`` notification, not with ``$/cancel_r
 (real agents ignore the latter). So:
 
 * **Agent side.** While a typed ``session/prompt`` handler runs, a ``session/cancel``
-  for its session cancels it (a cancel scope around the handler, kept in
-  :class:`RunningTurns`, one per connection), and the runtime answers the turn for it:
+  for its session cancels it (:class:`RunningTurns`, one per connection, finds it by
+  session id), and the runtime answers the turn for it:
   ``{"stopReason": "cancelled"}`` where the result type has that stop reason (v1), else
   -32800 (v2, where a prompt not yet inserted is what ``session/cancel`` drops). The
   updates the handler sent before go out first. A handler that answers in spite of the
@@ -21,7 +21,7 @@ The wire names live here and nowhere else in the runtime.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -64,48 +64,65 @@ def cancel_notification(session_id: str) -> tuple[str, JsonValue]:
     return CANCEL_METHOD, {"sessionId": session_id}
 
 
+class _Turn:
+    __slots__ = ("cancelled", "task")
+
+    def __init__(self, task: object) -> None:
+        self.task = task
+        self.cancelled = False
+
+
 class RunningTurns:
-    """The prompt handlers running on one connection, by session id."""
+    """The prompt handlers running on one connection, by session id.
 
-    __slots__ = ("_scopes",)
+    A turn costs no cancel scope: a handler that waits runs in a task of its own after the
+    connection's hand-over, and the scope that task was reading in cancels it
+    (``scope_of``, from the connection); one that never waited has already ended.
+    """
 
-    def __init__(self) -> None:
-        self._scopes: dict[str, list[anyio.CancelScope]] = {}
+    __slots__ = ("_scope_of", "_turns")
+
+    def __init__(self, scope_of: Callable[[object], anyio.CancelScope | None]) -> None:
+        self._scope_of = scope_of
+        self._turns: dict[str, list[_Turn]] = {}
 
     def running(self, session_id: str) -> bool:
-        return bool(self._scopes.get(session_id))
+        return bool(self._turns.get(session_id))
 
     def cancel(self, session_id: str) -> bool:
         """Cancel the turns running for ``session_id``; False if there was none."""
-        scopes = self._scopes.get(session_id)
-        for scope in scopes or ():
-            scope.cancel()
-        return bool(scopes)
+        turns = self._turns.get(session_id)
+        for turn in turns or ():
+            scope = self._scope_of(turn.task)
+            if scope is not None:
+                turn.cancelled = True
+                scope.cancel()
+        return bool(turns)
 
     async def run(
         self,
         session_id: str | None,
+        task: object,
         handling: Awaitable[None],
         slot: ResponseSlot,
         cancelled: JsonValue | RequestError,
     ) -> None:
-        """Await ``handling`` (the handler and its answer) as a turn of ``session_id``;
-        if the turn is cancelled before it answered, answer ``cancelled``."""
+        """Await ``handling`` (the handler and its answer) as a turn of ``session_id`` run
+        by ``task``; if the turn is cancelled before it answered, answer ``cancelled``."""
         if session_id is None:
             await handling
             return
-        scope = anyio.CancelScope()
-        scopes = self._scopes.setdefault(session_id, [])
-        scopes.append(scope)
+        turn = _Turn(task)
+        turns = self._turns.setdefault(session_id, [])
+        turns.append(turn)
         try:
-            with scope:
-                await handling
+            await handling
         finally:
-            scopes.remove(scope)
-            if not scopes:
-                del self._scopes[session_id]
-        if scope.cancel_called and not slot.answered:
-            if isinstance(cancelled, RequestError):
-                slot.answer_error(cancelled)
-            else:
-                slot.answer(cancelled)
+            turns.remove(turn)
+            if not turns:
+                del self._turns[session_id]
+            if turn.cancelled and not slot.answered:
+                if isinstance(cancelled, RequestError):
+                    slot.answer_error(cancelled)
+                else:
+                    slot.answer(cancelled)
