@@ -18,6 +18,19 @@ Kind = Literal["request", "notification"]
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+_REQUIRES = re.compile(r"Only available if the client supports the `([\w.]+)` capability")
+
+CLIENT_CAPABILITIES: dict[str, str] = {
+    "terminal/create": "terminal",
+    "terminal/kill": "terminal",
+    "terminal/output": "terminal",
+    "terminal/release": "terminal",
+    "terminal/wait_for_exit": "terminal",
+}
+"""Client methods whose capability the schema's description does not state (v1's
+``clientCapabilities.terminal`` covers every ``terminal/*`` method)."""
+
+
 @dataclass(frozen=True)
 class Method:
     """One protocol method of one kind, as the generator binds it."""
@@ -34,6 +47,18 @@ class Method:
     def const_name(self) -> str:
         """Binding constant name, e.g. ``SESSION_PROMPT``."""
         return self.py_name.upper()
+
+    @property
+    def requires(self) -> str | None:
+        """The client capability this client method needs (``"fs.readTextFile"``): what
+        its description says ("Only available if the client supports the `...`
+        capability"), else :data:`CLIENT_CAPABILITIES`; None for the agent's methods."""
+        if self.side != "client" or self.kind != "request":
+            return None
+        stated = _REQUIRES.search(self.description)
+        if stated:
+            return stated[1]
+        return CLIENT_CAPABILITIES.get(self.name)
 
     def handled_by(self, side: str) -> bool:
         """Whether ``side`` handles it; ``$/`` (protocol) methods reach every side."""

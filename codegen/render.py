@@ -66,6 +66,7 @@ class Binding:
     doc: str
     docstring: str
     linked: bool
+    requires: str | None = None
 
 
 def binding(method: Method, linked: bool) -> Binding:
@@ -81,6 +82,7 @@ def binding(method: Method, linked: bool) -> Binding:
         doc=method.description.strip(),
         docstring=docstring(method.description, 8),
         linked=linked,
+        requires=method.requires,
     )
 
 

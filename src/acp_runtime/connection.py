@@ -37,6 +37,7 @@ from anyio.abc import TaskGroup
 from ._loop import Waiter, current_soon_caller, current_task_getter, current_waiter_factory
 from ._suspension import UntilSuspended
 from .cancellation import IncomingRequests
+from .capabilities import INITIALIZE_METHOD, declared_capabilities, declares
 from .errors import RequestError
 from .jsonrpc import (
     EnvelopeHead,
@@ -203,6 +204,9 @@ class Connection:
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
         self.running_turns = RunningTurns(self._handler_scope)
+        self.peer_capabilities: dict[str, JsonValue] | None = None
+        """What the client declared in its ``initialize`` (None before one arrived):
+        typed requests that need an undeclared capability are refused locally."""
         """The prompt handlers running on this connection, by session; ``session/cancel``
         cancels them (see :mod:`acp_runtime.turns`)."""
         self._observer = observer
@@ -338,6 +342,9 @@ class Connection:
         binding, params = _request_binding(args)
         if binding.side not in self._peer_sides:
             check_peer_handles(self.role, binding)  # raises
+        if binding.requires is not None and self.peer_capabilities is not None:
+            if not declares(self.peer_capabilities, binding.requires):
+                raise RequestError.capability_not_declared(binding.name, binding.requires)
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
         record = self._record(self, request_id, binding.name, payload, peer or self.counterpart)
         if binding.name == PROMPT_METHOD and (session_id := session_id_of(params)) is not None:
@@ -653,6 +660,8 @@ class Connection:
                 observer, self, self._incoming, request.id, request.method, request.params
             )
         )
+        if request.method == INITIALIZE_METHOD:
+            self.peer_capabilities = declared_capabilities(request.params)
         routes = self._routes
         route = routes.requests.get(request.method)
         if route is not None:

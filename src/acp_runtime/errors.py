@@ -18,6 +18,9 @@ from .methods import JsonValue
 CONNECTION_CLOSED_REASON = "connection_closed"
 """``data.reason`` of the local error that settles requests when the connection closes."""
 
+CAPABILITY_NOT_DECLARED_REASON = "capability_not_declared"
+"""``data.reason`` of the local error for a request the peer did not declare it handles."""
+
 INVALID_RESULT_REASON = "invalid_result"
 """``data.reason`` of the local error for a result that fails validation (after salvage)."""
 
@@ -164,6 +167,25 @@ class RequestError(Exception):
             int(ErrorCode.INTERNAL_ERROR),
             f"Invalid result for {method}" + (f" at {path}" if path else ""),
             {"reason": INVALID_RESULT_REASON, "method": method, "errors": list(errors)},
+        )
+
+    @classmethod
+    def capability_not_declared(cls, method: str, capability: str) -> RequestError:
+        """Local only: ``method`` needs a capability the peer did not declare in
+        ``initialize``, so it was not sent. ``-32601`` (what such a peer answers) with
+        data ``{"reason": "capability_not_declared", "method": ..., "capability": ...}``."""
+        return cls(
+            int(ErrorCode.METHOD_NOT_FOUND),
+            f"{method} needs the {capability} capability, which the client did not declare",
+            {"reason": CAPABILITY_NOT_DECLARED_REASON, "method": method, "capability": capability},
+        )
+
+    @property
+    def is_capability_not_declared(self) -> bool:
+        """True for the local error :meth:`capability_not_declared` builds."""
+        return (
+            isinstance(self.data, dict)
+            and self.data.get("reason") == CAPABILITY_NOT_DECLARED_REASON
         )
 
     @property
