@@ -29,10 +29,12 @@ class FileAgent(v1.AgentHandler):
     def __init__(self) -> None:
         self.turns = PromptTurns(cancelled=v1.PromptResponse(stop_reason="cancelled"))
         self.sessions = 0
+        self.can_read = False
 
     async def initialize(
         self, params: v1.InitializeRequest, responder: Responder[v1.InitializeResponse]
     ) -> v1.InitializeResponse:
+        self.can_read = params.client_capabilities.fs.read_text_file
         return v1.InitializeResponse(protocol_version=1)
 
     async def session_new(
@@ -55,6 +57,9 @@ class FileAgent(v1.AgentHandler):
     ) -> v1.PromptResponse:
         words = [block.text for block in params.prompt if isinstance(block, v1.TextContentBlock)]
         path = " ".join(words).strip()
+        if not self.can_read:  # the client did not offer fs/read_text_file
+            await say(client, turn, f"I cannot read {path}: this editor does not share files.")
+            return v1.PromptResponse(stop_reason="end_turn")
         await say(client, turn, f"Let me read {path}.")
         tools = ToolCallTracker(client, b, session_id=turn.session_id)
         location = b.tool_call_location(path=path)
