@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check
+.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check realworld-agents
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ $(NODE_STAMP): tests/interop/package-lock.json
 	else echo "npm not found: interop tests will be skipped"; fi
 
 setup: $(STAMP) $(NODE_STAMP)
+
+# A real third-party agent for tests/realworld (run with --run-slow): codex-acp from npm,
+# into the git-ignored tests/realworld/node_modules.
+realworld-agents: setup
+	npm install --prefix tests/realworld --no-save --no-audit --no-fund --loglevel=error \
+		@zed-industries/codex-acp@0.16.0
 
 demo: setup
 	$(PY) examples/client.py -- $(PY) examples/echo_agent.py
