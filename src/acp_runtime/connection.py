@@ -78,7 +78,7 @@ from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
 from .successor import ENVELOPE_METHODS, peel_envelopes
 from .transport import MessageTooLarge, Transport
-from .turns import PROMPT_METHOD, RunningTurns, cancel_notification, session_id_of
+from .turns import PROMPT_METHOD, RunningTurns, session_id_of
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack
@@ -347,8 +347,8 @@ class Connection:
                 raise RequestError.capability_not_declared(binding.name, binding.requires)
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
         record = self._record(self, request_id, binding.name, payload, peer or self.counterpart)
-        if binding.name == PROMPT_METHOD and (session_id := session_id_of(params)) is not None:
-            record.also_on_cancel = cancel_notification(session_id)  # what stops real agents
+        if binding.name == PROMPT_METHOD:  # its cancel also sends session/cancel
+            record.cancels_session = session_id_of(params)
         return SentRequest(record, binding.result.load)
 
     @overload
@@ -672,18 +672,23 @@ class Connection:
                 slot.answer_error(RequestError.method_not_found(request.method))
                 return
         self._dispatching = slot
-        try:
-            if inline:
+        if inline:
+            try:
                 await self._run_route(route, request, slot)
-            else:  # runs here until it first suspends, then in this task alone
-                self._detachable = True
-                await UntilSuspended(self._run_route(route, request, slot), self._on_suspended)
+            finally:
+                self._dispatching = None
+            return
+        generation = self._reader_generation
+        task = self._dispatch_task
+        self._detachable = True  # runs here until it first suspends, then in this task alone
+        try:
+            await UntilSuspended(self._run_route(route, request, slot), self._on_suspended)
         finally:
-            if self._current_task() is self._dispatch_task:
+            if generation == self._reader_generation:  # never suspended: still the loop
                 self._dispatching = None
                 self._detachable = False
             else:
-                self._serving.pop(self._current_task(), None)
+                self._serving.pop(task, None)
 
     def _on_suspended(self) -> None:
         if self._detachable:

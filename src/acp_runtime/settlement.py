@@ -27,6 +27,7 @@ from .errors import RequestError
 from .jsonrpc import RequestId, encode_notification, encode_request, log_fields
 from .methods import JsonValue, Payload
 from .peer import Peer, on_wire
+from .turns import cancel_notification
 
 if TYPE_CHECKING:
     from ._loop import Waiter
@@ -136,8 +137,8 @@ class PendingRequest:
         "_callback",
         "_sources",
         "_waiter",
-        "also_on_cancel",
         "armed",
+        "cancels_session",
         "consumer",
         "error",
         "id",
@@ -162,9 +163,9 @@ class PendingRequest:
         self.ticket = 0
         """Where the request went in the outgoing queue (see :meth:`RequestLink.enqueue`)."""
         self.armed = True
-        self.also_on_cancel: tuple[str, JsonValue] | None = None
-        """A notification that goes right after this request's ``$/cancel_request``
-        (``session/cancel`` for a prompt; see :mod:`~acp_runtime.turns`)."""
+        self.cancels_session: str | None = None
+        """For a prompt: the session whose ``session/cancel`` goes right after this
+        request's ``$/cancel_request`` (see :mod:`~acp_runtime.turns`)."""
         self.consumer = Consumer.NONE
         self.result: JsonValue = None
         self.error: RequestError | None = None
@@ -223,9 +224,9 @@ class PendingRequest:
         method, params = self.peer.wrap(CANCEL_REQUEST_METHOD, {"requestId": self.id})
         try:
             self.link.enqueue_after(encode_notification(method, params), self.ticket)
-            if self.also_on_cancel is not None:
-                also = encode_notification(*self.peer.wrap(*self.also_on_cancel))
-                self.link.enqueue_after(also, self.ticket)
+            if self.cancels_session is not None:
+                stop = self.peer.wrap(*cancel_notification(self.cancels_session))
+                self.link.enqueue_after(encode_notification(*stop), self.ticket)
         except OutboxClosed:
             raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None
 

@@ -22,7 +22,7 @@ The wire names live here and nowhere else in the runtime.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import anyio
 from pydantic import ValidationError
@@ -30,8 +30,18 @@ from pydantic import ValidationError
 from .errors import RequestError
 from .methods import JsonValue, RequestMethod
 
-if TYPE_CHECKING:
-    from .response_slot import ResponseSlot
+
+class ResponseSlot(Protocol):
+    """What a turn needs of its request's answer (a
+    :class:`~acp_runtime.response_slot.ResponseSlot`)."""
+
+    @property
+    def answered(self) -> bool: ...
+
+    def answer(self, result: JsonValue) -> None: ...
+
+    def answer_error(self, error: RequestError) -> None: ...
+
 
 PROMPT_METHOD = "session/prompt"
 CANCEL_METHOD = "session/cancel"

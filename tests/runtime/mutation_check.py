@@ -655,8 +655,8 @@ MUTATIONS: list[Mutation] = [
         "IN-5",
         "typed request handlers run in the dispatch loop, so they cannot await the peer",
         "connection.py",
-        "            if inline:\n",
-        "            if True:\n",
+        "        if inline:\n",
+        "        if True:\n",
     ),
 ]
 
