@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check
+.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check realworld-agents
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ haproxy:
 		sudo=$$(test "$$(id -u)" = 0 || echo sudo); \
 		$$sudo apt-get update -q && $$sudo apt-get install -y -q --no-install-recommends haproxy; \
 	else echo "apt-get not found: the scale-out tests will be skipped"; fi
+# A real third-party agent for tests/realworld (run with --run-slow): codex-acp from npm,
+# into the git-ignored tests/realworld/node_modules.
+realworld-agents: setup
+	npm install --prefix tests/realworld --no-save --no-audit --no-fund --loglevel=error \
+		@zed-industries/codex-acp@0.16.0
 
 demo: setup
 	$(PY) examples/client.py -- $(PY) examples/echo_agent.py

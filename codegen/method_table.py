@@ -8,6 +8,7 @@ envelope references it (``params`` next to an ``id`` = request, without = notifi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -15,6 +16,19 @@ from typing import Any, Literal
 from .method_names import check_names, python_name, snake_wire_name
 
 Kind = Literal["request", "notification"]
+
+
+_REQUIRES = re.compile(r"Only available if the client supports the `([\w.]+)` capability")
+
+CLIENT_CAPABILITIES: dict[str, str] = {
+    "terminal/create": "terminal",
+    "terminal/kill": "terminal",
+    "terminal/output": "terminal",
+    "terminal/release": "terminal",
+    "terminal/wait_for_exit": "terminal",
+}
+"""Client methods whose capability the schema's description does not state (v1's
+``clientCapabilities.terminal`` covers every ``terminal/*`` method)."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,18 @@ class Method:
     description: str
     py_name: str  # the handler method and the facade call, e.g. "prompt" (method_names.py)
     const_name: str  # the binding constant, e.g. "SESSION_PROMPT"
+
+    @property
+    def requires(self) -> str | None:
+        """The client capability this client method needs (``"fs.readTextFile"``): what
+        its description says ("Only available if the client supports the `...`
+        capability"), else :data:`CLIENT_CAPABILITIES`; None for the agent's methods."""
+        if self.side != "client" or self.kind != "request":
+            return None
+        stated = _REQUIRES.search(self.description)
+        if stated:
+            return stated[1]
+        return CLIENT_CAPABILITIES.get(self.name)
 
     def handled_by(self, side: str) -> bool:
         """Whether ``side`` handles it; ``$/`` (protocol) methods reach every side."""

@@ -67,6 +67,7 @@ class Binding:
     docstring: str
     linked: bool
     shared: bool = False  # defined in ``vN/_shared_methods.py`` (codegen/sharing.py)
+    requires: str | None = None
 
 
 def binding(method: Method, linked: bool, shared: bool = False) -> Binding:
@@ -83,6 +84,7 @@ def binding(method: Method, linked: bool, shared: bool = False) -> Binding:
         docstring=docstring(method.description, 8),
         linked=linked,
         shared=shared,
+        requires=method.requires,
     )
 
 

@@ -19,6 +19,7 @@ from .handlers import (
     RawNotificationHandler,
     RawRequestHandler,
     RequestHandler,
+    cancel_turn_route,
     raw_notification_route,
     raw_request_route,
     typed_notification_route,
@@ -29,6 +30,7 @@ from .observation import Instrumentation
 from .outbox import DEFAULT_HIGH_WATER_BYTES
 from .roles import Role, check_handles, validate_role
 from .transport import Transport
+from .turns import CANCEL_METHOD, PROMPT_METHOD
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -53,12 +55,21 @@ class ConnectionBuilder:
         self._instrumentation: Instrumentation | None = None
 
     def on_request(
-        self, method: RequestMethod[P, R], handler: RequestHandler[P, R]
+        self, method: RequestMethod[P, R], handler: RequestHandler[P, R], *, inline: bool = False
     ) -> ConnectionBuilder:
-        """Handle ``method``: ``async (params, responder) -> result | None``."""
+        """Handle ``method``: ``async (params, responder) -> result | None``.
+
+        The handler runs in a task of its own, started in arrival order before the next
+        message is read, so it may ``await`` requests to the peer. ``inline=True`` runs
+        it in the dispatch loop instead, like a notification handler: nothing else is
+        read until it returns, and awaiting the peer there raises
+        :class:`~acp_runtime.DeadlockError` (see docs/ordering.md).
+        """
         check_handles(self.role, method)
         self._claim(method.name, self._routes.requests)
         self._routes.requests[method.name] = typed_request_route(method, handler)
+        if inline:
+            self._routes.inline.add(method.name)
         return self
 
     def on_notification(
@@ -74,11 +85,19 @@ class ConnectionBuilder:
         self._routes.notifications[method.name] = typed_notification_route(method, handler)
         return self
 
-    def on_raw_request(self, handler: RawRequestHandler) -> ConnectionBuilder:
-        """Fallback for requests with no typed handler (extension methods)."""
+    def on_raw_request(
+        self, handler: RawRequestHandler, *, inline: bool = True
+    ) -> ConnectionBuilder:
+        """Fallback for requests with no typed handler (extension methods).
+
+        Inline by default: the ordered raw layer, where a handler runs in the dispatch
+        loop and spawns what awaits the peer (proxies forward from here).
+        ``inline=False`` runs each request in its own task, as typed handlers do.
+        """
         if self._routes.raw_request is not None:
             raise ValueError("a raw request handler is already registered")
         self._routes.raw_request = raw_request_route(handler)
+        self._routes.raw_request_inline = inline
         return self
 
     def on_raw_notification(self, handler: RawNotificationHandler) -> ConnectionBuilder:
@@ -112,11 +131,16 @@ class ConnectionBuilder:
         by ``CLOSE_TIMEOUT``), spawned work is cancelled and the transport closed. If
         spawned work raises, the block is cancelled and the error propagates.
         """
+        notifications = dict(self._routes.notifications)
+        if PROMPT_METHOD in self._routes.requests and CANCEL_METHOD not in notifications:
+            notifications[CANCEL_METHOD] = cancel_turn_route  # session/cancel stops turns
         routes = Routes(
             dict(self._routes.requests),
-            dict(self._routes.notifications),
+            notifications,
             self._routes.raw_request,
             self._routes.raw_notification,
+            set(self._routes.inline),
+            self._routes.raw_request_inline,
         )
         async with anyio.create_task_group() as tg:
             instrumentation = self._instrumentation

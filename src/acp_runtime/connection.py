@@ -1,9 +1,14 @@
 """A live JSON-RPC connection: one dispatch loop, one outgoing writer, two tables.
 
-* The dispatch loop reads one message at a time and fully handles it before reading
-  the next: request and notification handlers run *in* the loop, in arrival order.
-  Long work must go to :meth:`Connection.spawn`, otherwise it holds the loop and, among
-  other things, cancellation markers cannot update (IN-5).
+* The dispatch loop reads one message at a time, in arrival order. Notifications,
+  responses (and their result callbacks) and ``$/cancel_request`` are handled *in* the
+  loop, fully, before the next message is read. A request handler registered with
+  ``inline=False`` (the default of typed handlers) starts in the loop too, so handlers
+  start in arrival order and one that answers at once costs no task; the first time it
+  suspends, the loop hands the reading over to a new task and the handler goes on in
+  the old one, so it may simply ``await`` the peer (IN-5). Inline handlers (raw
+  handlers, ``inline=True``) hold the loop like a notification handler; their long work
+  must go to :meth:`Connection.spawn`.
 * Every outgoing message (requests, notifications, responses, cancels) goes through one
   queue drained by the writer task (:mod:`~acp_runtime.outbox`): FIFO, except that
   cancellation goes first (an answer to a request the peer cancelled, a cancel of a
@@ -20,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from contextlib import nullcontext
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
@@ -29,7 +35,9 @@ import anyio.abc
 from anyio.abc import TaskGroup
 
 from ._loop import Waiter, current_soon_caller, current_task_getter, current_waiter_factory
+from ._suspension import UntilSuspended
 from .cancellation import IncomingRequests
+from .capabilities import INITIALIZE_METHOD, declared_capabilities, declares
 from .errors import RequestError
 from .jsonrpc import (
     EnvelopeHead,
@@ -70,6 +78,7 @@ from .sent_request import SentRequest
 from .settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
 from .successor import ENVELOPE_METHODS, peel_envelopes
 from .transport import MessageTooLarge, Transport
+from .turns import PROMPT_METHOD, RunningTurns, session_id_of
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack
@@ -139,6 +148,11 @@ class Routes:
     )
     raw_request: RequestRoute | None = None
     raw_notification: NotificationRoute | None = None
+    inline: set[str] = field(default_factory=set[str])
+    """Methods of ``requests`` whose handler runs in the dispatch loop; the others run in
+    a task of their own."""
+    raw_request_inline: bool = True
+    """Whether the ``raw_request`` fallback runs in the dispatch loop (the ordered layer)."""
 
 
 def _identity(value: JsonValue) -> JsonValue:
@@ -189,6 +203,12 @@ class Connection:
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
+        self.running_turns = RunningTurns(self._handler_scope)
+        self.peer_capabilities: dict[str, JsonValue] | None = None
+        """What the client declared in its ``initialize`` (None before one arrived):
+        typed requests that need an undeclared capability are refused locally."""
+        """The prompt handlers running on this connection, by session; ``session/cancel``
+        cancels them (see :mod:`acp_runtime.turns`)."""
         self._observer = observer
         """Instrumentation (:mod:`~acp_runtime.observation`); None, the default, costs one
         test per request."""
@@ -202,6 +222,15 @@ class Connection:
         self._dispatch_task: object = None
         self._dispatching: ResponseSlot | None = None
         """The request whose handler the dispatch loop is running (what ``spawn`` serves)."""
+        self._detachable = False
+        """The loop is running a handler that may suspend: awaiting the peer there hands
+        the reading over instead of raising :class:`DeadlockError`."""
+        self._serving: dict[object, tuple[ResponseSlot | None, anyio.CancelScope]] = {}
+        """Handlers that went on in their own task after a hand-over, by task: the request
+        and the scope the task read in, which now cancels only the handler."""
+        self._reader_generation = 0
+        """Bumped by each hand-over: the task reading with an older one stops reading."""
+        self._reader_context = copy_context()
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_scope = anyio.CancelScope(shield=True)
@@ -238,7 +267,13 @@ class Connection:
         return self._new_waiter()
 
     def in_dispatch_loop(self) -> bool:
-        return self._current_task() is self._dispatch_task
+        """See :meth:`RequestLink.in_dispatch_loop`: may hand the reading over."""
+        if self._current_task() is not self._dispatch_task:
+            return False
+        if self._detachable:  # a handler about to await the peer: let the loop go on
+            self._hand_over_reading()
+            return False
+        return True
 
     def run_callback(self, callback: Callable[[], Coroutine[Any, Any, None]]) -> None:
         try:
@@ -307,8 +342,13 @@ class Connection:
         binding, params = _request_binding(args)
         if binding.side not in self._peer_sides:
             check_peer_handles(self.role, binding)  # raises
+        if binding.requires is not None and self.peer_capabilities is not None:
+            if not declares(self.peer_capabilities, binding.requires):
+                raise RequestError.capability_not_declared(binding.name, binding.requires)
         request_id, payload = self._pending.allocate_id(), binding.params.encode(params)
         record = self._record(self, request_id, binding.name, payload, peer or self.counterpart)
+        if binding.name == PROMPT_METHOD:  # its cancel also sends session/cancel
+            record.cancels_session = session_id_of(params)
         return SentRequest(record, binding.result.load)
 
     @overload
@@ -399,7 +439,12 @@ class Connection:
         request if it is still unanswered: a :class:`RequestError` as itself (so a
         cancelled turn's -32800 reaches the peer), anything else as a bare -32603.
         """
-        slot = self._dispatching if self._current_task() is self._dispatch_task else None
+        task = self._current_task()
+        if task is self._dispatch_task:
+            slot = self._dispatching
+        else:
+            serving = self._serving.get(task)
+            slot = None if serving is None else serving[0]
         self._tg.start_soon(self._run_spawned, slot, func, args)
 
     async def _run_spawned(
@@ -453,14 +498,45 @@ class Connection:
         connection-closed error inside a cancelled scope.
         """
         self._dispatch_task = self._current_task()
+        self._reader_context = copy_context()  # what each reader after a hand-over starts from
         task_status.started()
-        with self._reader_scope:
-            await self._read_loop()
-        await self._close_incoming()
+        await self._read(self._reader_scope)
 
-    async def _read_loop(self) -> None:
+    async def _read(self, scope: anyio.CancelScope) -> None:
+        generation = self._reader_generation
+        with scope:
+            await self._read_loop(generation)
+        if generation == self._reader_generation:  # still the reader: the input ended
+            await self._close_incoming()
+
+    def _hand_over_reading(self) -> None:
+        """The request handler the loop runs suspends: a new task reads on, this one
+        stays with the handler (which may now await the peer)."""
+        self._detachable = False
+        self._reader_generation += 1
+        self._serving[self._dispatch_task] = (self._dispatching, self._reader_scope)
+        self._dispatch_task = None
+        self._reader_scope = scope = anyio.CancelScope()
+        # The new reader starts from the reader's context, not from the handler's.
+        self._reader_context.run(self._tg.start_soon, self._continue_reading, scope)
+
+    def _handler_scope(self, task: object) -> anyio.CancelScope | None:
+        """The scope that cancels the handler ``task`` runs since a hand-over (None if
+        it has not handed over: then it is not waiting, so there is nothing to stop)."""
+        serving = self._serving.get(task)
+        return None if serving is None else serving[1]
+
+    def current_task(self) -> object:
+        """The running task, compared by identity (what ``running_turns`` keys by)."""
+        return self._current_task()
+
+    async def _continue_reading(self, scope: anyio.CancelScope) -> None:
+        self._dispatch_task = self._current_task()
+        await self._read(scope)
+
+    async def _read_loop(self, generation: int) -> None:
         outbox = self._outbox
-        while True:
+        while generation == self._reader_generation:
             if outbox.backlog > outbox.high_water:  # the peer is not reading: stop too
                 log.debug("outgoing backlog of %d bytes: reading paused", outbox.backlog)
                 await self._drain
@@ -584,18 +660,47 @@ class Connection:
                 observer, self, self._incoming, request.id, request.method, request.params
             )
         )
-        route = self._routes.requests.get(request.method) or self._routes.raw_request
-        if route is None:
-            slot.answer_error(RequestError.method_not_found(request.method))
-            return
+        if request.method == INITIALIZE_METHOD:
+            self.peer_capabilities = declared_capabilities(request.params)
+        routes = self._routes
+        route = routes.requests.get(request.method)
+        if route is not None:
+            inline = request.method in routes.inline
+        else:
+            route, inline = routes.raw_request, routes.raw_request_inline
+            if route is None:
+                slot.answer_error(RequestError.method_not_found(request.method))
+                return
         self._dispatching = slot
+        if inline:
+            try:
+                await self._run_route(route, request, slot)
+            finally:
+                self._dispatching = None
+            return
+        generation = self._reader_generation
+        task = self._dispatch_task
+        self._detachable = True  # runs here until it first suspends, then in this task alone
         try:
-            if observer is None:
-                await route(request.method, request.params, slot, self)
-            else:  # the handler runs with the request's span current
-                await _in_span(slot, route(request.method, request.params, slot, self))
+            await UntilSuspended(self._run_route(route, request, slot), self._on_suspended)
         finally:
-            self._dispatching = None
+            if generation == self._reader_generation:  # never suspended: still the loop
+                self._dispatching = None
+                self._detachable = False
+            else:
+                self._serving.pop(task, None)
+
+    def _on_suspended(self) -> None:
+        if self._detachable:
+            self._hand_over_reading()
+
+    def _run_route(
+        self, route: RequestRoute, request: Request, slot: ResponseSlot
+    ) -> Awaitable[None]:
+        handling = route(request.method, request.params, slot, self)
+        if self._observer is None:
+            return handling
+        return _in_span(slot, handling)  # the handler runs with the request's span current
 
     async def _on_notification(self, notification: Notification) -> None:
         # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.

@@ -18,6 +18,9 @@ from .methods import JsonValue
 CONNECTION_CLOSED_REASON = "connection_closed"
 """``data.reason`` of the local error that settles requests when the connection closes."""
 
+CAPABILITY_NOT_DECLARED_REASON = "capability_not_declared"
+"""``data.reason`` of the local error for a request the peer did not declare it handles."""
+
 INVALID_RESULT_REASON = "invalid_result"
 """``data.reason`` of the local error for a result that fails validation (after salvage)."""
 
@@ -32,6 +35,10 @@ class ErrorCode(IntEnum):
     INTERNAL_ERROR = -32603
     REQUEST_CANCELLED = -32800
     """ACP: the request was cancelled via ``$/cancel_request``."""
+    AUTH_REQUIRED = -32000
+    """ACP: the agent needs ``authenticate`` before it can serve this request."""
+    RESOURCE_NOT_FOUND = -32002
+    """ACP: a resource the request names (a file, a session) does not exist."""
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     """ACP: no protocol version the agent supports is at or below the requested one."""
 
@@ -43,6 +50,8 @@ _STANDARD_MESSAGES = {
     ErrorCode.INVALID_PARAMS: "Invalid params",
     ErrorCode.INTERNAL_ERROR: "Internal error",
     ErrorCode.REQUEST_CANCELLED: "Request cancelled",
+    ErrorCode.AUTH_REQUIRED: "Authentication required",
+    ErrorCode.RESOURCE_NOT_FOUND: "Resource not found",
     ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: "Unsupported protocol version",
 }
 
@@ -50,9 +59,11 @@ _STANDARD_MESSAGES = {
 class DeadlockError(RuntimeError):
     """Awaiting a response inside the dispatch loop, which is what would deliver it.
 
-    A request or notification handler (and a result callback) runs in the task that reads
-    the connection, so awaiting a request to the peer there could never end. Spawn the
-    work that awaits (``cx.spawn(...)``, or ``responder.spawn``-style helpers) and return.
+    Notification handlers, inline request handlers (raw ones, or registered with
+    ``inline=True``) and result callbacks run in the task that reads the connection, so
+    awaiting a request to the peer there could never end. Spawn the work that awaits
+    (``cx.spawn(...)``) and return. Typed request handlers run in tasks of their own and
+    may simply await.
     """
 
 
@@ -103,8 +114,23 @@ class RequestError(Exception):
         return cls._standard(ErrorCode.INVALID_PARAMS, data)
 
     @classmethod
-    def internal_error(cls, data: JsonValue = None) -> RequestError:
-        return cls._standard(ErrorCode.INTERNAL_ERROR, data)
+    def internal_error(cls, data: JsonValue = None, *, method: str | None = None) -> RequestError:
+        """``-32603``; with ``method``, the message names it ("Internal error in
+        session/prompt"), which is what a handler's unexpected exception answers."""
+        error = cls._standard(ErrorCode.INTERNAL_ERROR, data)
+        if method is not None:
+            error.message = f"{error.message} in {method}"
+        return error
+
+    @classmethod
+    def auth_required(cls, data: JsonValue = None) -> RequestError:
+        """ACP ``-32000``: authenticate first (answer ``session/new`` with it, say)."""
+        return cls._standard(ErrorCode.AUTH_REQUIRED, data)
+
+    @classmethod
+    def resource_not_found(cls, uri: str | None = None) -> RequestError:
+        """ACP ``-32002``, with ``data: {"uri": ...}`` when the resource has one."""
+        return cls._standard(ErrorCode.RESOURCE_NOT_FOUND, None if uri is None else {"uri": uri})
 
     @classmethod
     def request_cancelled(cls) -> RequestError:
@@ -141,6 +167,25 @@ class RequestError(Exception):
             int(ErrorCode.INTERNAL_ERROR),
             f"Invalid result for {method}" + (f" at {path}" if path else ""),
             {"reason": INVALID_RESULT_REASON, "method": method, "errors": list(errors)},
+        )
+
+    @classmethod
+    def capability_not_declared(cls, method: str, capability: str) -> RequestError:
+        """Local only: ``method`` needs a capability the peer did not declare in
+        ``initialize``, so it was not sent. ``-32601`` (what such a peer answers) with
+        data ``{"reason": "capability_not_declared", "method": ..., "capability": ...}``."""
+        return cls(
+            int(ErrorCode.METHOD_NOT_FOUND),
+            f"{method} needs the {capability} capability, which the client did not declare",
+            {"reason": CAPABILITY_NOT_DECLARED_REASON, "method": method, "capability": capability},
+        )
+
+    @property
+    def is_capability_not_declared(self) -> bool:
+        """True for the local error :meth:`capability_not_declared` builds."""
+        return (
+            isinstance(self.data, dict)
+            and self.data.get("reason") == CAPABILITY_NOT_DECLARED_REASON
         )
 
     @property

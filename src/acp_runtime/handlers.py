@@ -5,8 +5,8 @@ This is the one place where handler exceptions become JSON-RPC errors:
 * a :class:`RequestError` raised by a request handler answers with it;
 * pydantic's ``ValidationError`` while decoding params answers -32602 with a summary of
   the errors in ``data`` (locations, messages, types; not the input);
-* any other exception is logged with its traceback and answered -32603 "Internal error"
-  with no details on the wire.
+* any other exception is logged with its traceback and answered -32603 "Internal error
+  in <method>", with no details of it on the wire.
 
 Notification handlers never answer; their failures are only logged.
 """
@@ -27,6 +27,7 @@ from .methods import JsonValue, NotificationMethod, RequestMethod
 from .responder import Responder
 from .response_slot import ResponseSlot, answer_failure
 from .sent_request import validation_summary
+from .turns import session_id_of, turn_cancellation
 
 if TYPE_CHECKING:
     from .connection import Connection, NotificationRoute, RequestRoute
@@ -59,15 +60,29 @@ def _identity(value: JsonValue) -> JsonValue:
 def typed_request_route(
     binding: RequestMethod[P, R], handler: RequestHandler[P, R]
 ) -> RequestRoute:
+    cancelled = turn_cancellation(binding)
+
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
         try:
             params = binding.params.load(raw)
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        await _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
+        handling = _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
+        if cancelled is None:
+            await handling
+        else:  # a prompt turn: session/cancel stops it (see acp_runtime.turns)
+            turns = cx.running_turns
+            await turns.run(session_id_of(raw), cx.current_task(), handling, slot, cancelled)
 
     return route
+
+
+async def cancel_turn_route(method: str, raw: JsonValue, connection: Connection) -> None:
+    """The default ``session/cancel`` handling: cancel the session's running turns."""
+    session_id = session_id_of(raw)
+    if session_id is not None:
+        connection.running_turns.cancel(session_id)
 
 
 def raw_request_route(handler: RawRequestHandler) -> RequestRoute:

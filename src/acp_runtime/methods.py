@@ -143,16 +143,26 @@ class _Codec(Generic[R]):
 class RequestMethod(Generic[P, R]):
     """A JSON-RPC request method with its params type ``P`` and result type ``R``."""
 
-    __slots__ = ("doc", "name", "params", "result", "side")
+    __slots__ = ("doc", "name", "params", "requires", "result", "side")
 
     def __init__(
-        self, name: str, params_type: Any, result_type: Any, *, side: Side, doc: str = ""
+        self,
+        name: str,
+        params_type: Any,
+        result_type: Any,
+        *,
+        side: Side,
+        doc: str = "",
+        requires: str | None = None,
     ) -> None:
         self.name = name
         self.side: Side = side
         self.params: _Codec[P] = _Codec(params_type, name)
         self.result: _Codec[R] = _Codec(result_type, name)
         self.doc = doc
+        self.requires = requires
+        """The capability the handling side must have declared in ``initialize`` for the
+        method to be sent (a dotted path: ``"fs.readTextFile"``), or None."""
 
     def __repr__(self) -> str:
         return f"RequestMethod({self.name!r}, side={self.side!r})"

@@ -88,7 +88,7 @@ class Responder(Generic[R]):
                 exc_info=True,
                 extra=log_fields(self.method, self.id),
             )
-            self._slot.answer_error(RequestError.internal_error())
+            self._slot.answer_error(RequestError.internal_error(method=self.method))
             return
         self._slot.answer(encoded)
 

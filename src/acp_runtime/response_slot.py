@@ -109,7 +109,7 @@ class ResponseSlot:
                 extra=log_fields(self.method, self.id),
             )
             self.answered = False
-            self._send(None, RequestError.internal_error())
+            self._send(None, RequestError.internal_error(method=self.method))
 
     def on_responder_lost(self) -> None:
         """Finalizer target: answer -32603 from the loop if the handler never did.
@@ -149,8 +149,8 @@ async def answer_failures(work: Awaitable[T], slot: ResponseSlot, doing: str) ->
 
 def answer_failure(error: Exception, slot: ResponseSlot, doing: str) -> None:
     """Answer the request with a failure: a :class:`RequestError` as it is; anything else
-    is logged with its traceback and answered with a bare -32603, so nothing leaks onto
-    the wire. ``doing`` starts the log line (``"handler for"``)."""
+    is logged with its traceback and answered -32603 "Internal error in <method>", so
+    nothing of it leaks onto the wire. ``doing`` starts the log line (``"handler for"``)."""
     if isinstance(error, RequestError):
         slot.answer_error(error)
         return
@@ -164,7 +164,7 @@ def answer_failure(error: Exception, slot: ResponseSlot, doing: str) -> None:
         exc_info=error,
         extra=log_fields(slot.method, slot.id),
     )
-    slot.answer_error(RequestError.internal_error())
+    slot.answer_error(RequestError.internal_error(method=slot.method))
 
 
 def answer_spawned_failure(error: Exception, slot: ResponseSlot | None, work: object) -> None:

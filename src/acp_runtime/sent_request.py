@@ -10,6 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+import anyio
 from pydantic import ValidationError
 
 from .errors import DeadlockError, RequestError
@@ -177,12 +178,7 @@ class SentRequest(Generic[R]):
         return self._wait().__await__()
 
     async def _wait(self) -> R:
-        if self._record.wire is not Wire.SETTLED and self._record.link.in_dispatch_loop():
-            raise DeadlockError(
-                f"awaiting the answer to {self._record.method} inside a handler would hang: "
-                "handlers run in the loop that delivers answers. Spawn the work that awaits "
-                "(cx.spawn) and return; sending without awaiting is fine"
-            )
+        self._refuse_deadlock()
         record = self._take(Consumer.AWAIT)
         waiter = record.waiter()
         if waiter is not None:
@@ -191,6 +187,44 @@ class SentRequest(Generic[R]):
             except BaseException:
                 record.abandon()
                 raise
+        return self._outcome(record)
+
+    async def cancel_after(self, seconds: float) -> R:
+        """Await the answer, but cancel the request if none came within ``seconds``,
+        then keep waiting for the peer's real answer (OUT-3) and return it.
+
+        One call for "wait with a timeout, cancel, take the real answer": for a prompt,
+        the cancel is ``$/cancel_request`` and ``session/cancel``, and the answer is the
+        turn's own (``stop_reason="cancelled"`` from an agent that stopped, or whatever
+        it answered). A peer that never answers keeps it waiting: bound the whole call
+        with ``anyio.fail_after`` if that can happen. Consumes the request like ``await``.
+        """
+        self._refuse_deadlock()
+        record = self._take(Consumer.AWAIT)
+        try:
+            with anyio.move_on_after(seconds):
+                waiter = record.waiter()
+                if waiter is not None:
+                    await waiter
+            if record.wire is not Wire.SETTLED:
+                record.cancel_quietly()
+                waiter = record.fresh_waiter()  # the first one may be spent by the timeout
+                if waiter is not None:
+                    await waiter
+        except BaseException:
+            record.abandon()
+            raise
+        return self._outcome(record)
+
+    def _refuse_deadlock(self) -> None:
+        if self._record.wire is not Wire.SETTLED and self._record.link.in_dispatch_loop():
+            raise DeadlockError(
+                f"awaiting the answer to {self._record.method} inside a handler would hang: "
+                "this handler runs in the loop that delivers answers. Spawn the work that "
+                "awaits (cx.spawn) and return; sending without awaiting is fine"
+            )
+
+    def _outcome(self, record: PendingRequest) -> R:
         if record.error is not None:
             raise record.error
         return _decode_result(self._decode, record.result, record.method)

@@ -27,6 +27,7 @@ from .errors import RequestError
 from .jsonrpc import RequestId, encode_notification, encode_request, log_fields
 from .methods import JsonValue, Payload
 from .peer import Peer, on_wire
+from .turns import cancel_notification
 
 if TYPE_CHECKING:
     from ._loop import Waiter
@@ -73,7 +74,9 @@ class RequestLink(Protocol):
 
     def in_dispatch_loop(self) -> bool:
         """True when called from the task that reads and dispatches incoming messages:
-        awaiting an answer there would wait for itself."""
+        awaiting an answer there would wait for itself. Called from a request handler
+        that may go on alone (a typed one), the connection first hands the reading over
+        to a new task and answers False."""
         ...
 
 
@@ -135,6 +138,7 @@ class PendingRequest:
         "_sources",
         "_waiter",
         "armed",
+        "cancels_session",
         "consumer",
         "error",
         "id",
@@ -159,6 +163,9 @@ class PendingRequest:
         self.ticket = 0
         """Where the request went in the outgoing queue (see :meth:`RequestLink.enqueue`)."""
         self.armed = True
+        self.cancels_session: str | None = None
+        """For a prompt: the session whose ``session/cancel`` goes right after this
+        request's ``$/cancel_request`` (see :mod:`~acp_runtime.turns`)."""
         self.consumer = Consumer.NONE
         self.result: JsonValue = None
         self.error: RequestError | None = None
@@ -217,6 +224,9 @@ class PendingRequest:
         method, params = self.peer.wrap(CANCEL_REQUEST_METHOD, {"requestId": self.id})
         try:
             self.link.enqueue_after(encode_notification(method, params), self.ticket)
+            if self.cancels_session is not None:
+                stop = self.peer.wrap(*cancel_notification(self.cancels_session))
+                self.link.enqueue_after(encode_notification(*stop), self.ticket)
         except OutboxClosed:
             raise RequestError.connection_closed(CANCEL_REQUEST_METHOD) from None
 
@@ -337,6 +347,12 @@ class PendingRequest:
         if self._waiter is None:
             self._waiter = self.link.new_waiter()
         return self._waiter
+
+    def fresh_waiter(self) -> Waiter | None:
+        """:meth:`waiter`, new: the old one may have been spent by a timeout that
+        cancelled the wait (an asyncio future is cancelled with its awaiting task)."""
+        self._waiter = None
+        return self.waiter()
 
     def __repr__(self) -> str:
         return (

@@ -34,6 +34,7 @@ from typing import Final
 import anyio
 
 from .builder import ConnectionBuilder
+from .capabilities import INITIALIZE_METHOD
 from .connection import Connection
 from .errors import RequestError
 from .framing import EagerReceiver
@@ -54,7 +55,6 @@ from .transport import MessageTooLarge, Transport
 
 log = logging.getLogger(__name__)
 
-INITIALIZE_METHOD: Final = "initialize"
 MAX_PROTOCOL_VERSION: Final = 0xFFFF
 
 FIRST_REQUEST_MUST_BE_INITIALIZE: Final = "first ACP request must be initialize"

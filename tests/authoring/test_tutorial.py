@@ -75,13 +75,43 @@ class HoldingClient(v1.ClientHandler):
         responder.respond(v1.RequestPermissionResponse(outcome=cancelled))
 
 
-async def started_turn(cx: Connection, notes: Path) -> tuple[v1.RemoteAgent, str]:
+READS_FILES = v1.ClientCapabilities(fs=v1.FileSystemCapabilities(read_text_file=True))
+
+
+async def started_turn(
+    cx: Connection, notes: Path, capabilities: v1.ClientCapabilities = READS_FILES
+) -> tuple[v1.RemoteAgent, str]:
     agent = v1.RemoteAgent(cx)
-    # The agent reads files only from a client that declares it serves them.
-    fs = v1.FileSystemCapabilities(read_text_file=True)
-    await agent.initialize(protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs))
+    await agent.initialize(protocol_version=1, client_capabilities=capabilities)
     session = await agent.new_session(cwd=str(notes.parent), mcp_servers=[])
     return agent, session.session_id
+
+
+class TextOnlyClient(v1.ClientHandler):
+    """A client that declares no file system: it only shows what the agent says."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def session_update(self, params: v1.SessionNotification, cx: Connection) -> None:
+        update = params.update
+        if isinstance(update, v1.AgentMessageChunkSessionUpdate) and isinstance(
+            update.content, v1.TextContentBlock
+        ):
+            self.said.append(update.content.text)
+
+
+@pytest.mark.anyio
+async def test_on_a_client_without_read_text_file_the_turn_ends_saying_so(notes: Path) -> None:
+    """Issue 33: the agent checks the capability before it reads, instead of relaying the
+    client's -32601 as the answer to session/prompt."""
+    client = TextOnlyClient()
+    async with connect_to_agent(AGENT, client) as cx:
+        agent, sid = await started_turn(cx, notes, v1.ClientCapabilities())
+        with anyio.fail_after(30):
+            response = await agent.prompt(session_id=sid, prompt=[b.text(text=str(notes))])
+    assert response.stop_reason == "end_turn"
+    assert "does not let me read files" in "".join(client.said)
 
 
 @pytest.mark.anyio
@@ -116,7 +146,8 @@ async def test_cancel_request_answers_32800(notes: Path) -> None:
 
                 async def abort_when_asked() -> None:
                     await client.asked.wait()
-                    turn.cancel()
+                    # $/cancel_request alone (turn.cancel() also sends session/cancel)
+                    cx.send_cancel_request(turn.id)
 
                 tg.start_soon(abort_when_asked)
                 with pytest.raises(RequestError) as caught:

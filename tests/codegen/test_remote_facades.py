@@ -89,7 +89,8 @@ async def test_both_facades_over_a_connection_pair() -> None:
     with anyio.fail_after(5):
         async with agent_builder.connect(a), client_builder.connect(c) as cx:
             remote = v1.RemoteAgent(cx)
-            init = await remote.initialize(protocol_version=1)
+            reads = v1.ClientCapabilities(fs=v1.FileSystemCapabilities(read_text_file=True))
+            init = await remote.initialize(protocol_version=1, client_capabilities=reads)
             assert init.protocol_version == 1
             session = await remote.new_session(cwd="/w", mcp_servers=())
             assert session.session_id == "s-/w"

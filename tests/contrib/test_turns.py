@@ -150,7 +150,7 @@ async def test_a_cancel_read_right_after_the_prompt_still_stops_the_turn() -> No
             RequestError.invalid_params({"why": "x"}),
             error(1, -32602, "Invalid params", {"why": "x"}),
         ),
-        (ValueError("internal detail"), error(1, -32603, "Internal error")),
+        (ValueError("internal detail"), error(1, -32603, "Internal error in session/prompt")),
     ],
     ids=["request-error", "other"],
 )

@@ -67,7 +67,7 @@ async def test_a_result_nested_too_deeply_to_encode_gets_internal_error() -> Non
         assert await peer.receive() == {
             "jsonrpc": "2.0",
             "id": 7,
-            "error": {"code": -32603, "message": "Internal error"},
+            "error": {"code": -32603, "message": "Internal error in deep"},
         }
 
 

@@ -76,7 +76,12 @@ async def test_our_client_runs_the_whole_flow_against_our_server(
             client.attach(builder)
             async with connect_http(url) as transport, builder.connect(transport) as cx:
                 agent = v1.RemoteAgent(cx)
-                await agent.initialize(protocol_version=1)
+                await agent.initialize(
+                    protocol_version=1,
+                    client_capabilities=v1.ClientCapabilities(
+                        fs=v1.FileSystemCapabilities(read_text_file=True)
+                    ),
+                )
                 await agent.load_session(session_id=sid, cwd=str(tmp_path), mcp_servers=[])
                 for _ in range(500):  # the replay comes on the session's own stream
                     if f"replay {sid}" in client.texts:
@@ -98,7 +103,12 @@ async def test_one_acp_app_serves_our_client_on_either_scheme(
             url = f"{scheme}://127.0.0.1:{port}/acp"
             async with connect_to_remote_agent(url, Client()) as cx:
                 agent = v1.RemoteAgent(cx)
-                await agent.initialize(protocol_version=1)
+                await agent.initialize(
+                    protocol_version=1,
+                    client_capabilities=v1.ClientCapabilities(
+                        fs=v1.FileSystemCapabilities(read_text_file=True)
+                    ),
+                )
                 sid = (await agent.new_session(cwd="/tmp", mcp_servers=[])).session_id
                 answer = await agent.prompt(session_id=sid, prompt=[b.text(text="permission")])
     assert answer.stop_reason == "end_turn"

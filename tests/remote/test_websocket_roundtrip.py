@@ -107,7 +107,12 @@ async def test_cancel_request_over_websocket_ends_the_prompt_with_32800(
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             async with builder.connect(transport) as cx:
                 agent = v1.RemoteAgent(cx)
-                await agent.initialize(protocol_version=1)
+                await agent.initialize(
+                    protocol_version=1,
+                    client_capabilities=v1.ClientCapabilities(
+                        fs=v1.FileSystemCapabilities(read_text_file=True)
+                    ),
+                )
                 session = await agent.new_session(cwd=str(tmp_path), mcp_servers=[])
                 params = {
                     "sessionId": session.session_id,
@@ -132,6 +137,11 @@ async def test_each_socket_gets_a_fresh_handler(
             async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
                 async with ConnectionBuilder(role="client").connect(transport) as cx:
                     agent = v1.RemoteAgent(cx)
-                    await agent.initialize(protocol_version=1)
+                    await agent.initialize(
+                        protocol_version=1,
+                        client_capabilities=v1.ClientCapabilities(
+                            fs=v1.FileSystemCapabilities(read_text_file=True)
+                        ),
+                    )
                     session = await agent.new_session(cwd=str(tmp_path), mcp_servers=[])
                     assert session.session_id == "session-1"

@@ -335,10 +335,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "M32",
         "IN-5",
-        "handlers run concurrently instead of in the dispatch loop",
+        "inline handlers run concurrently instead of in the dispatch loop",
         "connection.py",
-        "        await route(request.method, request.params, slot, self)\n",
-        "        self._tg.start_soon(route, request.method, request.params, slot, self)\n",
+        "            route, inline = routes.raw_request, routes.raw_request_inline\n",
+        "            route, inline = routes.raw_request, False\n",
     ),
     Mutation(
         "M33",
@@ -388,9 +388,9 @@ MUTATIONS: list[Mutation] = [
         "hygiene",
         "handler crashes leak the exception text on the wire",
         "response_slot.py",
-        "    slot.answer_error(RequestError.internal_error())\n\n\ndef answer_spawned_failure",
+        "    slot.answer_error(RequestError.internal_error(method=slot.method))\n\n\ndef answer_spawned_failure",
         "    import traceback\n\n"
-        "    slot.answer_error(RequestError.internal_error(traceback.format_exc()))\n\n\n"
+        "    slot.answer_error(RequestError.internal_error(traceback.format_exc(), method=slot.method))\n\n\n"
         "def answer_spawned_failure",
     ),
     Mutation(
@@ -458,9 +458,10 @@ MUTATIONS: list[Mutation] = [
         "OUT-5",
         "the reader settles pending requests when cancelled with the connect block",
         "connection.py",
-        "        with self._reader_scope:\n            await self._read_loop()\n"
-        "        await self._close_incoming()\n",
-        "        try:\n            with self._reader_scope:\n                await self._read_loop()\n"
+        "        with scope:\n            await self._read_loop(generation)\n"
+        "        if generation == self._reader_generation:  # still the reader: the input ended\n"
+        "            await self._close_incoming()\n",
+        "        try:\n            with scope:\n                await self._read_loop(generation)\n"
         "        finally:\n            await self._close_incoming()\n",
     ),
     Mutation(
@@ -648,6 +649,14 @@ MUTATIONS: list[Mutation] = [
         "outbox.py",
         "        if self._yield_bytes and self._since_yield >= self._yield_bytes:\n",
         "        if False:\n",
+    ),
+    Mutation(
+        "M67",
+        "IN-5",
+        "typed request handlers run in the dispatch loop, so they cannot await the peer",
+        "connection.py",
+        "        if inline:\n",
+        "        if True:\n",
     ),
 ]
 

@@ -149,7 +149,7 @@ async def test_handler_crash_gets_32603_without_traceback_on_the_wire(
         with caplog.at_level(logging.ERROR, logger="acp_runtime"):
             await peer.send(request(1, "x"))
             reply = await peer.receive()
-        assert reply == error(1, -32603, "Internal error")
+        assert reply == error(1, -32603, "Internal error in x")
         assert "secret-detail" in caplog.text  # logged locally, with the traceback
         assert any(record.exc_info for record in caplog.records)
 
@@ -261,7 +261,7 @@ async def test_result_that_is_not_json_serializable_becomes_32603() -> None:
 
     async with wire_connection(ConnectionBuilder().on_raw_request(bad)) as (_cx, peer):
         await peer.send(request(1, "x"))
-        assert await peer.receive() == error(1, -32603, "Internal error")
+        assert await peer.receive() == error(1, -32603, "Internal error in x")
         await assert_alive(peer)
 
 

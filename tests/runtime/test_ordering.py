@@ -1,4 +1,5 @@
-"""Ordering: one dispatch loop, handlers in arrival order, long work spawned (IN-5)."""
+"""Ordering: one dispatch loop, inline handlers in arrival order, long work spawned, typed
+request handlers started in order in tasks of their own (IN-5)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from acp_runtime import (
 )
 from acp_runtime.testing import wire_connection
 
-from .helpers import cancel, error, notification, request, result
+from .helpers import ASK, Answer, Ask, cancel, error, notification, request, result
 
 pytestmark = pytest.mark.anyio
 
@@ -147,3 +148,105 @@ async def test_awaiting_a_request_inside_a_handler_raises_deadlock_error_at_once
         sub = await peer.receive()
         await peer.send(result(sub["id"], "sub-result"))
         assert await peer.receive() == result(2, "sub-result")
+
+
+# -- typed request handlers run off the loop (issue 33) --------------------------------------
+
+
+def _asking(events: list[str], release: anyio.Event | None = None) -> ConnectionBuilder:
+    """A builder whose typed ``test/ask`` handler records its start, then either awaits
+    a ``sub`` request to the peer (``release`` None) or waits for ``release``."""
+
+    async def ask(params: Ask, responder: Responder[Answer]) -> Answer:
+        events.append(f"start {params.question}")
+        if release is not None:
+            await release.wait()
+            return Answer(text=params.question)
+        sub = await responder.connection.send_raw_request("sub")
+        events.append(f"resumed {params.question}")
+        return Answer(text=f"{sub} cancelled={responder.cancellation.is_cancelled()}")
+
+    async def note(method: str, params: JsonValue, cx: Connection) -> None:
+        events.append(f"note {method}")
+
+    return ConnectionBuilder().on_request(ASK, ask).on_raw_notification(note)
+
+
+async def test_a_typed_handler_awaiting_the_peer_sees_its_cancel_arrive() -> None:
+    """IN-5 off the loop: while the handler awaits the peer, the loop goes on reading, so
+    the ``$/cancel_request`` for it sets its marker before the awaited answer arrives."""
+    events: list[str] = []
+    async with wire_connection(_asking(events)) as (_cx, peer):
+        await peer.send(request(1, "test/ask", {"question": "a"}))
+        with anyio.fail_after(5):
+            sub = await peer.receive()
+            assert sub["method"] == "sub"
+            await peer.send(cancel(1))
+            await peer.send(result(sub["id"], "r"))
+            assert await peer.receive() == result(1, {"text": "r cancelled=True"})
+    assert events == ["start a", "note $/cancel_request", "resumed a"]
+
+
+async def test_typed_handlers_start_in_arrival_order_before_the_next_message() -> None:
+    """Each handler runs up to its first suspension before the loop reads on: the order
+    of starts and inline notifications is the arrival order."""
+    events: list[str] = []
+    release = anyio.Event()
+    async with wire_connection(_asking(events, release)) as (_cx, peer):
+        for message in (
+            request(1, "test/ask", {"question": "a"}),
+            notification("n1"),
+            request(2, "test/ask", {"question": "b"}),
+            notification("n2"),
+        ):
+            await peer.send(message)
+        await peer.barrier()
+        assert events == ["start a", "note n1", "start b", "note n2"]
+        release.set()
+        with anyio.fail_after(5):
+            replies = [await peer.receive(), await peer.receive()]
+    assert sorted(map(repr, replies)) == sorted(
+        map(repr, [result(1, {"text": "a"}), result(2, {"text": "b"})])
+    )
+
+
+async def test_notifications_sent_before_a_response_are_handled_before_the_handler_resumes() -> (
+    None
+):
+    """The awaited answer is routed inline, in arrival order: what the peer sent before it
+    (a ``session/update``, say) has been handled when the handler's ``await`` returns."""
+    events: list[str] = []
+    async with wire_connection(_asking(events)) as (_cx, peer):
+        await peer.send(request(1, "test/ask", {"question": "a"}))
+        with anyio.fail_after(5):
+            sub = await peer.receive()
+            await peer.send(notification("u1"))
+            await peer.send(notification("u2"))
+            await peer.send(result(sub["id"], "r"))
+            assert await peer.receive() == result(1, {"text": "r cancelled=False"})
+    assert events == ["start a", "note u1", "note u2", "resumed a"]
+
+
+async def test_a_slow_request_handler_does_not_hold_notifications() -> None:
+    """A handler waiting for something only a later notification brings gets it: the
+    loop is not held by the handler, as it is by an inline one."""
+    events: list[str] = []
+    release = anyio.Event()
+
+    async def note(method: str, params: JsonValue, cx: Connection) -> None:
+        events.append(f"note {method}")
+        release.set()
+
+    async def ask(params: Ask, responder: Responder[Answer]) -> Answer:
+        events.append("start")
+        await release.wait()
+        events.append("released")
+        return Answer(text="done")
+
+    builder = ConnectionBuilder().on_request(ASK, ask).on_raw_notification(note)
+    async with wire_connection(builder) as (_cx, peer):
+        await peer.send(request(1, "test/ask", {"question": "a"}))
+        await peer.send(notification("go"))
+        with anyio.fail_after(5):
+            assert await peer.receive() == result(1, {"text": "done"})
+    assert events == ["start", "note go", "released"]

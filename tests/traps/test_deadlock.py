@@ -1,4 +1,5 @@
-"""Issue #15 trap 1: awaiting an answer inside the dispatch loop raises ``DeadlockError``.
+"""Issue #15 trap 1: awaiting an answer inside the dispatch loop raises ``DeadlockError``
+(typed request handlers run off the loop since issue 33, so there they simply await).
 
 Before, ``await cx.send_request(...)`` inside a handler hung forever, silently: the loop
 that would read the answer is the one running the handler.
@@ -22,7 +23,7 @@ ASK = v1.RequestPermissionRequest(
 )
 
 
-class InlineAgent(v1.AgentHandler):
+class AskingAgent(v1.AgentHandler):
     """The trap as a user writes it: a permission request awaited inside the handler."""
 
     def __init__(self) -> None:
@@ -32,21 +33,44 @@ class InlineAgent(v1.AgentHandler):
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse:
         try:
-            await responder.connection.send_request(ASK)
+            answer = await responder.connection.send_request(ASK)
         except DeadlockError as error:
             self.raised.append(error)
             return v1.PromptResponse(stop_reason="refusal")
+        assert answer.outcome.outcome == "selected"
         return v1.PromptResponse(stop_reason="end_turn")
 
 
-async def test_typed_handler_awaiting_a_permission_request_raises_at_once() -> None:
-    agent = InlineAgent()
+PROMPT = {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}
+SELECTED = {"outcome": {"outcome": "selected", "optionId": "ok"}}
+
+
+async def test_typed_handler_awaiting_a_permission_request_gets_its_answer() -> None:
+    """Before issue 33 this raised DeadlockError: typed request handlers ran in the loop.
+    Now each runs in its own task, so awaiting the client simply works."""
+    agent = AskingAgent()
     builder = ConnectionBuilder(role="agent")
     agent.attach(builder)
     async with wire_connection(builder) as (_, client):
-        prompt = {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}
-        await client.send(request(7, "session/prompt", prompt))
-        with anyio.fail_after(5):  # before: no answer, ever
+        await client.send(request(7, "session/prompt", PROMPT))
+        with anyio.fail_after(5):
+            ask = await client.receive()
+            assert ask["method"] == "session/request_permission"
+            await client.send(result(ask["id"], SELECTED))
+            assert await client.receive() == result(7, {"stopReason": "end_turn"})
+    assert agent.raised == []
+
+
+async def test_an_inline_typed_handler_awaiting_the_peer_raises_at_once() -> None:
+    """``inline=True`` puts the handler back in the dispatch loop: the await that could
+    never end raises :class:`DeadlockError` at once instead of hanging."""
+    agent = AskingAgent()
+    builder = ConnectionBuilder(role="agent").on_request(
+        v1.methods.SESSION_PROMPT, agent.prompt, inline=True
+    )
+    async with wire_connection(builder) as (_, client):
+        await client.send(request(7, "session/prompt", PROMPT))
+        with anyio.fail_after(5):  # before DeadlockError: no answer, ever
             messages = [await client.receive()]
             while messages[-1].get("id") != 7:
                 messages.append(await client.receive())

@@ -57,7 +57,7 @@ async def test_a_cancelled_turn_answers_32800_and_the_connection_goes_on() -> No
             assert await peer.receive() == result(2, "pong")
 
 
-async def test_any_other_failure_answers_a_bare_32603_and_is_logged(
+async def test_any_other_failure_answers_32603_naming_the_method_and_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.ERROR, logger="acp_runtime"):
@@ -67,7 +67,7 @@ async def test_any_other_failure_answers_a_bare_32603_and_is_logged(
                 answer = await peer.receive()
                 await peer.send(request(2, "ping"))
                 assert await peer.receive() == result(2, "pong")
-    assert answer == error(1, -32603, "Internal error")  # nothing of the failure leaks
+    assert answer == error(1, -32603, "Internal error in turn")  # nothing of the failure leaks
     records = [r for r in caplog.records if "broken_turn" in r.getMessage()]
     assert records and records[0].exc_info is not None
     assert "turn" in records[0].getMessage() and "answering -32603" in records[0].getMessage()

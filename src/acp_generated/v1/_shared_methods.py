@@ -76,28 +76,28 @@ ELICITATION_CREATE: Final[RequestMethod[CreateElicitationRequest, CreateElicitat
     'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
 )
 FS_READ_TEXT_FILE: Final[RequestMethod[ReadTextFileRequest, ReadTextFileResponse]] = RequestMethod(
-    'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.'
+    'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.', requires='fs.readTextFile'
 )
 FS_WRITE_TEXT_FILE: Final[RequestMethod[WriteTextFileRequest, WriteTextFileResponse]] = RequestMethod(
-    'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.'
+    'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.', requires='fs.writeTextFile'
 )
 SESSION_REQUEST_PERMISSION: Final[RequestMethod[RequestPermissionRequest, RequestPermissionResponse]] = RequestMethod(
     'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)'
 )
 TERMINAL_CREATE: Final[RequestMethod[CreateTerminalRequest, CreateTerminalResponse]] = RequestMethod(
-    'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.'
+    'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.', requires='terminal'
 )
 TERMINAL_KILL: Final[RequestMethod[KillTerminalRequest, KillTerminalResponse]] = RequestMethod(
-    'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.'
+    'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.', requires='terminal'
 )
 TERMINAL_OUTPUT: Final[RequestMethod[TerminalOutputRequest, TerminalOutputResponse]] = RequestMethod(
-    'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.'
+    'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.', requires='terminal'
 )
 TERMINAL_RELEASE: Final[RequestMethod[ReleaseTerminalRequest, ReleaseTerminalResponse]] = RequestMethod(
-    'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.'
+    'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.', requires='terminal'
 )
 TERMINAL_WAIT_FOR_EXIT: Final[RequestMethod[WaitForTerminalExitRequest, WaitForTerminalExitResponse]] = RequestMethod(
-    'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.'
+    'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.', requires='terminal'
 )
 CANCEL_REQUEST: Final[NotificationMethod[CancelRequestNotification]] = NotificationMethod(
     '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)'
