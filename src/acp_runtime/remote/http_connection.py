@@ -7,7 +7,7 @@ connection stream, anything with ``params.sessionId`` to that session's stream, 
 to the connection stream). To the HTTP handlers it holds those streams, the routes of
 requests still unanswered, and the bounds: queued bytes (past them the agent's sends
 wait; a stall past the timeout closes the connection), session streams without a reader,
-and an idle timeout.
+an idle timeout, and a shorter one while a request is in progress (the client is gone).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ Route = str | None
 
 @dataclass(frozen=True, slots=True)
 class HttpLimits:
-    """The per-connection bounds (defaults as the TS 2.4.0 server's, plus the idle timeout
-    it lacks)."""
+    """The per-connection bounds (defaults as the TS 2.4.0 server's, plus the idle and
+    client-gone timeouts it lacks)."""
 
     max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES
     """SSE bytes queued across a connection's streams before the agent's sends wait."""
@@ -53,15 +53,15 @@ class HttpLimits:
     """Session streams holding output with no reader; one more closes the connection."""
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     """Seconds with no request in progress and no reader before the connection closes."""
+    max_id_length: int = DEFAULT_MAX_ID_LENGTH
+    """Longest request or session id, in characters (longer: 400)."""
+    keep_alive: float = DEFAULT_KEEP_ALIVE
+    """Seconds between ``:`` comments to a waiting reader."""
     client_gone_timeout: float = DEFAULT_CLIENT_GONE_TIMEOUT
     """Seconds a connection with a request in progress (the client's, not yet answered,
     or the agent's, not yet answered by the client) may have no SSE reader and no POST
     under way: then its client is gone, and the connection closes, cancelling its turns
     as a WebSocket's end does (a client reconnecting its streams within it is not gone)."""
-    max_id_length: int = DEFAULT_MAX_ID_LENGTH
-    """Longest request or session id, in characters (longer: 400)."""
-    keep_alive: float = DEFAULT_KEEP_ALIVE
-    """Seconds between ``:`` comments to a waiting reader."""
 
     def __post_init__(self) -> None:
         # every way of building a server takes these (zero keep-alive: a busy loop)
