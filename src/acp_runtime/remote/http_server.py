@@ -8,6 +8,10 @@ on long-lived SSE ``GET`` streams, one for the connection and one per session (c
 demand, one reader each); ``DELETE`` ends the connection. ``Acp-Session-Id`` may be left
 out where ``params.sessionId`` says the same, and is not needed on responses.
 
+Every request passes :mod:`.admission` first (403 for a foreign ``Origin`` or, on
+loopback, ``Host``; 431 for an oversized head; 503 for an ``initialize`` past
+``max_connections``; 408 for an opening POST slower than ``initialize_timeout``).
+
 Each connection runs the whole runtime over an :class:`HttpConnection` transport, hosted
 by the ``initialize`` request's own ASGI call (which carries on after its 200, as ASGI
 allows), so no lifespan support is needed from the server.

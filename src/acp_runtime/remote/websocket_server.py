@@ -9,7 +9,10 @@ handler with 1011, and :meth:`WebSocketApp.aclose` (or the ASGI lifespan shutdow
 1001. A peer that does not take a frame within the stall timeout (it stopped reading and the
 server's send buffer is full) is closed with 1008 and its connection settled, as the TS
 server does after ``maxOutputStallMs``; a socket with no frame either way for the idle
-timeout (off by default) is closed with 1001. No framework: the ASGI message protocol
+timeout (off by default) is closed with 1001. Before any of it the upgrade passes
+:mod:`.admission`: a foreign ``Origin`` (or, on loopback, ``Host``) gets 403, an oversized
+head 431, one socket past ``max_connections`` 503, and a socket that sends no
+``initialize`` in time is closed with 1008. No framework: the ASGI message protocol
 directly, so it runs under any ASGI server, on asyncio and trio.
 
 The same app also serves on a listening socket of its own (:meth:`WebSocketApp.serve`,
