@@ -141,8 +141,13 @@ async def test_the_queued_bytes_are_counted_as_the_reader_takes_them() -> None:
 
 @pytest.mark.parametrize(
     "limits",
-    [{"keep_alive": 0}, {"stall_timeout": -1.0}, {"idle_timeout": math.nan}],
-    ids=["keep-alive-0", "negative-stall", "nan-idle"],
+    [
+        {"keep_alive": 0},
+        {"stall_timeout": -1.0},
+        {"idle_timeout": math.nan},
+        {"client_gone_timeout": 0},
+    ],
+    ids=["keep-alive-0", "negative-stall", "nan-idle", "client-gone-0"],
 )
 def test_limits_are_checked_however_the_server_is_built(limits: dict[str, float]) -> None:
     """``http_app`` checked its timers; ``acp_app(limits=...)`` did not, and a keep-alive

@@ -7,14 +7,13 @@ connection stream, anything with ``params.sessionId`` to that session's stream, 
 to the connection stream). To the HTTP handlers it holds those streams, the routes of
 requests still unanswered, and the bounds: queued bytes (past them the agent's sends
 wait; a stall past the timeout closes the connection), session streams without a reader,
-and an idle timeout.
+an idle timeout, and a shorter one while a request is in progress (the client is gone).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, cast
@@ -31,6 +30,7 @@ DEFAULT_MAX_BUFFERED_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_STALL_TIMEOUT: Final = 60.0
 DEFAULT_MAX_UNREAD_SESSION_STREAMS: Final = 1024
 DEFAULT_IDLE_TIMEOUT: Final = 600.0
+DEFAULT_CLIENT_GONE_TIMEOUT: Final = 10.0
 DEFAULT_MAX_ID_LENGTH: Final = 1024
 DEFAULT_KEEP_ALIVE: Final = 15.0
 
@@ -42,8 +42,8 @@ Route = str | None
 
 @dataclass(frozen=True, slots=True)
 class HttpLimits:
-    """The per-connection bounds (defaults as the TS 2.4.0 server's, plus the idle timeout
-    it lacks)."""
+    """The per-connection bounds (defaults as the TS 2.4.0 server's, plus the idle and
+    client-gone timeouts it lacks)."""
 
     max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES
     """SSE bytes queued across a connection's streams before the agent's sends wait."""
@@ -57,12 +57,19 @@ class HttpLimits:
     """Longest request or session id, in characters (longer: 400)."""
     keep_alive: float = DEFAULT_KEEP_ALIVE
     """Seconds between ``:`` comments to a waiting reader."""
+    client_gone_timeout: float = DEFAULT_CLIENT_GONE_TIMEOUT
+    """Seconds a connection with a request in progress (the client's, not yet answered,
+    or the agent's, not yet answered by the client) may have no SSE reader and no POST
+    under way: then its client is gone, and the connection closes, cancelling its turns
+    as a WebSocket's end does (a client reconnecting its streams within it is not gone)."""
 
     def __post_init__(self) -> None:
         # every way of building a server takes these (zero keep-alive: a busy loop)
-        timers = (self.keep_alive, self.stall_timeout, self.idle_timeout)
+        timers = (self.keep_alive, self.stall_timeout, self.idle_timeout, self.client_gone_timeout)
         if not all(value > 0 for value in timers):  # NaN fails too
-            raise ValueError("keep_alive, stall_timeout and idle_timeout must be positive")
+            raise ValueError(
+                "keep_alive, stall_timeout, idle_timeout and client_gone_timeout must be positive"
+            )
 
 
 class ConnectionClosed(Exception):
@@ -263,20 +270,23 @@ class HttpConnection:
                 self.close()
 
     async def watch_idle(self) -> None:
-        """Close the connection once nothing used it for ``idle_timeout`` seconds: sleep
-        until the earliest moment it can be idle that long, then look."""
-        timeout = self.limits.idle_timeout
-        if math.isinf(timeout):
-            return
+        """Close the connection once nothing used it for ``idle_timeout`` seconds, or
+        for ``client_gone_timeout`` while a request is in progress (its client is gone):
+        look at least every ``client_gone_timeout`` (a request may start while the watch
+        sleeps), and every shorter timeout while the connection is in use."""
+        idle, gone = self.limits.idle_timeout, self.limits.client_gone_timeout
+        shortest = min(idle, gone)
         while not self._closed:
             if self._busy > 0:
-                await anyio.sleep(timeout)
+                await anyio.sleep(shortest)
                 continue
+            in_progress = bool(self._request_routes or self._client_response_routes)
+            timeout = gone if in_progress else idle
             remaining = self._idle_since + timeout - anyio.current_time()
             if remaining <= 0:
-                self.close("idle")
+                self.close("the client is gone" if in_progress else "idle")
                 return
-            await anyio.sleep(remaining)
+            await anyio.sleep(min(remaining, gone))
 
     def close(self, reason: str | None = None) -> None:
         """End the connection: every stream ends (queued output discarded), the runtime

@@ -8,6 +8,10 @@ on long-lived SSE ``GET`` streams, one for the connection and one per session (c
 demand, one reader each); ``DELETE`` ends the connection. ``Acp-Session-Id`` may be left
 out where ``params.sessionId`` says the same, and is not needed on responses.
 
+Every request passes :mod:`.admission` first (403 for a foreign ``Origin`` or, on
+loopback, ``Host``; 431 for an oversized head; 503 for an ``initialize`` past
+``max_connections``; 408 for an opening POST slower than ``initialize_timeout``).
+
 Each connection runs the whole runtime over an :class:`HttpConnection` transport, hosted
 by the ``initialize`` request's own ASGI call (which carries on after its 200, as ASGI
 allows), so no lifespan support is needed from the server.
@@ -17,16 +21,27 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, TypeVar, cast
 
 import anyio
 
 from ..jsonrpc import Request, classify, id_key, is_request_id
 from ..methods import JsonValue
+from .admission import (
+    DEFAULT_INITIALIZE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_HEADERS,
+    INITIALIZE_TOO_SLOW,
+    SERVER_FULL,
+    Admission,
+)
 from .asgi import (
     STATUS_TEXT,
+    Headers,
     Receive,
     Scope,
     Send,
@@ -74,10 +89,11 @@ BATCH_ERROR: Final = (
 class HttpAnswer(Exception):
     """A request refused with a status and a short fixed text (never a header's value)."""
 
-    def __init__(self, status: int, text: str) -> None:
+    def __init__(self, status: int, text: str, headers: Headers = ()) -> None:
         super().__init__(text)
         self.status = status
         self.text = text
+        self.headers = headers
 
 
 def _reject_constant(name: str) -> object:
@@ -162,12 +178,16 @@ class StreamableHttpApp:
         max_message_bytes: int = DEFAULT_MAX_HTTP_MESSAGE_BYTES,
         limits: HttpLimits | None = None,
         authenticate: Authenticate | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self._factory = handler_factory
         self._path = path
         self._max_message_bytes = max_message_bytes
         self.limits = limits or HttpLimits()
         self._authenticate = authenticate
+        self.admission = admission or Admission()
+        """The header limits, the Origin and Host checks, the connection cap and the
+        ``initialize`` deadline (shared with the WebSocket app under ``acp_app``)."""
         self._connections: dict[str, HttpConnection] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -191,6 +211,10 @@ class StreamableHttpApp:
 
     async def handle_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One HTTP request on any path (404 off ``path``)."""
+        head = self.admission.refusal(scope.get("headers") or (), scope.get("server"))
+        if head is not None:
+            await plain_response(send, head.status, head.text, headers=head.headers)
+            return
         if self._path is not None and scope.get("path") != self._path:
             await plain_response(send, 404, "Not found\n")
             return
@@ -212,7 +236,9 @@ class StreamableHttpApp:
             else:
                 await _text(send, 405, "Method Not Allowed")
         except HttpAnswer as answer:
-            await _text(send, answer.status, answer.text)
+            await plain_response(
+                send, answer.status, answer.text, content_type=TEXT, headers=answer.headers
+            )
         except _Batch:
             await plain_response(send, 400, BATCH_ERROR, content_type=JSON)
         except ConnectionClosed:
@@ -223,9 +249,12 @@ class StreamableHttpApp:
     async def _post(self, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
         if not _is_json(headers.get("content-type")):
             raise HttpAnswer(415, "Unsupported Media Type")
-        body = await _read_body(receive, headers, self._max_message_bytes)
-        message = _parse(body)
         connection_id = headers.get(CONNECTION_ID_HEADER)
+        if connection_id:
+            body = await _read_body(receive, headers, self._max_message_bytes)
+        else:  # may open a connection: its body has the initialize deadline
+            body = await self._read_opening_body(receive, headers)
+        message = _parse(body)
         if (
             message.get("jsonrpc") == "2.0"
             and "id" in message
@@ -248,6 +277,14 @@ class StreamableHttpApp:
         finally:
             connection.busy(-1)
         await _empty(send, 202)
+
+    async def _read_opening_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        """The body of a POST naming no connection, within ``initialize_timeout`` (408
+        after it), so a client that never finishes its ``initialize`` holds nothing."""
+        deadline = self.admission.initialize_timeout
+        with anyio.move_on_after(math.inf if deadline is None else deadline):
+            return await _read_body(receive, headers, self._max_message_bytes)
+        raise HttpAnswer(INITIALIZE_TOO_SLOW.status, INITIALIZE_TOO_SLOW.text)
 
     def _check_response_route(
         self, connection: HttpConnection, message: dict[str, object], header: str | None
@@ -289,6 +326,8 @@ class StreamableHttpApp:
             raise HttpAnswer(400, "Initialize request must include an ID")
         if _request_of(message) is None:  # the runtime would answer it with id null
             raise HttpAnswer(400, "Invalid initialize request")
+        if not self.admission.take_slot():
+            raise HttpAnswer(SERVER_FULL.status, SERVER_FULL.text, SERVER_FULL.headers)
         connection = HttpConnection(str(uuid.uuid4()), self.limits)
         self._connections[connection.connection_id] = connection
         connection.on_close = self._forget
@@ -390,6 +429,8 @@ class StreamableHttpApp:
         return connection
 
     def _forget(self, connection: HttpConnection) -> None:
+        """The connection closed (once): forget it, free its slot."""
+        self.admission.release_slot()
         if self._connections.get(connection.connection_id) is connection:
             del self._connections[connection.connection_id]
 
@@ -414,8 +455,15 @@ def http_app(
     stall_timeout: float | None = None,
     max_unread_session_streams: int | None = None,
     idle_timeout: float | None = None,
+    client_gone_timeout: float | None = None,
     keep_alive: float | None = None,
     authenticate: Authenticate | None = None,
+    allowed_origins: Iterable[str] | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
+    initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    max_headers: int = DEFAULT_MAX_HEADERS,
 ) -> StreamableHttpApp:
     """An ASGI application serving ACP over Streamable HTTP at ``path`` (None: every path).
 
@@ -425,9 +473,19 @@ def http_app(
     the agent's sends wait), ``stall_timeout`` seconds at that bound with nothing read
     (then the connection closes), ``max_unread_session_streams`` holding output with no
     reader, ``idle_timeout`` seconds with no request and no reader (``math.inf``: never),
+    ``client_gone_timeout`` seconds with a request in progress but no reader and no POST
+    (the client is gone: the connection closes and its turns are cancelled),
     ``keep_alive`` seconds between ``:`` comments. ``authenticate(headers)`` sees every
     request's headers: False refuses with 403, a :class:`~acp_runtime.remote.Refusal`
     with its status; no answer echoes a header.
+
+    Safe by default on the network (docs/remote-agents.md, "Origin, Host and caps"): a
+    request with a foreign ``Origin``, or on a loopback address a foreign ``Host``, is
+    refused with 403 (``allowed_origins`` and ``allowed_hosts`` add to what passes, ``"*"``
+    lets all); a head over ``max_header_bytes`` or ``max_headers`` lines with 431; an
+    ``initialize`` past ``max_connections`` open connections (None: no cap) with 503; a
+    POST that opens a connection must send its body within ``initialize_timeout`` seconds
+    (408 after it).
     """
     defaults = HttpLimits()
     limits = HttpLimits(
@@ -437,7 +495,16 @@ def http_app(
             max_unread_session_streams, defaults.max_unread_session_streams
         ),
         idle_timeout=_pick(idle_timeout, defaults.idle_timeout),
+        client_gone_timeout=_pick(client_gone_timeout, defaults.client_gone_timeout),
         keep_alive=_pick(keep_alive, defaults.keep_alive),
+    )
+    admission = Admission(
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        max_connections=max_connections,
+        initialize_timeout=initialize_timeout,
+        max_header_bytes=max_header_bytes,
+        max_headers=max_headers,
     )
     return StreamableHttpApp(
         handler_factory,
@@ -445,6 +512,7 @@ def http_app(
         max_message_bytes=max_message_bytes,
         limits=limits,
         authenticate=authenticate,
+        admission=admission,
     )
 
 

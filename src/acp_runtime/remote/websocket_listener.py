@@ -9,8 +9,10 @@ eager receiver, an answer written from ``send_nowait``; on other backends (trio)
 connection's reader awaits the stream.
 
 The upgrade request is read with h11 and answered as the app answers under ASGI: 101
-with ``Acp-Connection-Id``, 404 off the path, 426 for plain HTTP, the ``authenticate``
-hook's 401/403, 400 for a malformed request. After it the app's own rules run
+with ``Acp-Connection-Id``, 404 off the path, 426 for plain HTTP, 431 for a head over the
+header limits and 403 for a foreign ``Origin`` or ``Host`` (:mod:`.admission`, judged by
+the socket's local address), the ``authenticate`` hook's 401/403, 503 past
+``max_connections``, 400 for a malformed request. After it the app's own rules run
 (:meth:`WebSocketApp.run`): first frame ``initialize``, -32700/-32600, limits, stalls,
 idleness and the close codes.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import errno
 import http
 import logging
@@ -37,6 +40,7 @@ from .._loop import in_asyncio_task
 from ..framing import EagerReceiver
 from ..log_throttle import peer_log
 from ..transport import Transport
+from .admission import SERVER_FULL
 from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
 from .serving import refusal
 from .websocket_frames import CLOSE_NORMAL
@@ -60,9 +64,6 @@ log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT: Final = 10.0
 """Seconds a new socket has to send its whole upgrade request (a silent one is dropped)."""
-
-MAX_HEAD_BYTES: Final = 64 * 1024
-"""Largest upgrade request head read (431 past it)."""
 
 ACCEPT_PAUSE: Final = 0.1
 """Seconds the listener waits before accepting again when out of file descriptors."""
@@ -92,10 +93,16 @@ class _Upgrade:
     None when refused."""
 
 
-async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
+async def _read_upgrade(
+    app: ServedApp, read: Callable[[], Awaitable[bytes]], local: object
+) -> _Upgrade | None:
     """Read a new socket's request head and decide; None when the peer left, or sent no
-    whole head within :data:`HANDSHAKE_TIMEOUT`."""
-    parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+    whole head within :data:`HANDSHAKE_TIMEOUT`. ``local`` is the socket's own address
+    (where the request came in, for the Host and Origin checks). An accepted upgrade has
+    taken one of ``app.admission``'s connection slots: the caller releases it."""
+    admission = app.admission
+    max_head = admission.max_header_bytes
+    parser = h11.Connection(h11.SERVER, max_incomplete_event_size=max_head)
     request: h11.Request | None = None
     received = 0
     with anyio.move_on_after(HANDSHAKE_TIMEOUT):
@@ -116,7 +123,7 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
                 return None
     if request is None:
         return None
-    if received - len(parser.trailing_data[0]) > MAX_HEAD_BYTES:  # h11 checks partial heads
+    if received - len(parser.trailing_data[0]) > max_head:  # h11 checks partial heads
         return _refused(431, "Request header fields too large\n")
     path = urllib.parse.unquote(request.target.partition(b"?")[0].decode("latin-1"))
     if not app.on_path(path):  # percent-decoded, as ASGI servers give a scope's path
@@ -129,9 +136,14 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
     key = headers.get("sec-websocket-key", "")
     if not _valid_key(key):
         return _refused(400, "Bad Sec-WebSocket-Key\n")
+    head = admission.refusal(request.headers, local)  # where ASGI servers call the app
+    if head is not None:
+        return _refused(head.status, head.text, head.headers)
     refused = await refusal(app.authenticate, headers)
     if refused is not None:
         return _refused(refused.status, STATUS_TEXT[refused.status], challenge_headers(refused))
+    if not admission.take_slot():
+        return _refused(SERVER_FULL.status, SERVER_FULL.text, SERVER_FULL.headers)
     connection_id = str(uuid.uuid4())
     answer = (
         b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -142,11 +154,13 @@ async def _read_upgrade(app: ServedApp, read: Callable[[], Awaitable[bytes]]) ->
     return _Upgrade(answer, accepted)
 
 
-async def _upgrade_or_none(app: ServedApp, read: Callable[[], Awaitable[bytes]]) -> _Upgrade | None:
+async def _upgrade_or_none(
+    app: ServedApp, read: Callable[[], Awaitable[bytes]], local: object
+) -> _Upgrade | None:
     """:func:`_read_upgrade`, where nothing one socket sends can end the listener: a
     failure reading it (the peer gone, or a bug) drops that socket alone."""
     try:
-        return await _read_upgrade(app, read)
+        return await _read_upgrade(app, read, local)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
         return None
     except Exception:
@@ -223,20 +237,26 @@ async def _listen_on_loop(
 async def _serve_on_loop(
     app: ServedApp, transport: asyncio.Transport, handshake: HandshakeProtocol
 ) -> None:
+    upgrade: _Upgrade | None = None
     try:
-        upgrade = await _upgrade_or_none(app, handshake.read)
-        if upgrade is not None:
-            transport.write(upgrade.answer)
-        if upgrade is None or upgrade.accepted is None:
-            transport.close()
-            return
-        raw = LoopWebSocket(
-            app.max_message_bytes, upgrade.accepted, transport, handshake, server=True
-        )
-    except BaseException:
-        transport.abort()
-        raise
-    await _serve_socket(app, raw)
+        try:
+            local = transport.get_extra_info("sockname")
+            upgrade = await _upgrade_or_none(app, handshake.read, local)
+            if upgrade is not None:
+                transport.write(upgrade.answer)
+            if upgrade is None or upgrade.accepted is None:
+                transport.close()
+                return
+            raw = LoopWebSocket(
+                app.max_message_bytes, upgrade.accepted, transport, handshake, server=True
+            )
+        except BaseException:
+            transport.abort()
+            raise
+        await _serve_socket(app, raw)
+    finally:
+        if upgrade is not None and upgrade.accepted is not None:
+            app.admission.release_slot()
 
 
 # -- any backend: the connection's reader awaits the stream -------------------------------
@@ -280,23 +300,31 @@ def _out_of_resources(exc: BaseException) -> bool:
 async def _serve_stream(app: ServedApp, stream: anyio.abc.SocketStream) -> None:
     async with stream:
         read = stream_reader(stream)
-        upgrade = await _upgrade_or_none(app, read)
-        try:
-            if upgrade is not None:
-                await stream.send(upgrade.answer)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return
+        local = stream.extra(anyio.abc.SocketAttribute.local_address, None)
+        upgrade = await _upgrade_or_none(app, read, local)
         if upgrade is None or upgrade.accepted is None:
+            if upgrade is not None:
+                with contextlib.suppress(
+                    anyio.BrokenResourceError, anyio.ClosedResourceError, OSError
+                ):
+                    await stream.send(upgrade.answer)
             return
-        raw = StreamWebSocket(
-            app.max_message_bytes,
-            upgrade.accepted,
-            read,
-            stream.send,
-            stream.aclose,
-            server=True,
-        )
-        await _serve_socket(app, raw)
+        try:
+            try:
+                await stream.send(upgrade.answer)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return
+            raw = StreamWebSocket(
+                app.max_message_bytes,
+                upgrade.accepted,
+                read,
+                stream.send,
+                stream.aclose,
+                server=True,
+            )
+            await _serve_socket(app, raw)
+        finally:
+            app.admission.release_slot()
 
 
 async def _serve_socket(app: ServedApp, raw: WebSocketTransport) -> None:

@@ -12,6 +12,7 @@ from typing import Final, Protocol, cast
 import anyio
 
 from ..transport import Transport
+from .admission import Admission
 from .serving import Authenticate
 from .websocket_frames import CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION
 
@@ -57,6 +58,7 @@ class ServedApp(Protocol):
 
     max_message_bytes: int
     authenticate: Authenticate | None
+    admission: Admission
     stall_timeout: float | None
     idle_timeout: float | None
 

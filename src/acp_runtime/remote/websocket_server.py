@@ -9,7 +9,10 @@ handler with 1011, and :meth:`WebSocketApp.aclose` (or the ASGI lifespan shutdow
 1001. A peer that does not take a frame within the stall timeout (it stopped reading and the
 server's send buffer is full) is closed with 1008 and its connection settled, as the TS
 server does after ``maxOutputStallMs``; a socket with no frame either way for the idle
-timeout (off by default) is closed with 1001. No framework: the ASGI message protocol
+timeout (off by default) is closed with 1001. Before any of it the upgrade passes
+:mod:`.admission`: a foreign ``Origin`` (or, on loopback, ``Host``) gets 403, an oversized
+head 431, one socket past ``max_connections`` 503, and a socket that sends no
+``initialize`` in time is closed with 1008. No framework: the ASGI message protocol
 directly, so it runs under any ASGI server, on asyncio and trio.
 
 The same app also serves on a listening socket of its own (:meth:`WebSocketApp.serve`,
@@ -23,7 +26,7 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, TypedDict, cast
 
 import anyio
@@ -32,8 +35,17 @@ from typing_extensions import Unpack
 
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES
 from ..transport import Transport
+from .admission import (
+    DEFAULT_INITIALIZE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_HEADERS,
+    SERVER_FULL,
+    Admission,
+)
 from .asgi import (
     STATUS_TEXT,
+    Headers,
     Receive,
     Scope,
     Send,
@@ -105,6 +117,7 @@ class WebSocketApp:
         authenticate: Authenticate | None = None,
         stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
         idle_timeout: float | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self._factory = handler_factory
         self.path = path
@@ -112,6 +125,9 @@ class WebSocketApp:
         self.authenticate = authenticate
         self.stall_timeout = stall_timeout
         self.idle_timeout = idle_timeout
+        self.admission = admission or Admission()
+        """The header limits, the Origin and Host checks, the connection cap and the
+        ``initialize`` deadline (shared with the HTTP app under ``acp_app``)."""
         self._sockets: set[AcpSocket] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -160,6 +176,11 @@ class WebSocketApp:
         connect = await receive()
         if connect["type"] != "websocket.connect":
             return
+        admission = self.admission
+        head = admission.refusal(scope.get("headers") or (), scope.get("server"))
+        if head is not None:
+            await _deny(scope, send, head.status, head.text, extra=head.headers)
+            return
         if not self.on_path(scope.get("path", "")):
             await _deny(scope, send, 404, "Not found\n")
             return
@@ -167,21 +188,28 @@ class WebSocketApp:
         if refused is not None:
             await _deny(scope, send, refused.status, STATUS_TEXT[refused.status], refused)
             return
-        connection_id = str(uuid.uuid4())
-        await send(
-            {
-                "type": "websocket.accept",
-                "headers": [(CONNECTION_ID_HEADER, connection_id.encode())],
-            }
-        )
-        socket = _Socket(
-            receive,
-            send,
-            self.max_message_bytes,
-            stall_timeout=self.stall_timeout,
-            idle_timeout=self.idle_timeout,
-        )
-        await self.run(socket)
+        if not admission.take_slot():
+            full = SERVER_FULL
+            await _deny(scope, send, full.status, full.text, extra=full.headers)
+            return
+        try:
+            connection_id = str(uuid.uuid4())
+            await send(
+                {
+                    "type": "websocket.accept",
+                    "headers": [(CONNECTION_ID_HEADER, connection_id.encode())],
+                }
+            )
+            socket = _Socket(
+                receive,
+                send,
+                self.max_message_bytes,
+                stall_timeout=self.stall_timeout,
+                idle_timeout=self.idle_timeout,
+            )
+            await self.run(socket)
+        finally:
+            admission.release_slot()
 
     async def run(self, socket: AcpSocket) -> None:
         """Serve one accepted socket until its connection ends, watched for stalls and
@@ -197,7 +225,14 @@ class WebSocketApp:
 
     async def _serve(self, socket: AcpSocket) -> None:
         try:
-            first = await _first_initialize(socket)
+            deadline = self.admission.initialize_timeout
+            first: bytes | None = None
+            with anyio.move_on_after(math.inf if deadline is None else deadline) as waiting:
+                first = await _first_initialize(socket)
+            if waiting.cancelled_caught:
+                log.info("no initialize within %s s: closing", deadline)
+                await socket.close(CLOSE_POLICY_VIOLATION, f"No initialize within {deadline:g} s")
+                return
             if first is None:
                 return
             made = servable(self._factory())
@@ -221,6 +256,12 @@ def websocket_app(
     authenticate: Authenticate | None = None,
     stall_timeout: float | None = DEFAULT_STALL_TIMEOUT,
     idle_timeout: float | None = None,
+    allowed_origins: Iterable[str] | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
+    initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    max_headers: int = DEFAULT_MAX_HEADERS,
 ) -> WebSocketApp:
     """An ASGI application serving ACP over WebSocket at ``path`` (None: every path).
 
@@ -237,7 +278,22 @@ def websocket_app(
     (seconds, None: never, the default) closes a socket with 1001 when no frame went
     either way for that long; a quiet prompt turn counts as idle, so set it above the
     longest silence a turn may have.
+
+    Safe by default on the network (docs/remote-agents.md, "Origin, Host and caps"): an
+    upgrade with a foreign ``Origin``, or on a loopback address a foreign ``Host``, is
+    refused with 403 (``allowed_origins`` and ``allowed_hosts`` add to what passes, ``"*"``
+    lets all); a head over ``max_header_bytes`` or ``max_headers`` lines with 431; past
+    ``max_connections`` open sockets (None: no cap) the upgrade gets 503; a socket that
+    sends no ``initialize`` within ``initialize_timeout`` seconds is closed with 1008.
     """
+    admission = Admission(
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        max_connections=max_connections,
+        initialize_timeout=initialize_timeout,
+        max_header_bytes=max_header_bytes,
+        max_headers=max_headers,
+    )
     return WebSocketApp(
         handler_factory,
         path=path,
@@ -245,6 +301,7 @@ def websocket_app(
         authenticate=authenticate,
         stall_timeout=stall_timeout,
         idle_timeout=idle_timeout,
+        admission=admission,
     )
 
 
@@ -256,6 +313,12 @@ class WebSocketOptions(TypedDict, total=False):
     authenticate: Authenticate | None
     stall_timeout: float | None
     idle_timeout: float | None
+    allowed_origins: Iterable[str] | None
+    allowed_hosts: Iterable[str] | None
+    max_connections: int | None
+    initialize_timeout: float | None
+    max_header_bytes: int
+    max_headers: int
 
 
 async def serve_websocket(
@@ -279,7 +342,13 @@ async def serve_websocket(
 
 
 async def _deny(
-    scope: Scope, send: Send, status: int, text: str, refused: Refusal | None = None
+    scope: Scope,
+    send: Send,
+    status: int,
+    text: str,
+    refused: Refusal | None = None,
+    *,
+    extra: Headers = (),
 ) -> None:
     """Refuse the upgrade with an HTTP status (the ASGI denial extension), or with the
     server's default (403) where it lacks the extension."""
@@ -287,9 +356,8 @@ async def _deny(
     if "websocket.http.response" not in extensions:
         await send({"type": "websocket.close", "code": CLOSE_POLICY_VIOLATION})
         return
-    await plain_response(
-        send, status, text, event="websocket.http.response", headers=challenge_headers(refused)
-    )
+    headers = (*challenge_headers(refused), *extra)
+    await plain_response(send, status, text, event="websocket.http.response", headers=headers)
 
 
 class _Socket:
