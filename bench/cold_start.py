@@ -112,7 +112,7 @@ def one_start(command: list[str], env: dict[str, str] = ENV) -> tuple[float, flo
     return initialized, first_update, children_cpu() - cpu_before
 
 
-OURS = ("this", "echo", "tutorial")
+OURS = ("this", "echo", "tutorial", "before", "echo_before", "tutorial_before")
 """This SDK's agents: the benchmark agent and the two examples users start from."""
 
 
@@ -136,6 +136,11 @@ def main(argv: list[str]) -> int:
         "--baseline-src",
         help="also time this SDK's agent on another checkout's src/ (PYTHONPATH), as 'before'",
     )
+    parser.add_argument(
+        "--baseline-root",
+        help="also time another checkout's examples on its src/, as 'echo_before' and "
+        "'tutorial_before'",
+    )
     parser.add_argument("--agents", help="comma-separated subset of the agents (default: all)")
     args = parser.parse_args(argv)
     commands = agents()
@@ -146,6 +151,16 @@ def main(argv: list[str]) -> int:
     if args.baseline_src:
         commands["before"] = commands["this"]
         envs["before"] = {**ENV, "PYTHONPATH": args.baseline_src}
+    if args.baseline_root:
+        root = Path(args.baseline_root)
+        for name in ("echo", "tutorial"):
+            if name in commands:
+                old = [
+                    str(root / "examples" / Path(part).name) if part.endswith(".py") else part
+                    for part in commands[name]
+                ]
+                commands[f"{name}_before"] = old
+                envs[f"{name}_before"] = {**ENV, "PYTHONPATH": str(root / "src")}
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     load = os.getloadavg()[0]
     for name, command in commands.items():  # warm the OS caches once, not timed
