@@ -2,12 +2,16 @@
 ``session/update`` of a prompt (what an editor that spawns an agent per workspace feels).
 
 The agents of ``bench/peers`` (this SDK, the PyPI package, the TypeScript SDK, the no-SDK
-floor, and ``deps_floor``: no SDK either, but anyio on asyncio and pydantic validating one
-model, what this SDK cannot start without) take turns run by run, so a load change hits
-them alike; each figure is the median of ``--runs`` spawns. Prints one JSON object per
-agent and a summary with the ratios ``ours / peer`` (below 1: ours starts faster). Usage::
+floor, and ``deps_floor``: no SDK either, but anyio on asyncio and pydantic with one model
+built at class creation and one deferred to its first validation, what this SDK cannot
+start without) and the examples users start from (``examples/echo_agent.py``,
+``examples/tutorial_agent.py``) take turns run by run, so a load change hits them alike;
+each figure is the median of ``--runs`` spawns, in wall time and in the agent process's
+CPU time (user + system, spawn to exit), which other jobs on the machine disturb less.
+Prints one JSON object per agent and a summary with the ratios ``ours / peer`` (below 1:
+ours starts faster). Usage::
 
-    python -m bench.cold_start [--runs 10]
+    python -m bench.cold_start [--runs 10] [--agents this,echo,tutorial,ts,deps_floor]
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -23,6 +28,7 @@ import time
 from pathlib import Path
 
 PEERS = Path(__file__).parent / "peers"
+EXAMPLES = Path(__file__).parent.parent / "examples"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 """Installed packages start from compiled bytecode: let the untimed first spawn write it."""
 
@@ -47,6 +53,8 @@ def agents() -> dict[str, list[str]]:
         "pypi": [sys.executable, str(PEERS / "pypi_agent.py")],
         "floor": [sys.executable, str(PEERS / "floor_agent.py")],
         "deps_floor": [sys.executable, str(PEERS / "deps_floor_agent.py")],
+        "echo": [sys.executable, str(EXAMPLES / "echo_agent.py"), "--quiet"],
+        "tutorial": [sys.executable, str(EXAMPLES / "tutorial_agent.py")],
     }
     node = shutil.which("node")
     if node is not None:
@@ -73,9 +81,18 @@ def read_until(process: subprocess.Popen[bytes], wanted: object) -> dict[str, ob
             return message  # type: ignore[no-any-return]
 
 
-def one_start(command: list[str], env: dict[str, str] = ENV) -> tuple[float, float]:
+def children_cpu() -> float:
+    """User + system CPU seconds of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_start(command: list[str], env: dict[str, str] = ENV) -> tuple[float, float, float]:
     """Seconds from spawn to the initialize answer, and to the prompt's first update
-    (after session/new, sent at once when initialize is answered)."""
+    (after session/new, sent at once when initialize is answered), and the CPU seconds
+    (user + system) the agent process used from spawn to its exit after stdin closes:
+    less sensitive than wall time to other jobs on the machine."""
+    cpu_before = children_cpu()
     start = time.perf_counter()
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
@@ -92,7 +109,24 @@ def one_start(command: list[str], env: dict[str, str] = ENV) -> tuple[float, flo
         assert process.stdin is not None
         process.stdin.close()
         process.wait(timeout=10)
-    return initialized, first_update
+    return initialized, first_update, children_cpu() - cpu_before
+
+
+OURS = ("this", "echo", "tutorial", "before", "echo_before", "tutorial_before")
+"""This SDK's agents: the benchmark agent and the two examples users start from."""
+
+
+def ratios_to_peers(medians: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """``ours / peer`` for each of this SDK's agents against every other agent, on the wall
+    time to the ``initialize`` answer and on the CPU time of the whole process."""
+    ratios: dict[str, dict[str, float]] = {"initialize_ratios": {}, "cpu_ratios": {}}
+    for ours in (name for name in OURS if name in medians):
+        for name, m in medians.items():
+            if name in OURS:
+                continue
+            for key, figure in (("initialize_ratios", "initialize_ms"), ("cpu_ratios", "cpu_ms")):
+                ratios[key][f"{ours}/{name}"] = round(medians[ours][figure] / m[figure], 3)
+    return ratios
 
 
 def main(argv: list[str]) -> int:
@@ -102,13 +136,32 @@ def main(argv: list[str]) -> int:
         "--baseline-src",
         help="also time this SDK's agent on another checkout's src/ (PYTHONPATH), as 'before'",
     )
+    parser.add_argument(
+        "--baseline-root",
+        help="also time another checkout's examples on its src/, as 'echo_before' and "
+        "'tutorial_before'",
+    )
+    parser.add_argument("--agents", help="comma-separated subset of the agents (default: all)")
     args = parser.parse_args(argv)
     commands = agents()
+    if args.agents:
+        wanted = args.agents.split(",")
+        commands = {name: commands[name] for name in wanted}
     envs = {name: ENV for name in commands}
     if args.baseline_src:
         commands["before"] = commands["this"]
         envs["before"] = {**ENV, "PYTHONPATH": args.baseline_src}
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    if args.baseline_root:
+        root = Path(args.baseline_root)
+        for name in ("echo", "tutorial"):
+            if name in commands:
+                old = [
+                    str(root / "examples" / Path(part).name) if part.endswith(".py") else part
+                    for part in commands[name]
+                ]
+                commands[f"{name}_before"] = old
+                envs[f"{name}_before"] = {**ENV, "PYTHONPATH": str(root / "src")}
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     load = os.getloadavg()[0]
     for name, command in commands.items():  # warm the OS caches once, not timed
         one_start(command, envs[name])
@@ -120,16 +173,11 @@ def main(argv: list[str]) -> int:
         medians[name] = {
             "initialize_ms": round(statistics.median(r[0] for r in runs) * 1000, 1),
             "first_update_ms": round(statistics.median(r[1] for r in runs) * 1000, 1),
+            "cpu_ms": round(statistics.median(r[2] for r in runs) * 1000, 1),
         }
         print(json.dumps({"kind": "cold_start", "impl": name, "runs": args.runs, **medians[name]}))
-    ours = medians["this"]["initialize_ms"]
-    ratios = {
-        f"this/{name}": round(ours / m["initialize_ms"], 3)
-        for name, m in medians.items()
-        if name != "this"
-    }
     summary = {"kind": "summary", "load_1m_start": load, "load_1m_end": os.getloadavg()[0]}
-    print(json.dumps({**summary, "initialize_ratios": ratios}))
+    print(json.dumps({**summary, **ratios_to_peers(medians)}))
     return 0
 
 

@@ -183,38 +183,47 @@ def _text(value: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=value)
 
 
-MIXED_UPDATES: list[SessionUpdate] = [
-    AgentThoughtChunkSessionUpdate(session_update="agent_thought_chunk", content=_text("thinking")),
-    ToolCallSessionUpdate(
-        session_update="tool_call",
-        tool_call_id="call-1",
-        title="Echo tool",
-        kind="read",
-        status="pending",
-    ),
-    ToolCallUpdateSessionUpdate(
-        session_update="tool_call_update",
-        tool_call_id="call-1",
-        status="completed",
-        content=[ContentToolCallContent(type="content", content=_text("tool done"))],
-    ),
-    PlanSessionUpdate(
-        session_update="plan",
-        entries=[PlanEntry(content="echo the prompt", priority="high", status="completed")],
-    ),
-    AgentMessageChunkSessionUpdate(
-        session_update="agent_message_chunk", content=_text("mixed done")
-    ),
-]
+def mixed_updates() -> list[SessionUpdate]:
+    """What ``mixed`` streams. Built when asked, not at import: creating a model builds its
+    validator, and an agent's cold start should pay only for the models it answers with."""
+    return [
+        AgentThoughtChunkSessionUpdate(
+            session_update="agent_thought_chunk", content=_text("thinking")
+        ),
+        ToolCallSessionUpdate(
+            session_update="tool_call",
+            tool_call_id="call-1",
+            title="Echo tool",
+            kind="read",
+            status="pending",
+        ),
+        ToolCallUpdateSessionUpdate(
+            session_update="tool_call_update",
+            tool_call_id="call-1",
+            status="completed",
+            content=[ContentToolCallContent(type="content", content=_text("tool done"))],
+        ),
+        PlanSessionUpdate(
+            session_update="plan",
+            entries=[PlanEntry(content="echo the prompt", priority="high", status="completed")],
+        ),
+        AgentMessageChunkSessionUpdate(
+            session_update="agent_message_chunk", content=_text("mixed done")
+        ),
+    ]
+
 
 CHUNKS_PER_YIELD = 32
 """A stream of chunks lets the connection run after this many: cancels are read, and
 the writer puts the batch on the wire in one write."""
 
-PERMISSION_OPTIONS = [
-    PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-    PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-]
+
+def permission_options() -> list[PermissionOption]:
+    """The options ``permission`` offers (built when asked, as :func:`mixed_updates`)."""
+    return [
+        PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+        PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+    ]
 
 
 class Turn:
@@ -343,7 +352,7 @@ class EchoAgent(AgentHandler):
     def _answer_now(self, turn: Turn, command: Immediate) -> StopReason:
         """Commands that never wait: answered inside the handler, no spawned task."""
         if isinstance(command, Mixed):
-            for update in MIXED_UPDATES:
+            for update in mixed_updates():
                 turn.send(update)
         elif isinstance(command, Error):
             raise RequestError(command.code, command.message)
@@ -383,7 +392,7 @@ class EchoAgent(AgentHandler):
                 tool_call=ToolCallUpdate(
                     tool_call_id="perm-1", title="Echo permission", kind="execute", status="pending"
                 ),
-                options=PERMISSION_OPTIONS,
+                options=permission_options(),
             )
         )
         # Cancelling our prompt request cancels the permission request too (PROXY-2);

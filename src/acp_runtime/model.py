@@ -52,6 +52,9 @@ class AcpModel(BaseModel):
         # Cold start: a model's validator is built on its first use, so an agent that
         # answers ``initialize`` builds a few of ~180 models, not all (tests/bench).
         defer_build=True,
+        # No field name is checked against ``model_*`` methods at class creation: ours are
+        # generated from the schema and tested, and the check costs each class at import.
+        protected_namespaces=(),
     )
 
     @classmethod

@@ -136,10 +136,38 @@ def test_first_messages_cost_at_most_2_5_pydantic_starts() -> None:
     )
 
 
-@pytest.mark.parametrize("agent", ["this", "floor", "deps_floor"])
+ECHO_IMPORT = """
+import json, sys
+sys.path.insert(0, "examples")
+import echo_agent
+from acp_generated.v1 import models
+classes = [
+    c for c in vars(models).values() if isinstance(c, type) and issubclass(c, models.AcpModel)
+]
+print(json.dumps([c.__name__ for c in classes if c.__pydantic_complete__]))
+"""
+
+
+def test_importing_the_echo_example_builds_no_validator() -> None:
+    """Its canned updates and permission options are built when a prompt asks for them:
+    built at import, they cost its cold start 9 validators (issue 34)."""
+    done = subprocess.run(
+        [sys.executable, "-c", ECHO_IMPORT],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []
+
+
+@pytest.mark.parametrize("agent", ["this", "floor", "deps_floor", "echo", "tutorial"])
 def test_each_cold_start_agent_answers_initialize_then_streams(agent: str) -> None:
     """``python -m bench.cold_start`` times these; ``deps_floor`` is the bound this SDK's
-    dependencies (anyio on asyncio, pydantic) put under its cold start."""
+    dependencies (anyio on asyncio, pydantic) put under its cold start; ``echo`` and
+    ``tutorial`` are the examples users start from."""
     code = f"from bench.cold_start import agents, one_start; print(*one_start(agents()[{agent!r}]))"
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -150,5 +178,6 @@ def test_each_cold_start_agent_answers_initialize_then_streams(agent: str) -> No
         timeout=120,
         check=True,
     )
-    initialized, first_update = map(float, done.stdout.split())
+    initialized, first_update, cpu = map(float, done.stdout.split())
     assert 0 < initialized <= first_update
+    assert cpu > 0
