@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup lock demo test test-fast check typecheck lint clean dist docs fetch-schemas generate codegen-check
+.PHONY: setup lock lock-check demo test test-fast check typecheck lint clean dist docs fetch-schemas generate codegen-check
 
 # Dependencies come from the lock file (pinned versions and hashes, every supported Python),
 # installed by uv, which is bootstrapped into the venv at a pinned version.
@@ -23,10 +23,18 @@ $(STAMP): pyproject.toml $(LOCK) | $(UV)
 	touch $(STAMP)
 
 # Re-resolve the lock after a dependency change in pyproject.toml (keeps the other pins;
-# LOCK_ARGS=--upgrade moves every pin to the newest allowed version).
+# LOCK_ARGS=--upgrade moves every pin to the newest allowed version). lock-check (in make
+# check) fails where the lock no longer matches pyproject.toml.
+COMPILE_LOCK := $(UV) pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
+	--generate-hashes --custom-compile-command "make lock" --quiet
 lock: | $(UV)
-	$(UV) pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
-		--generate-hashes --quiet $(LOCK_ARGS) -o $(LOCK)
+	$(COMPILE_LOCK) $(LOCK_ARGS) -o $(LOCK)
+
+lock-check: | $(UV)
+	cp $(LOCK) $(VENV)/lock-check.txt
+	$(COMPILE_LOCK) -o $(VENV)/lock-check.txt
+	@cmp -s $(LOCK) $(VENV)/lock-check.txt || { diff -u $(LOCK) $(VENV)/lock-check.txt | head -40; \
+		echo "$(LOCK) does not match pyproject.toml: run make lock"; exit 1; }
 
 # Node peers for the interop tests (TypeScript SDK, acpx); skipped where npm is absent.
 NODE_STAMP := tests/interop/node_modules/.installed
@@ -64,7 +72,7 @@ typecheck: setup
 lint: setup
 	$(PY) -m ruff check src codegen distributions examples bench tests
 
-check: setup lint typecheck codegen-check
+check: setup lint typecheck codegen-check lock-check
 
 # Locked ACP schemas (schema/lock.json) into schema/cache/, hash-checked; needs npm.
 fetch-schemas: setup
