@@ -56,9 +56,9 @@ XDIST ?= -n auto --dist loadgroup
 test: setup
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
-# The inner loop, under a minute: runtime, codegen and the in-process suites. Leaves out the
-# Node.js interop, the packaging builds, the mypy/pyright runs, the docs, the reliability rigs
-# and the benchmark smokes (make test runs them all).
+# The inner loop (about 45 s of CPU over two workers): runtime, codegen and the in-process
+# suites. Leaves out the Node.js interop, the packaging builds, the mypy/pyright runs, the
+# docs, the reliability rigs and the benchmark smokes (make test runs them all).
 FAST_TESTS := tests/runtime tests/codegen tests/contrib tests/lenient tests/traps \
 	tests/transport tests/proxies tests/observability tests/authoring tests/mcp_over_acp \
 	tests/test_layering.py tests/test_methods.py
