@@ -5,13 +5,36 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check realworld-agents
+.PHONY: setup lock lock-check demo test test-fast check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check realworld-agents
 
-$(STAMP): pyproject.toml
+# Dependencies come from the lock file (pinned versions and hashes, every supported Python),
+# installed by uv, which is bootstrapped into the venv at a pinned version.
+UV_VERSION := 0.13.9
+UV := $(VENV)/bin/uv
+LOCK := requirements-dev.lock
+
+$(UV):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+
+$(STAMP): pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r $(LOCK)
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
+
+# Re-resolve the lock after a dependency change in pyproject.toml (keeps the other pins;
+# LOCK_ARGS=--upgrade moves every pin to the newest allowed version). lock-check (in make
+# check) fails where the lock no longer matches pyproject.toml.
+COMPILE_LOCK := $(UV) pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
+	--generate-hashes --custom-compile-command "make lock" --quiet
+lock: | $(UV)
+	$(COMPILE_LOCK) $(LOCK_ARGS) -o $(LOCK)
+
+lock-check: | $(UV)
+	cp $(LOCK) $(VENV)/lock-check.txt
+	$(COMPILE_LOCK) -o $(VENV)/lock-check.txt
+	@cmp -s $(LOCK) $(VENV)/lock-check.txt || { diff -u $(LOCK) $(VENV)/lock-check.txt | head -40; \
+		echo "$(LOCK) does not match pyproject.toml: run make lock"; exit 1; }
 
 # Node peers for the interop tests (TypeScript SDK, acpx); skipped where npm is absent.
 NODE_STAMP := tests/interop/node_modules/.installed
@@ -49,8 +72,22 @@ realworld-agents: setup
 demo: setup
 	$(PY) examples/client.py -- $(PY) examples/echo_agent.py
 
+# The suite runs on every core (pytest-xdist; XDIST= runs it in one process) and in a random
+# order (pytest-randomly prints "Using --randomly-seed=N"; PYTEST_ARGS=--randomly-seed=N
+# replays an order, PYTEST_ARGS="-p no:randomly" keeps the file order).
+XDIST ?= -n auto --dist loadgroup
+
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# The inner loop (about 45 s of CPU over two workers): runtime, codegen and the in-process
+# suites. Leaves out the Node.js interop, the packaging builds, the mypy/pyright runs, the
+# docs, the reliability rigs and the benchmark smokes (make test runs them all).
+FAST_TESTS := tests/runtime tests/codegen tests/contrib tests/lenient tests/traps \
+	tests/transport tests/proxies tests/observability tests/authoring tests/mcp_over_acp \
+	tests/test_layering.py tests/test_methods.py
+test-fast: setup
+	$(PY) -m pytest $(XDIST) -m "not slow and not bench" $(FAST_TESTS) $(PYTEST_ARGS)
 
 typecheck: setup
 	$(PY) -m mypy
@@ -59,7 +96,7 @@ typecheck: setup
 lint: setup
 	$(PY) -m ruff check src codegen distributions examples bench tests
 
-check: setup lint typecheck codegen-check
+check: setup lint typecheck codegen-check lock-check
 
 # Locked ACP schemas (schema/lock.json) into schema/cache/, hash-checked; needs npm.
 fetch-schemas: setup

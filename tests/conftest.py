@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from acp_runtime.log_throttle import peer_log
 
 pytest_plugins = ["acp_runtime.testing.pytest_plugin"]  # the `acp_client` fixture
+# How long an example takes is not what any property here checks, and on a shared 2-core
+# machine running two test workers an example can stall past hypothesis's 200 ms deadline
+# (test_json_codec failed that way once under load average 15): no deadline, no too_slow check.
+settings.register_profile("acp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("acp")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# The first-messages run happens once per process
+pytestmark = pytest.mark.xdist_group("cold-start")
+
 REPO = Path(__file__).resolve().parents[2]
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

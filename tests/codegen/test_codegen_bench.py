@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.bench
+
 
 def test_quick_bench_prints_json_records_and_a_summary() -> None:
     pytest.importorskip(

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from markdown_examples import REPO_ROOT, extract, opted_in_pages
 
+# The doc examples are extracted once per process
+pytestmark = pytest.mark.xdist_group("docs-typing")
+
 
 @pytest.fixture(scope="module")
 def example_modules(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:

@@ -1,4 +1,5 @@
-"""The example programs, run as a user runs them."""
+"""The example programs, run as a user runs them (their strict type checks, mypy and pyright
+on every example, are in tests/typing/test_examples_typing.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,30 +112,3 @@ def test_v2_pair_shows_accepted_then_idle_and_session_cancel() -> None:
     streamed = "".join(line.removeprefix("   agent: ") for line in first_turn if "agent: " in line)
     assert streamed.split() == "Version two streams, then goes idle".split()
     assert lines[-1] == "   [state] idle, stopReason cancelled"
-
-
-TYPED_EXAMPLES = [
-    str(REPO_ROOT / "examples" / name)
-    for name in ("echo_agent.py", "client.py", "v2_agent.py", "v2_client.py")
-]
-
-
-def test_examples_pass_mypy_strict() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", *TYPED_EXAMPLES],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_examples_pass_pyright_strict() -> None:
-    pyright = Path(sys.executable).with_name("pyright")
-    done = subprocess.run(
-        [str(pyright), "--pythonpath", sys.executable, *TYPED_EXAMPLES],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr

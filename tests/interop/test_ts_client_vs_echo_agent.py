@@ -15,6 +15,9 @@ from .conftest import ScenarioRuns
 from .node_peers import Event
 from .scenarios import NOTES_TEXT, SCENARIOS, WORKSPACE
 
+# The TS client's scenario runs are cached per process (conftest.ScenarioRuns)
+pytestmark = pytest.mark.xdist_group("interop-scenario-runs")
+
 
 def comparable(events: list[Event]) -> list[Event]:
     """Events without the agent's self-description, the one field allowed to differ."""

@@ -11,6 +11,9 @@ from .conftest import ScenarioRuns
 from .node_peers import REPO_ROOT, run_ts_v2_client, ts_v2_agent_command
 from .scenarios import SCENARIOS, V2_LONG_PROMPT, V2_PROMPT, V2_SCENARIO, WORKSPACE
 
+# The TS client's scenario runs are cached per process (conftest.ScenarioRuns)
+pytestmark = pytest.mark.xdist_group("interop-scenario-runs")
+
 TRANSCRIPTS = REPO_ROOT / "tests" / "corpus" / "transcripts"
 
 

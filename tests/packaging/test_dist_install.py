@@ -25,7 +25,8 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 ROUND_TRIP = HERE / "roundtrip_installed.py"
 
-pytestmark = pytest.mark.dist
+# One build of every distribution per process: keep the module in one worker.
+pytestmark = [pytest.mark.dist, pytest.mark.xdist_group("dist-install")]
 
 
 @pytest.fixture(scope="module")

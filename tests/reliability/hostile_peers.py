@@ -533,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(record), flush=True)
             rows.append(record)
     if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)  # e.g. the git-ignored .bench/
         args.json.write_text("".join(json.dumps(record) + "\n" for record in rows))
     print()
     for record in rows:

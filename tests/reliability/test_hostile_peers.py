@@ -53,6 +53,9 @@ from .hostile_peers import (
     stderr_unread,
 )
 
+# The four quick floods run once per process
+pytestmark = pytest.mark.xdist_group("hostile-peers")
+
 RAW_AGENT = Path(__file__).with_name("raw_agent.py")
 BACKENDS = ["asyncio", "trio"]
 QUICK_MARK = ("--high-water-bytes", str(MIB))

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+# One mypy and one pyright run per process checks every snippet: keep them in one worker
+pytestmark = pytest.mark.xdist_group("typing-snippets")
+
 SNIPPETS = Path(__file__).parent / "snippets"
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted(SNIPPETS.glob("*.py"))
