@@ -45,7 +45,7 @@ from acp_generated.v1 import (
     ToolCallUpdateSessionUpdate,
 )
 from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder, SentRequest
-from acp_runtime.process import StderrHandling, spawn_agent
+from acp_runtime._process import StderrHandling, spawn_agent
 
 DEFAULT_PROMPTS = ["Hello from the Python ACP SDK!", "mixed", "permission", "chunks 3"]
 

@@ -89,9 +89,9 @@ from acp_runtime import (
     SentRequest,
     not_a_handler,
 )
-from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
-from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES
-from acp_runtime.run import run_agent
+from acp_runtime._framing import DEFAULT_MAX_MESSAGE_BYTES
+from acp_runtime._outbox import DEFAULT_HIGH_WATER_BYTES
+from acp_runtime._run import run_agent
 
 log = logging.getLogger("echo_agent")
 

@@ -24,7 +24,7 @@ import anyio
 from echo_agent import EchoAgent
 from hypercorn.config import Config
 
-from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
+from acp_runtime._framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.remote import Refusal, acp_app
 
 

@@ -27,10 +27,10 @@ from typing import IO, Any
 import anyio
 
 from acp_runtime import RequestMethod, Responder, Transport
-from acp_runtime.process import spawn_agent
-from acp_runtime.proxy import Proxy
-from acp_runtime.stdio import stdio_transport
-from acp_runtime.trace import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
+from acp_runtime._process import spawn_agent
+from acp_runtime._proxy import Proxy
+from acp_runtime._stdio import stdio_transport
+from acp_runtime._trace import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
 
 log = logging.getLogger("example_proxy")
 

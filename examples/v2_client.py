@@ -33,7 +33,7 @@ from acp_generated.v2 import (
     UserMessageSessionUpdate,
 )
 from acp_runtime import Connection, ConnectionBuilder
-from acp_runtime.process import StderrHandling, spawn_agent
+from acp_runtime._process import StderrHandling, spawn_agent
 
 
 class TurnWatcher(ClientHandler):

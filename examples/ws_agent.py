@@ -25,7 +25,7 @@ from typing import Literal
 import anyio
 from tutorial_agent import FileAgent
 
-from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
+from acp_runtime._framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.remote import WebSocketApp, websocket_app
 
 

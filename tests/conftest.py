@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from acp_runtime.log_throttle import peer_log
+from acp_runtime._log_throttle import peer_log
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

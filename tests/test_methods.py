@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from acp_runtime.methods import RequestMethod, TypedRequest, request_method_of
+from acp_runtime._methods import RequestMethod, TypedRequest, request_method_of
 
 
 class _Answer(BaseModel):

@@ -21,8 +21,8 @@ from acp_generated.v1 import (
     TextContentBlock,
 )
 from acp_runtime import Connection, ConnectionBuilder, RequestError
-from acp_runtime.process import spawn_agent
-from acp_runtime.transport import Transport
+from acp_runtime._process import spawn_agent
+from acp_runtime._transport import Transport
 from bench.drivers.harness import AgentStats, BenchClient, main
 from bench.profiling import python_command
 

@@ -38,7 +38,7 @@ from acp_generated.v1 import (
     TextContentBlock,
 )
 from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder
-from acp_runtime.stdio import stdio_transport
+from acp_runtime._stdio import stdio_transport
 
 _CHUNKS = re.compile(r"chunks (\d+) size (\d+)")
 

@@ -45,8 +45,8 @@ from acp_runtime import (
     SentRequest,
     Transport,
 )
-from acp_runtime.process import spawn_agent
-from acp_runtime.trace import TraceEvent, TraceSink, TracingTransport
+from acp_runtime._process import spawn_agent
+from acp_runtime._trace import TraceEvent, TraceSink, TracingTransport
 
 from .node_peers import echo_agent_command, ts_agent_command
 

@@ -29,7 +29,7 @@ from acp_runtime import (
     VersionRouter,
     memory_pair,
 )
-from acp_runtime.process import spawn_agent
+from acp_runtime._process import spawn_agent
 from acp_runtime.testing import notification, request, result
 
 from .node_peers import (

@@ -1,4 +1,4 @@
-"""``acp_runtime.whatwg_url.can_parse`` against Node's ``URL.canParse``, differentially.
+"""``acp_runtime._whatwg_url.can_parse`` against Node's ``URL.canParse``, differentially.
 
 Cases: a hand-written corpus of the URL Standard's hard corners (schemes, special and
 non-special authorities, credentials, IPv4 numbers and the "ends in a number" rule, IPv6,
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_runtime.whatwg_url import can_parse
+from acp_runtime._whatwg_url import can_parse
 
 from .node_peers import PEERS_DIR, JsonLinesNode, ensure_node_modules, node_executable
 

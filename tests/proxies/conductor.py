@@ -15,8 +15,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 
 from acp_runtime import COUNTERPART, Connection, ConnectionBuilder, JsonValue, Responder, Transport
-from acp_runtime.proxied import ProxiedMessage, ProxiedNotification, ProxiedRequest
-from acp_runtime.successor import (
+from acp_runtime._proxied import ProxiedMessage, ProxiedNotification, ProxiedRequest
+from acp_runtime._successor import (
     ENVELOPE_METHODS,
     PROXY_INITIALIZE_METHOD,
     SUCCESSOR,

@@ -26,8 +26,8 @@ from acp_generated.v1 import (
     TextContentBlock,
 )
 from acp_runtime import Connection, ConnectionBuilder, ErrorCode, RequestError, SentRequest
-from acp_runtime.process import spawn_agent
-from acp_runtime.trace import TraceEvent, TracingTransport
+from acp_runtime._process import spawn_agent
+from acp_runtime._trace import TraceEvent, TracingTransport
 
 from .wire_trace import Hop
 

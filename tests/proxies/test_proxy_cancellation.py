@@ -23,9 +23,9 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.proxied import ProxiedNotification
-from acp_runtime.proxy import Proxy
-from acp_runtime.successor import SUCCESSOR, wrap_successor
+from acp_runtime._proxied import ProxiedNotification
+from acp_runtime._proxy import Proxy
+from acp_runtime._successor import SUCCESSOR, wrap_successor
 from acp_runtime.testing import WirePeer
 
 from .helpers import (

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder
-from acp_runtime.proxy import ConductedProxy
-from acp_runtime.successor import (
+from acp_runtime._proxy import ConductedProxy
+from acp_runtime._successor import (
     MAX_ENVELOPE_DEPTH,
     SUCCESSOR,
     Envelope,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acp_runtime.trace import TraceEvent, trace_record
+from acp_runtime._trace import TraceEvent, trace_record
 
 CANCEL = "$/cancel_request"
 

@@ -41,8 +41,8 @@ from acp_runtime import (
     Responder,
     TypedRequest,
 )
-from acp_runtime.framing import LineReader, LineTransport
-from acp_runtime.trace import TracingTransport, jsonl_sink
+from acp_runtime._framing import LineReader, LineTransport
+from acp_runtime._trace import TracingTransport, jsonl_sink
 
 from .wire_oracle import ASK, ECHO, FAIL, Expectation, expect, strict_json
 

@@ -35,7 +35,7 @@ import anyio
 import pytest
 
 from acp_runtime import ConnectionBuilder, JsonValue, MessageTooLarge, RequestError, Responder
-from acp_runtime.process import spawn_agent
+from acp_runtime._process import spawn_agent
 
 from .hostile_peers import (
     MIB,

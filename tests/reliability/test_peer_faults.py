@@ -28,7 +28,7 @@ from acp_runtime import (
     SentRequest,
 )
 from acp_runtime import connection as connection_module
-from acp_runtime.process import AgentProcess, spawn_agent
+from acp_runtime._process import AgentProcess, spawn_agent
 
 from .leaks import live_tasks, open_fds
 

@@ -9,7 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_runtime.jsonrpc import EncodedJson, encode_notification, encode_request, encode_result
+from acp_runtime._jsonrpc import EncodedJson, encode_notification, encode_request, encode_result
 from acp_runtime.remote.http_connection import _outgoing, _quick_outgoing
 from acp_runtime.remote.message_route import is_plain_notification, quick_route
 

@@ -29,8 +29,8 @@ from acp_runtime import (
     SentRequest,
     memory_pair,
 )
-from acp_runtime.memory import MemoryTransport
-from acp_runtime.roles import Role
+from acp_runtime._memory import MemoryTransport
+from acp_runtime._roles import Role
 from acp_runtime.testing import WirePeer
 
 from .helpers import request

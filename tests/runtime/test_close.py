@@ -20,7 +20,7 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.memory import MemoryTransport
+from acp_runtime._memory import MemoryTransport
 from acp_runtime.testing import WirePeer, wire_connection
 
 from .helpers import cancel, request, result

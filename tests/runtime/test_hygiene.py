@@ -24,7 +24,7 @@ from acp_runtime import (
     RequestError,
     Responder,
 )
-from acp_runtime.memory import MemoryTransport, memory_pair
+from acp_runtime._memory import MemoryTransport, memory_pair
 from acp_runtime.testing import WirePeer, wire_connection
 
 from .helpers import ASK, Answer, Ask, cancel, error, notification, request, result
@@ -213,7 +213,7 @@ async def test_responses_with_unknown_ids_are_logged_and_ignored(
             None,
             None,
         ]
-        assert {r.name for r in caplog.records} <= {"acp_runtime.connection"}
+        assert {r.name for r in caplog.records} <= {"acp_runtime._connection"}
         assert "malformed response id" in caplog.text  # ``true`` is not an id at all
         assert cx.pending_request_count == 1
         await peer.send(result(sent.id, "real"))

@@ -38,7 +38,7 @@ from hypothesis.stateful import (
 
 from acp_runtime import COUNTERPART, JsonValue, RequestError, SentRequest
 from acp_runtime._loop import Waiter, current_waiter_factory
-from acp_runtime.settlement import Consumer, OutboxClosed, PendingRequest, PendingTable, Wire
+from acp_runtime._settlement import Consumer, OutboxClosed, PendingRequest, PendingTable, Wire
 
 T = TypeVar("T")
 

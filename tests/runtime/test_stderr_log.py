@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from acp_runtime.stderr_log import FLUSH_TIMEOUT, StderrLogHandler
+from acp_runtime._stderr_log import FLUSH_TIMEOUT, StderrLogHandler
 
 logger = logging.getLogger("acp_runtime.test_stderr_log")
 

@@ -26,7 +26,7 @@ from acp_runtime import (
     VersionRouter,
     memory_pair,
 )
-from acp_runtime.initialize_params import initialize_params_for
+from acp_runtime._initialize_params import initialize_params_for
 from acp_runtime.testing import WirePeer, cancel, error, notification, request, result
 
 FIRST = "first ACP request must be initialize"

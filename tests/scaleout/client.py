@@ -13,7 +13,7 @@ from acp_generated import v1
 from acp_generated.v1 import builders as b
 from acp_runtime import Connection, ConnectionBuilder
 from acp_runtime.remote import CookieStore, connect_http, connect_websocket
-from acp_runtime.transport import Transport
+from acp_runtime._transport import Transport
 
 
 class Recorder(v1.ClientHandler):

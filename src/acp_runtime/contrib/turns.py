@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 
-from ..responder import Responder
+from .._responder import Responder
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVarTuple, Unpack

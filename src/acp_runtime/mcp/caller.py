@@ -25,11 +25,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..builder import ConnectionBuilder
-from ..connection import Connection
-from ..errors import RequestError
-from ..methods import JsonValue
-from ..responder import Responder
+from .._builder import ConnectionBuilder
+from .._connection import Connection
+from .._errors import RequestError
+from .._methods import JsonValue
+from .._responder import Responder
 from .mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
 from .wire import (
     MCP_CANCELLED,

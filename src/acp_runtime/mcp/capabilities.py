@@ -12,7 +12,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from ..methods import JsonValue
+from .._methods import JsonValue
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -21,8 +21,8 @@ from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_MODERN_VERSION
 
-from ..errors import RequestError
-from ..methods import JsonValue
+from .._errors import RequestError
+from .._methods import JsonValue
 from .mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
 from .relay import StreamPeer
 from .wire import McpError

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 import anyio
 
-from ..connection import Connection
-from ..errors import RequestError
-from ..methods import JsonValue
+from .._connection import Connection
+from .._errors import RequestError
+from .._methods import JsonValue
 from .wire import MCP_CANCELLED, MCP_DISCONNECT, MCP_MESSAGE, McpError, connection_message
 
 if TYPE_CHECKING:

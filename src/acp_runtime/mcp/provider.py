@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from pydantic import BaseModel
 
-from ..builder import ConnectionBuilder
-from ..cancellation import CancellationMarker
-from ..connection import Connection
-from ..errors import ErrorCode, RequestError
-from ..methods import JsonValue
-from ..responder import Responder
+from .._builder import ConnectionBuilder
+from .._cancellation import CancellationMarker
+from .._connection import Connection
+from .._errors import ErrorCode, RequestError
+from .._methods import JsonValue
+from .._responder import Responder
 from .server_api import McpHandler, McpRequest, ServerBackend, ServerOutbound, ServerSession
 from .wire import (
     CONNECT_REQUEST,

@@ -36,7 +36,7 @@ from mcp_types import (
     RequestId,
 )
 
-from ..methods import JsonValue
+from .._methods import JsonValue
 from .wire import MCP_CANCELLED, McpError
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..connection import Connection
-from ..methods import JsonValue
+from .._connection import Connection
+from .._methods import JsonValue
 from .relay import McpConnectionClosed, StreamPeer
 from .server_api import McpRequest, ServerOutbound, ServerSession
 from .wire import UNSUPPORTED_PROTOCOL_VERSION, BindingError, McpError

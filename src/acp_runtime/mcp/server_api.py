@@ -11,12 +11,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
-from ..cancellation import CancellationMarker
-from ..errors import RequestError
-from ..methods import JsonValue
+from .._cancellation import CancellationMarker
+from .._errors import RequestError
+from .._methods import JsonValue
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from .._connection import Connection
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, cast
 
-from ..errors import RequestError
-from ..methods import JsonValue, NotificationMethod, RequestMethod
+from .._errors import RequestError
+from .._methods import JsonValue, NotificationMethod, RequestMethod
 
 log = logging.getLogger(__name__)
 

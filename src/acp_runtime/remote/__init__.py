@@ -2,7 +2,7 @@
 ``acp-typed-runtime[http]``).
 
 The clients (:func:`connect_websocket`, :func:`connect_http`, either by URL scheme:
-:func:`connect_remote`) yield a :class:`~acp_runtime.transport.Transport`, so a
+:func:`connect_remote`) yield a :class:`~acp_runtime._transport.Transport`, so a
 :class:`~acp_runtime.ConnectionBuilder` runs over them unchanged; the servers
 (:func:`websocket_app`, :func:`http_app`, both on one path: :func:`acp_app`) are plain
 ASGI applications, mounted in whatever ASGI server the agent already runs, and the WebSocket

@@ -3,7 +3,7 @@ Streamable HTTP, ``websocket`` scopes WebSocket, as the TS 2.4.0 server does on 
 
 from __future__ import annotations
 
-from ..framing import DEFAULT_MAX_MESSAGE_BYTES
+from .._framing import DEFAULT_MAX_MESSAGE_BYTES
 from .asgi import Receive, Scope, Send, serve_lifespan
 from .http_connection import HttpLimits
 from .http_server import DEFAULT_MAX_HTTP_MESSAGE_BYTES, StreamableHttpApp

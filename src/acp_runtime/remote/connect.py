@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
-from ..builder import ConnectionBuilder
-from ..connection import Connection
-from ..outbox import DEFAULT_HIGH_WATER_BYTES
-from ..run import Attachable
-from ..transport import Transport
+from .._builder import ConnectionBuilder
+from .._connection import Connection
+from .._outbox import DEFAULT_HIGH_WATER_BYTES
+from .._run import Attachable
+from .._transport import Transport
 from .http_client import connect_http
 from .websocket_client import connect_websocket
 

@@ -50,8 +50,8 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..framing import EagerReceiver
-from ..transport import MessageTooLarge
+from .._framing import EagerReceiver
+from .._transport import MessageTooLarge
 from .cookies import CookieStore
 from .inbox import Inbox
 from .message_route import is_plain_notification, quick_route
@@ -107,7 +107,7 @@ class _SessionStream:
 
 
 class HttpTransport:
-    """A :class:`~acp_runtime.transport.Transport` over one Streamable HTTP connection.
+    """A :class:`~acp_runtime._transport.Transport` over one Streamable HTTP connection.
 
     Made by :func:`connect_http`, which runs its background tasks (the SSE readers and
     the two send lanes) and closes it when its block ends.

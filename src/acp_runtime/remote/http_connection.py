@@ -1,6 +1,6 @@
 """One ACP connection of the Streamable HTTP server, seen from both sides.
 
-To the runtime it is a :class:`~acp_runtime.transport.Transport`: ``receive`` yields what
+To the runtime it is a :class:`~acp_runtime._transport.Transport`: ``receive`` yields what
 the client POSTed, ``send`` routes each agent message to the SSE stream it belongs on
 (TS 2.4.0's rules: a response to its request's stream, the ``session/load`` answer to the
 connection stream, anything with ``params.sessionId`` to that session's stream, the rest
@@ -21,7 +21,7 @@ from typing import Final, cast
 
 import anyio
 
-from ..jsonrpc import IdKey, id_key, is_request_id
+from .._jsonrpc import IdKey, id_key, is_request_id
 from .message_route import quick_route
 from .outbound_streams import OutboundStream, sse_event
 

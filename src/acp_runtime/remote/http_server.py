@@ -23,8 +23,8 @@ from typing import Final, TypeVar, cast
 
 import anyio
 
-from ..jsonrpc import Request, classify, id_key, is_request_id
-from ..methods import JsonValue
+from .._jsonrpc import Request, classify, id_key, is_request_id
+from .._methods import JsonValue
 from .asgi import (
     STATUS_TEXT,
     Receive,

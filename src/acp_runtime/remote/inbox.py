@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import anyio
 
-from ..framing import EagerReceiver
+from .._framing import EagerReceiver
 
 T = TypeVar("T")
 

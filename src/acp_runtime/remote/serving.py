@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from ..builder import ConnectionBuilder
-from ..run import Attachable
-from ..transport import Transport
+from .._builder import ConnectionBuilder
+from .._run import Attachable
+from .._transport import Transport
 
 log = logging.getLogger(__name__)
 

@@ -34,9 +34,9 @@ import h11
 from wsproto.utilities import generate_accept_token
 
 from .._loop import in_asyncio_task
-from ..framing import EagerReceiver
-from ..log_throttle import peer_log
-from ..transport import Transport
+from .._framing import EagerReceiver
+from .._log_throttle import peer_log
+from .._transport import Transport
 from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
 from .serving import refusal
 from .websocket_frames import CLOSE_NORMAL

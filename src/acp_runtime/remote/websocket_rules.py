@@ -11,7 +11,7 @@ from typing import Final, Protocol, cast
 
 import anyio
 
-from ..transport import Transport
+from .._transport import Transport
 from .serving import Authenticate
 from .websocket_frames import CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION
 

@@ -30,8 +30,8 @@ import anyio
 import anyio.abc
 from typing_extensions import Unpack
 
-from ..framing import DEFAULT_MAX_MESSAGE_BYTES
-from ..transport import Transport
+from .._framing import DEFAULT_MAX_MESSAGE_BYTES
+from .._transport import Transport
 from .asgi import (
     STATUS_TEXT,
     Receive,

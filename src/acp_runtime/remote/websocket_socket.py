@@ -26,9 +26,9 @@ import anyio
 import anyio.abc
 
 from .._fd_reader import ReadBuffer
-from ..framing import EagerReceiver
-from ..log_throttle import peer_log
-from ..transport import MessageTooLarge
+from .._framing import EagerReceiver
+from .._log_throttle import peer_log
+from .._transport import MessageTooLarge
 from .websocket_frames import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_MESSAGE_TOO_BIG,
@@ -91,7 +91,7 @@ COALESCE_BYTES: Final = 64 * 1024
 
 
 class WebSocketTransport:
-    """A :class:`~acp_runtime.transport.Transport` over an open WebSocket.
+    """A :class:`~acp_runtime._transport.Transport` over an open WebSocket.
 
     What both I/O paths share: the frame reader, the messages parsed and not yet taken,
     and how the socket ended. ``server`` is the side: it reads masked frames and sends
@@ -436,7 +436,7 @@ class LoopWebSocket(WebSocketTransport, asyncio.BufferedProtocol):
 
     def set_eager_receiver(self, receiver: EagerReceiver | None) -> bool:
         """Offer messages that arrive while ``receive`` waits on an empty inbox to
-        ``receiver`` first, in the readiness callback (see :mod:`acp_runtime.framing`)."""
+        ``receiver`` first, in the readiness callback (see :mod:`acp_runtime._framing`)."""
         self._eager = receiver
         return True
 

@@ -8,7 +8,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from typing_extensions import reveal_type
 
 from acp_runtime import ConnectionBuilder, Peer, RequestError, RequestId, Role
-from acp_runtime.observation import ConnectionObserver, Instrumentation, RequestSpan
+from acp_runtime._observation import ConnectionObserver, Instrumentation, RequestSpan
 from acp_runtime.otel import Tracing, instrument
 
 
