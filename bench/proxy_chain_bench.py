@@ -43,9 +43,9 @@ from acp_runtime import (
     RequestError,
     Responder,
     memory_pair,
+    spawn_agent,
 )
-from acp_runtime._process import spawn_agent
-from acp_runtime._proxy import Proxy
+from acp_runtime.proxies import Proxy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 STEP_TIMEOUT = 10.0

@@ -24,8 +24,8 @@ import anyio
 from echo_agent import EchoAgent
 from hypercorn.config import Config
 
-from acp_runtime._framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.remote import Refusal, acp_app
+from acp_runtime.transports import DEFAULT_MAX_MESSAGE_BYTES
 
 
 def bearer_check(token: str) -> partial[bool | Refusal]:

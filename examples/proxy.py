@@ -26,11 +26,9 @@ from typing import IO, Any
 
 import anyio
 
-from acp_runtime import RequestMethod, Responder, Transport
-from acp_runtime._process import spawn_agent
-from acp_runtime._proxy import Proxy
-from acp_runtime._stdio import stdio_transport
-from acp_runtime._trace import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
+from acp_runtime import RequestMethod, Responder, Transport, spawn_agent, stdio_transport
+from acp_runtime.proxies import Proxy
+from acp_runtime.tracing import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
 
 log = logging.getLogger("example_proxy")
 

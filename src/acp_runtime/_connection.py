@@ -28,7 +28,6 @@ import anyio
 import anyio.abc
 from anyio.abc import TaskGroup
 
-from ._loop import Waiter, current_soon_caller, current_task_getter, current_waiter_factory
 from ._cancellation import IncomingRequests
 from ._errors import RequestError
 from ._jsonrpc import (
@@ -51,6 +50,7 @@ from ._jsonrpc import (
     read_envelope_head,
 )
 from ._log_throttle import peer_log
+from ._loop import Waiter, current_soon_caller, current_task_getter, current_waiter_factory
 from ._methods import (
     JsonValue,
     NotificationMethod,

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ._salvage_walk import repair
 from ._lenient import SALVAGED_KEY, Salvage
 from ._log_throttle import peer_log
+from ._salvage_walk import repair
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from ._methods import JsonValue, Payload
 from ._peer import Peer, on_wire
 
 if TYPE_CHECKING:
-    from ._loop import Waiter
     from ._cancellation import CancellationMarker
+    from ._loop import Waiter
 
 log = logging.getLogger(__name__)
 

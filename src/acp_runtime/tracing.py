@@ -1,4 +1,5 @@
-"""Watching a connection: a record of every message, and logging to stderr that never blocks."""
+"""Watching a connection: a record of every message, logging to stderr that never blocks,
+and the hooks an instrumentation (such as :mod:`acp_runtime.otel`) implements."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ._observation import ConnectionObserver as ConnectionObserver
+    from ._observation import Instrumentation as Instrumentation
+    from ._observation import RequestSpan as RequestSpan
     from ._stderr_log import StderrLogHandler as StderrLogHandler
     from ._stderr_log import log_nothing as log_nothing
     from ._stderr_log import log_to_stderr as log_to_stderr
@@ -17,6 +21,9 @@ if TYPE_CHECKING:
     from ._trace import logging_sink as logging_sink
 
 _EXPORTS: dict[str, str] = {
+    "ConnectionObserver": "_observation",
+    "Instrumentation": "_observation",
+    "RequestSpan": "_observation",
     "StderrLogHandler": "_stderr_log",
     "TraceEvent": "_trace",
     "TraceSink": "_trace",
@@ -33,6 +40,9 @@ if not TYPE_CHECKING:  # checkers see the imports above, so a misspelt name is a
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, base="acp_runtime")
 
 __all__ = [
+    "ConnectionObserver",
+    "Instrumentation",
+    "RequestSpan",
     "StderrLogHandler",
     "TraceEvent",
     "TraceSink",

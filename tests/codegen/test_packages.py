@@ -85,7 +85,7 @@ def test_no_numbered_class_names(package: str) -> None:
 
 def test_the_model_base_is_defined_once_in_the_runtime() -> None:
     """Every generated package builds on ``acp_runtime._model.AcpModel``; none keeps a copy."""
-    from acp_runtime._model import AcpModel
+    from acp_runtime.codegen_support import AcpModel
 
     defining = sorted(
         str(path.relative_to(SRC))

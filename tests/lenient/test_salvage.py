@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from acp_generated import v1, v2
 from acp_generated.v1 import unstable as v1u
 from acp_generated.v2 import unstable as v2u
-from acp_runtime._lenient import DefaultOnError, Lenient, Salvage, SkipInvalidItems, salvaged
+from acp_runtime._lenient import Lenient, Salvage, salvaged
+from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
 
 SESSION = "sess_1"
 

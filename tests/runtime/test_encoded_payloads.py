@@ -20,9 +20,8 @@ from acp_generated.v1 import (
     TextContentBlock,
     UsageUpdateSessionUpdate,
 )
-from acp_runtime import ConnectionBuilder, Responder
+from acp_runtime import ConnectionBuilder, RequestId, Responder
 from acp_runtime._jsonrpc import (
-    RequestId,
     encode,
     encode_notification,
     encode_request,
@@ -32,8 +31,8 @@ from acp_runtime._jsonrpc import (
     result_message,
 )
 from acp_runtime._methods import EncodedJson
-from acp_runtime._peer import COUNTERPART, on_wire
-from acp_runtime._successor import SUCCESSOR
+from acp_runtime._peer import on_wire
+from acp_runtime.proxies import COUNTERPART, SUCCESSOR
 from acp_runtime.testing import request, wire_connection
 
 pytestmark = pytest.mark.anyio

@@ -19,13 +19,12 @@ from acp_runtime import (
     Connection,
     ConnectionBuilder,
     JsonValue,
-    LineTransport,
-    MessageTooLarge,
     RequestError,
     Responder,
+    memory_pair,
 )
-from acp_runtime._memory import MemoryTransport, memory_pair
 from acp_runtime.testing import WirePeer, wire_connection
+from acp_runtime.transports import LineTransport, MemoryTransport, MessageTooLarge
 
 from .helpers import ASK, Answer, Ask, cancel, error, notification, request, result
 

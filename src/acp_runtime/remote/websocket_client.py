@@ -21,8 +21,8 @@ import anyio
 import anyio.abc
 from wsproto.utilities import generate_accept_token, generate_nonce
 
-from .._loop import in_asyncio_task
 from .._framing import DEFAULT_MAX_MESSAGE_BYTES
+from .._loop import in_asyncio_task
 from .websocket_handshake import (
     MAX_REFUSAL_BODY_BYTES,
     Accepted,

@@ -33,9 +33,9 @@ import anyio.abc
 import h11
 from wsproto.utilities import generate_accept_token
 
-from .._loop import in_asyncio_task
 from .._framing import EagerReceiver
 from .._log_throttle import peer_log
+from .._loop import in_asyncio_task
 from .._transport import Transport
 from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
 from .serving import refusal
