@@ -29,7 +29,7 @@ from acp_runtime import (
     SentRequest,
     spawn_agent,
 )
-from acp_runtime import connection as connection_module
+from acp_runtime import _connection as connection_module
 
 from .leaks import live_tasks, open_fds
 
