@@ -185,7 +185,9 @@ def test_each_public_submodule_exports_its_pinned_names(name: str) -> None:
     assert sorted(module.__all__) == sorted(SUBMODULE_NAMES[name])
 
 
-@pytest.mark.parametrize("module_name", sorted(PUBLIC_MODULES - {f"acp_runtime.{n}" for n in UNPINNED}))
+@pytest.mark.parametrize(
+    "module_name", sorted(PUBLIC_MODULES - {f"acp_runtime.{n}" for n in UNPINNED})
+)
 def test_every_exported_name_resolves_and_is_public_or_reexported(module_name: str) -> None:
     """Each name imports, and what defines it is the module itself or a private one."""
     module = importlib.import_module(module_name)
@@ -229,7 +231,9 @@ def test_no_public_module_exists_beyond_the_listed_ones() -> None:
 
 
 # What docs and examples may import: the root and the documented public submodules.
-_IMPORT = re.compile(r"^\s*(?:from\s+(acp_runtime[\w.]*)\s+import|import\s+(acp_runtime[\w.]*))", re.M)
+_IMPORT = re.compile(
+    r"^\s*(?:from\s+(acp_runtime[\w.]*)\s+import|import\s+(acp_runtime[\w.]*))", re.M
+)
 
 
 def imported_runtime_modules(text: str) -> set[str]:
@@ -253,4 +257,8 @@ def test_docs_and_examples_import_only_the_public_surface(path: Path) -> None:
 
 def test_the_import_scan_sees_private_and_submodule_imports() -> None:
     text = "from acp_runtime._stdio import x\n    import acp_runtime.remote.sse\nfrom acp_runtime import y\n"
-    assert imported_runtime_modules(text) == {"acp_runtime._stdio", "acp_runtime.remote.sse", "acp_runtime"}
+    assert imported_runtime_modules(text) == {
+        "acp_runtime._stdio",
+        "acp_runtime.remote.sse",
+        "acp_runtime",
+    }
