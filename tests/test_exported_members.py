@@ -256,7 +256,11 @@ def test_docs_and_examples_import_only_the_public_surface(path: Path) -> None:
 
 
 def test_the_import_scan_sees_private_and_submodule_imports() -> None:
-    text = "from acp_runtime._stdio import x\n    import acp_runtime.remote.sse\nfrom acp_runtime import y\n"
+    text = (
+        "from acp_runtime._stdio import x\n"
+        "    import acp_runtime.remote.sse\n"
+        "from acp_runtime import y\n"
+    )
     assert imported_runtime_modules(text) == {
         "acp_runtime._stdio",
         "acp_runtime.remote.sse",
