@@ -167,11 +167,6 @@ PUBLIC_MODULES = {"acp_runtime"} | {f"acp_runtime.{name}" for name in [*SUBMODUL
 FOR_GENERATED_CODE = {"acp_runtime.codegen_support"}
 """Public for the generated packages only: hand-written docs and examples do not import it."""
 
-NOT_YET_PRIVATE = {"acp_runtime.remote", "acp_runtime.mcp", "acp_runtime.contrib"}
-"""Subpackages whose implementation modules still have public names (only their package
-``__init__`` is the API); a module under them is not checked by name."""
-
-
 def test_the_root_exports_the_pinned_names() -> None:
     import acp_runtime
 
@@ -220,8 +215,6 @@ def public_runtime_modules() -> set[str]:
         name = ".".join(parts)
         if any(part.startswith("_") for part in parts):
             continue
-        if any(name.startswith(package + ".") for package in NOT_YET_PRIVATE):
-            continue
         found.add(name)
     return found
 
@@ -258,11 +251,11 @@ def test_docs_and_examples_import_only_the_public_surface(path: Path) -> None:
 def test_the_import_scan_sees_private_and_submodule_imports() -> None:
     text = (
         "from acp_runtime._stdio import x\n"
-        "    import acp_runtime.remote.sse\n"
+        "    import acp_runtime.remote._sse\n"
         "from acp_runtime import y\n"
     )
     assert imported_runtime_modules(text) == {
         "acp_runtime._stdio",
-        "acp_runtime.remote.sse",
+        "acp_runtime.remote._sse",
         "acp_runtime",
     }

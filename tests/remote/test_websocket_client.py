@@ -30,8 +30,8 @@ from acp_runtime.remote import (
     connect_websocket,
     websocket_app,
 )
-from acp_runtime.remote.asgi import serve_lifespan
-from acp_runtime.remote.websocket_socket import BURST_GAP, COALESCE_BYTES, LoopWebSocket
+from acp_runtime.remote._asgi import serve_lifespan
+from acp_runtime.remote._websocket_socket import BURST_GAP, COALESCE_BYTES, LoopWebSocket
 from acp_runtime.transports import MessageTooLarge
 
 from .hypercorn_server import serving

@@ -29,7 +29,7 @@ from .._fd_reader import ReadBuffer
 from .._framing import EagerReceiver
 from .._log_throttle import peer_log
 from .._transport import MessageTooLarge
-from .websocket_frames import (
+from ._websocket_frames import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_MESSAGE_TOO_BIG,
     CLOSE_NO_STATUS,
@@ -49,7 +49,7 @@ from .websocket_frames import (
     text_frame,
     text_frames,
 )
-from .websocket_handshake import Accepted
+from ._websocket_handshake import Accepted
 
 __all__ = [
     "HandshakeProtocol",

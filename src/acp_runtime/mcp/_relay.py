@@ -37,7 +37,7 @@ from mcp_types import (
 )
 
 from .._methods import JsonValue
-from .wire import MCP_CANCELLED, McpError
+from ._wire import MCP_CANCELLED, McpError
 
 log = logging.getLogger(__name__)
 

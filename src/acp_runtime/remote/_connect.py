@@ -14,8 +14,8 @@ from .._connection import Connection
 from .._outbox import DEFAULT_HIGH_WATER_BYTES
 from .._run import Attachable
 from .._transport import Transport
-from .http_client import connect_http
-from .websocket_client import connect_websocket
+from ._http_client import connect_http
+from ._websocket_client import connect_websocket
 
 
 def connect_remote(

@@ -23,14 +23,14 @@ from wsproto.utilities import generate_accept_token, generate_nonce
 
 from .._framing import DEFAULT_MAX_MESSAGE_BYTES
 from .._loop import in_asyncio_task
-from .websocket_handshake import (
+from ._websocket_handshake import (
     MAX_REFUSAL_BODY_BYTES,
     Accepted,
     WebSocketUpgradeError,
     read_answer,
     upgrade_request,
 )
-from .websocket_socket import (
+from ._websocket_socket import (
     READ_BYTES,
     HandshakeProtocol,
     LoopWebSocket,

@@ -4,11 +4,11 @@ Streamable HTTP, ``websocket`` scopes WebSocket, as the TS 2.4.0 server does on 
 from __future__ import annotations
 
 from .._framing import DEFAULT_MAX_MESSAGE_BYTES
-from .asgi import Receive, Scope, Send, serve_lifespan
-from .http_connection import HttpLimits
-from .http_server import DEFAULT_MAX_HTTP_MESSAGE_BYTES, StreamableHttpApp
-from .serving import Authenticate, HandlerFactory
-from .websocket_server import WebSocketApp
+from ._asgi import Receive, Scope, Send, serve_lifespan
+from ._http_connection import HttpLimits
+from ._http_server import DEFAULT_MAX_HTTP_MESSAGE_BYTES, StreamableHttpApp
+from ._serving import Authenticate, HandlerFactory
+from ._websocket_server import WebSocketApp
 
 
 class AcpApp:

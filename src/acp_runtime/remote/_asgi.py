@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .serving import Refusal
+    from ._serving import Refusal
 
 Scope = Mapping[str, Any]
 Message = Mapping[str, Any]

@@ -32,7 +32,7 @@ from typing_extensions import Unpack
 
 from .._framing import DEFAULT_MAX_MESSAGE_BYTES
 from .._transport import Transport
-from .asgi import (
+from ._asgi import (
     STATUS_TEXT,
     Receive,
     Scope,
@@ -42,15 +42,15 @@ from .asgi import (
     scope_headers,
     serve_lifespan,
 )
-from .serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
-from .websocket_frames import (
+from ._serving import Authenticate, HandlerFactory, Refusal, Servable, refusal, servable
+from ._websocket_frames import (
     CLOSE_GOING_AWAY,
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
     CLOSE_PROTOCOL_ERROR,
 )
-from .websocket_rules import (
+from ._websocket_rules import (
     CONNECTION_ID_HEADER,
     UPGRADE_REQUIRED_TEXT,
     AcpSocket,
@@ -152,7 +152,7 @@ class WebSocketApp:
         It speaks plain ``ws://``: put TLS in a reverse proxy in front (or mount the app
         in an ASGI server that terminates it). Needs the ``http`` extra (h11, wsproto).
         """
-        from .websocket_listener import listen  # h11 only for who serves without ASGI
+        from ._websocket_listener import listen  # h11 only for who serves without ASGI
 
         await listen(self, host, port, task_status)
 

@@ -18,7 +18,7 @@ from wsproto.events import AcceptConnection, RejectConnection, RejectData, Reque
 from wsproto.handshake import H11Handshake
 from wsproto.utilities import RemoteProtocolError
 
-from .asgi import header_map
+from ._asgi import header_map
 
 MAX_HEAD_BYTES: Final = 64 * 1024
 """Largest answer head read before giving up (h11's own default limit is 16 KiB)."""

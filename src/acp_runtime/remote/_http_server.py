@@ -25,7 +25,7 @@ import anyio
 
 from .._jsonrpc import Request, classify, id_key, is_request_id
 from .._methods import JsonValue
-from .asgi import (
+from ._asgi import (
     STATUS_TEXT,
     Receive,
     Scope,
@@ -35,9 +35,9 @@ from .asgi import (
     scope_headers,
     serve_lifespan,
 )
-from .http_connection import ConnectionClosed, HttpConnection, HttpLimits, Route
-from .serving import Authenticate, HandlerFactory, refusal, servable
-from .sse_writer import write_sse
+from ._http_connection import ConnectionClosed, HttpConnection, HttpLimits, Route
+from ._serving import Authenticate, HandlerFactory, refusal, servable
+from ._sse_writer import write_sse
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class StreamableHttpApp:
     """ASGI 3 application: ``http`` scopes on ``path`` speak ACP's Streamable HTTP.
 
     Any other path gets 404; a ``websocket`` scope is refused (mount
-    :func:`~acp_runtime.remote.acp_app` to serve both on one path).
+    :func:`~acp_runtime.remote._acp_app` to serve both on one path).
     """
 
     def __init__(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import anyio
 
-from .asgi import Receive, Scope, Send
-from .http_connection import HttpConnection
-from .outbound_streams import KEEP_ALIVE, OutboundStream
+from ._asgi import Receive, Scope, Send
+from ._http_connection import HttpConnection
+from ._outbound_streams import KEEP_ALIVE, OutboundStream
 
 EVENT_STREAM: bytes = b"text/event-stream"
 BATCH_BYTES = 256 * 1024

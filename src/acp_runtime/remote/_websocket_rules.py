@@ -12,8 +12,8 @@ from typing import Final, Protocol, cast
 import anyio
 
 from .._transport import Transport
-from .serving import Authenticate
-from .websocket_frames import CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION
+from ._serving import Authenticate
+from ._websocket_frames import CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION
 
 log = logging.getLogger(__name__)
 

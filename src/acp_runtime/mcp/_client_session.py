@@ -1,7 +1,7 @@
 """An MCP SDK ``ClientSession`` whose transport is the ACP connection (``mcp`` extra).
 
 The session talks over a stream pair whose far end is a
-:class:`~acp_runtime.mcp.relay.StreamPeer`: each MCP request it sends becomes one ACP
+:class:`~acp_runtime.mcp._relay.StreamPeer`: each MCP request it sends becomes one ACP
 request (``mcp/message``), and the provider's notifications and (connect binding)
 requests come back into it. Cancelling a call in the session (its task cancelled, or a
 read timeout) cancels the ACP request with ``$/cancel_request``; the ACP request
@@ -23,9 +23,9 @@ from mcp_types.version import LATEST_MODERN_VERSION
 
 from .._errors import RequestError
 from .._methods import JsonValue
-from .mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
-from .relay import StreamPeer
-from .wire import McpError
+from ._mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
+from ._relay import StreamPeer
+from ._wire import McpError
 
 StatelessRequest = Callable[
     [str, "dict[str, Any] | None", Callable[[McpNotification], None]], Awaitable[JsonValue]

@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from .shapes import ToolCallBuilders, UpdateSender
+from ._shapes import ToolCallBuilders, UpdateSender
 
 _FINAL = frozenset({"completed", "failed"})
 FAIL_TIMEOUT = 5.0

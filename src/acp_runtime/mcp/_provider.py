@@ -11,7 +11,7 @@ a ``serverId`` only means something on the connection that declared it::
         await cx.send_request(NewSessionRequest(cwd=..., mcp_servers=[tools.declaration]))
 
 A server is an MCP Python SDK server (``mcp.server.lowlevel.Server`` or
-``mcp.server.mcpserver.MCPServer``, served by :mod:`acp_runtime.mcp.sdk_server`) or any
+``mcp.server.mcpserver.MCPServer``, served by :mod:`acp_runtime.mcp._sdk_server`) or any
 :data:`McpHandler`. Every request is served as spawned connection work, so a slow tool
 never holds the dispatch loop, and each failure stays inside its own answer: one MCP call
 never fails the ACP connection.
@@ -35,8 +35,8 @@ from .._connection import Connection
 from .._errors import ErrorCode, RequestError
 from .._methods import JsonValue
 from .._responder import Responder
-from .server_api import McpHandler, McpRequest, ServerBackend, ServerOutbound, ServerSession
-from .wire import (
+from ._server_api import McpHandler, McpRequest, ServerBackend, ServerOutbound, ServerSession
+from ._wire import (
     CONNECT_REQUEST,
     DISCONNECT_REQUEST,
     MCP_CANCELLED,
@@ -442,7 +442,7 @@ def _backend_of(server: McpHandler | Server[Any] | MCPServer[Any] | ServerBacken
         return server
     if callable(server):
         return _HandlerBackend(server)
-    from .sdk_server import SdkServerBackend  # needs the mcp extra; only for SDK servers
+    from ._sdk_server import SdkServerBackend  # needs the mcp extra; only for SDK servers
 
     return SdkServerBackend(server)
 

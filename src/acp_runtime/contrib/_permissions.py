@@ -20,7 +20,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from .shapes import PermissionAsker
+from ._shapes import PermissionAsker
 
 
 class PermissionOptionLike(Protocol):

@@ -52,10 +52,10 @@ import httpx
 
 from .._framing import EagerReceiver
 from .._transport import MessageTooLarge
-from .cookies import CookieStore
-from .inbox import Inbox
-from .message_route import is_plain_notification, quick_route
-from .sse import DEFAULT_MAX_EVENT_BYTES, OversizedEvent, SseItem, SseParser
+from ._cookies import CookieStore
+from ._inbox import Inbox
+from ._message_route import is_plain_notification, quick_route
+from ._sse import DEFAULT_MAX_EVENT_BYTES, OversizedEvent, SseItem, SseParser
 
 log = logging.getLogger(__name__)
 

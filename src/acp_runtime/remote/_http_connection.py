@@ -22,8 +22,8 @@ from typing import Final, cast
 import anyio
 
 from .._jsonrpc import IdKey, id_key, is_request_id
-from .message_route import quick_route
-from .outbound_streams import OutboundStream, sse_event
+from ._message_route import quick_route
+from ._outbound_streams import OutboundStream, sse_event
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def _string_field(value: object, name: str) -> str | None:
 
 def _quick_outgoing(message: bytes) -> _Outgoing | None:
     """:func:`_outgoing` without parsing, for the layouts the runtime's own encoders write
-    (:func:`~acp_runtime.remote.message_route.quick_route`); None for anything else, which
+    (:func:`~acp_runtime.remote._message_route.quick_route`); None for anything else, which
     is then parsed. Saves a JSON parse per notification streamed."""
     quick = quick_route(message)
     if quick is None:

@@ -37,18 +37,18 @@ from .._framing import EagerReceiver
 from .._log_throttle import peer_log
 from .._loop import in_asyncio_task
 from .._transport import Transport
-from .asgi import STATUS_TEXT, Headers, challenge_headers, header_map
-from .serving import refusal
-from .websocket_frames import CLOSE_NORMAL
-from .websocket_handshake import Accepted
-from .websocket_rules import (
+from ._asgi import STATUS_TEXT, Headers, challenge_headers, header_map
+from ._serving import refusal
+from ._websocket_frames import CLOSE_NORMAL
+from ._websocket_handshake import Accepted
+from ._websocket_rules import (
     CONNECTION_ID_HEADER,
     UPGRADE_REQUIRED_TEXT,
     InitializedTransport,
     ServedApp,
     stall_or_idle,
 )
-from .websocket_socket import (
+from ._websocket_socket import (
     HandshakeProtocol,
     LoopWebSocket,
     StreamWebSocket,

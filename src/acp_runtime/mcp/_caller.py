@@ -30,8 +30,8 @@ from .._connection import Connection
 from .._errors import RequestError
 from .._methods import JsonValue
 from .._responder import Responder
-from .mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
-from .wire import (
+from ._mcp_connection import Binding, McpConnection, McpNotification, SessionOptions
+from ._wire import (
     MCP_CANCELLED,
     MCP_CONNECT,
     MCP_MESSAGE,
@@ -186,7 +186,7 @@ class McpCaller:
         ``options`` go to ``ClientSession``; ``client_info`` defaults to the caller's.
         Use it from spawned work, not in a handler on the dispatch loop.
         """
-        from .client_session import open_client_session  # needs the mcp extra
+        from ._client_session import open_client_session  # needs the mcp extra
 
         server_id = server if isinstance(server, str) else server.server_id
 

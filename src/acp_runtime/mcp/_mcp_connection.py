@@ -1,6 +1,6 @@
 """The caller's MCP connection of the connect binding, and what the provider sends it.
 
-Shared by the caller and the ``ClientSession`` bridge (:mod:`acp_runtime.mcp.client_session`).
+Shared by the caller and the ``ClientSession`` bridge (:mod:`acp_runtime.mcp._client_session`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import anyio
 from .._connection import Connection
 from .._errors import RequestError
 from .._methods import JsonValue
-from .wire import MCP_CANCELLED, MCP_DISCONNECT, MCP_MESSAGE, McpError, connection_message
+from ._wire import MCP_CANCELLED, MCP_DISCONNECT, MCP_MESSAGE, McpError, connection_message
 
 if TYPE_CHECKING:
     from mcp.client.session import (

@@ -1,6 +1,6 @@
 """What a served MCP server sees: the request a handler gets, and the backend protocol.
 
-Shared by the provider and the MCP SDK backend (:mod:`acp_runtime.mcp.sdk_server`), which
+Shared by the provider and the MCP SDK backend (:mod:`acp_runtime.mcp._sdk_server`), which
 plug in here without knowing each other.
 """
 

@@ -1,7 +1,7 @@
 """Serve an MCP Python SDK server over ACP (needs the ``mcp`` extra).
 
 The server runs as it would on stdio: ``Server.run`` over a stream pair, whose far end
-is a :class:`~acp_runtime.mcp.relay.StreamPeer`. The SDK does the MCP work (validation,
+is a :class:`~acp_runtime.mcp._relay.StreamPeer`. The SDK does the MCP work (validation,
 capabilities, the era of each session, progress, cancellation); this module only moves
 messages.
 
@@ -28,9 +28,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._connection import Connection
 from .._methods import JsonValue
-from .relay import McpConnectionClosed, StreamPeer
-from .server_api import McpRequest, ServerOutbound, ServerSession
-from .wire import UNSUPPORTED_PROTOCOL_VERSION, BindingError, McpError
+from ._relay import McpConnectionClosed, StreamPeer
+from ._server_api import McpRequest, ServerOutbound, ServerSession
+from ._wire import UNSUPPORTED_PROTOCOL_VERSION, BindingError, McpError
 
 log = logging.getLogger(__name__)
 
