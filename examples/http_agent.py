@@ -24,8 +24,7 @@ import anyio
 from echo_agent import EchoAgent
 from hypercorn.config import Config
 
-from acp_runtime.remote import Refusal
-from acp_runtime.remote import _acp_app as acp_app
+from acp_runtime.remote import Refusal, acp_app
 from acp_runtime.transports import DEFAULT_MAX_MESSAGE_BYTES
 
 

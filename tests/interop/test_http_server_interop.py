@@ -15,8 +15,7 @@ from remote.http_agent import LoadingEchoAgent  # tests/ is on sys.path (rootdir
 from remote.hypercorn_server import serving
 
 from acp_runtime.proxies import VersionRouter
-from acp_runtime.remote import _acp_app as acp_app
-from acp_runtime.remote import http_app
+from acp_runtime.remote import acp_app, http_app
 
 from .node_peers import PEERS_DIR, REPO_ROOT
 from .test_http_client_interop import ts_http_server

@@ -17,8 +17,7 @@ import httpx
 import pytest
 
 from acp_runtime import ConnectionBuilder, Transport
-from acp_runtime.remote import HttpLimits, http_app
-from acp_runtime.remote import _acp_app as acp_app
+from acp_runtime.remote import HttpLimits, acp_app, http_app
 
 from .http_agent import LoadingEchoAgent
 from .http_raw import INITIALIZE, peer

@@ -14,8 +14,7 @@ import pytest
 from httpx_ws import aconnect_ws
 
 from acp_runtime import Transport
-from acp_runtime.remote import Refusal, http_app
-from acp_runtime.remote import _acp_app as acp_app
+from acp_runtime.remote import Refusal, acp_app, http_app
 
 from .http_agent import LoadingEchoAgent
 from .http_raw import INITIALIZE, new_session, peer, prompt

@@ -17,8 +17,7 @@ from acp_generated import v1
 from acp_generated.v1 import CancelNotification
 from acp_generated.v1 import builders as b
 from acp_runtime import ConnectionBuilder, RequestError
-from acp_runtime.remote import _acp_app as acp_app
-from acp_runtime.remote import connect_http, connect_to_remote_agent, http_app
+from acp_runtime.remote import acp_app, connect_http, connect_to_remote_agent, http_app
 
 from .http_agent import LoadingEchoAgent
 from .test_websocket_roundtrip import Client

@@ -29,7 +29,7 @@ from echo_agent import EchoAgent, Turn, prompt_text  # noqa: E402
 
 from acp_generated import v1  # noqa: E402
 from acp_runtime import Responder  # noqa: E402
-from acp_runtime.remote import _acp_app as acp_app  # noqa: E402
+from acp_runtime.remote import acp_app  # noqa: E402
 
 _SPIN = re.compile(r"spin\s+(\d+)")
 

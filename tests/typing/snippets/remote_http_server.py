@@ -10,8 +10,7 @@ from typing_extensions import reveal_type
 from acp_generated.v1 import AgentHandler
 from acp_runtime import ConnectionBuilder
 from acp_runtime.proxies import VersionRouter
-from acp_runtime.remote import HttpLimits, Refusal, http_app
-from acp_runtime.remote import _acp_app as acp_app
+from acp_runtime.remote import HttpLimits, Refusal, acp_app, http_app
 from acp_runtime.remote._http_connection import HttpConnection
 
 
