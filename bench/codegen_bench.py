@@ -134,7 +134,7 @@ def bench_imports(settings: Settings) -> Iterator[Record]:
     """
     targets: list[tuple[str, str, list[str]]] = [("pydantic", "pydantic", [])]
     targets += [
-        (GENERATED[key], f"{GENERATED[key]}.models", ["pydantic", "acp_runtime.methods"])
+        (GENERATED[key], f"{GENERATED[key]}.models", ["pydantic", "acp_runtime._methods"])
         for key in settings.schemas
     ]
     targets.append((f"{PEER_DIST} (peer)", PEER, ["pydantic"]))

@@ -109,7 +109,7 @@ class _LinesReceiveStream:
 
 async def _send(n: int) -> None:
     from acp_runtime import ConnectionBuilder
-    from acp_runtime.framing import LineTransport
+    from acp_runtime.transports import LineTransport
 
     transport = LineTransport(_LinesReceiveStream([]), _DiscardingSendStream())  # type: ignore[arg-type]
     transport._reader.receive = anyio.sleep_forever  # type: ignore[method-assign]  # no EOF
@@ -126,7 +126,7 @@ async def _send(n: int) -> None:
 async def _receive(n: int) -> None:
     from acp_generated.v1 import ClientHandler
     from acp_runtime import ConnectionBuilder
-    from acp_runtime.framing import LineTransport
+    from acp_runtime.transports import LineTransport
 
     line = json.dumps(
         {
@@ -165,8 +165,8 @@ async def _receive(n: int) -> None:
 async def _round_trips(n: int, call: Callable[[Any], Awaitable[Any]]) -> None:
     from acp_generated.v1 import ClientHandler
     from acp_runtime import ConnectionBuilder
-    from acp_runtime.framing import LineTransport
-    from acp_runtime.stdio import FdReceiveStream, FdSendStream
+    from acp_runtime._stdio import FdReceiveStream, FdSendStream
+    from acp_runtime.transports import LineTransport
     from bench.peers.this_agent import BenchAgent
 
     to_agent_r, to_agent_w = os.pipe()

@@ -1,6 +1,6 @@
 """Benchmark: how long a cancellation takes to cross a chain of proxies.
 
-A client, ``--proxies`` :class:`acp_runtime.proxy.Proxy` hops and an agent, all built on
+A client, ``--proxies`` :class:`acp_runtime._proxy.Proxy` hops and an agent, all built on
 this SDK. The client sends a request the agent parks; once it is parked the client
 calls ``cancel()``, and we time (``time.perf_counter``, one clock):
 
@@ -43,9 +43,9 @@ from acp_runtime import (
     RequestError,
     Responder,
     memory_pair,
+    spawn_agent,
 )
-from acp_runtime.process import spawn_agent
-from acp_runtime.proxy import Proxy
+from acp_runtime.proxies import Proxy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 STEP_TIMEOUT = 10.0

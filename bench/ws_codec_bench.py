@@ -22,7 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from acp_runtime.remote.websocket_frames import FrameReader, text_frame
+from acp_runtime.remote._websocket_frames import FrameReader, text_frame
 
 MESSAGE = json.dumps(
     {

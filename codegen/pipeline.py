@@ -13,7 +13,7 @@ from .authoring import Builder, ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
-from .postprocess import BASE_IMPORT, postprocess
+from .postprocess import BASE_IMPORT, SUPPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
 from .sharing import (
@@ -152,7 +152,7 @@ def prepare_variant(v: Variant) -> Prepared:
     models, linked = _link_params(models, methods, classes)
     models = models.replace(
         BASE_IMPORT,
-        "from acp_runtime.methods import TypedNotification, TypedRequest\n" + BASE_IMPORT,
+        f"from {SUPPORT} import TypedNotification, TypedRequest\n" + BASE_IMPORT,
         1,
     )
     models = models.replace(

@@ -1,6 +1,6 @@
 """Source -> source fixes over dcg's output (AST-located, applied as text edits).
 
-* every model derives from the runtime's ``AcpModel`` (``acp_runtime.model``), which
+* every model derives from the runtime's ``AcpModel`` (from ``acp_runtime.codegen_support``), which
   carries the config (extra fields kept, names and aliases both accepted, camelCase out)
   instead of a ``model_config`` per class;
 * ``alias=`` becomes ``validation_alias=`` + ``serialization_alias=`` so that type checkers
@@ -18,8 +18,8 @@
   constructor fills it in, so ``TextContentBlock(text="hi")`` type-checks and works;
 * the schema's ``x-deserialize-*`` annotations (dcg's ``json_schema_extra``) become the
   runtime's markers ``DefaultOnError`` / ``SkipInvalidItems`` / ``DefaultOnNull``
-  (``acp_runtime.lenient``); union tags refuse them;
-* a ``format: uri`` string gets the marker ``UriFormat`` (``acp_runtime.uri_format``):
+  (``acp_runtime.codegen_support``); union tags refuse them;
+* a ``format: uri`` string gets the marker ``UriFormat`` (``acp_runtime.codegen_support``):
   the WHATWG URL parser's check, as the TypeScript SDK's ``z.url()``;
 * definitions are reordered after their dependencies (``ordering.py``).
 """
@@ -41,8 +41,11 @@ _MODEL_CONFIG = re.compile(
 _TYPING_IMPORT = re.compile(r"^from typing import (.+)$", re.MULTILINE)
 _ALIAS = re.compile(r'(?<![_\w])alias="([^"]+)"')
 
-BASE_IMPORT = "from acp_runtime.model import AcpModel as AcpModel, unknown_tag"
-"""The handwritten base (``acp_runtime.model``): config, fast paths, the open-union tag guard;
+SUPPORT = "acp_runtime.codegen_support"
+"""The one runtime module generated code imports internals from (the rest is private)."""
+
+BASE_IMPORT = f"from {SUPPORT} import AcpModel as AcpModel, unknown_tag"
+"""The handwritten base (``AcpModel``): config, fast paths, the open-union tag guard;
 ``AcpModel`` is re-exported, so ``acp_generated.v1.AcpModel`` names it too."""
 
 
@@ -201,11 +204,8 @@ LENIENT_MARKERS = {
     "x-acp-not-null": "NotNull",  # preprocess.NOT_NULL
     "x-acp-uri": "UriFormat",  # preprocess.URI
 }
-"""Schema annotation -> the runtime marker the field carries (``acp_runtime.lenient``,
-except those in :data:`MARKER_MODULES`). dcg hands them over as
-``Field(json_schema_extra=...)`` (``--field-extra-keys``)."""
-
-MARKER_MODULES = {"UriFormat": "acp_runtime.uri_format"}
+"""Schema annotation -> the runtime marker the field carries (from :data:`SUPPORT`).
+dcg hands them over as ``Field(json_schema_extra=...)`` (``--field-extra-keys``)."""
 
 
 def _one_line(text: str) -> str:
@@ -410,13 +410,6 @@ def postprocess(
         body = _TYPING_IMPORT.sub(r"from typing import TYPE_CHECKING, \1", body, count=1)
     lines = body.split("\n")
     head, rest = "\n".join(lines[:last_import]), "\n".join(lines[last_import:]).lstrip("\n")
-    imports = BASE_IMPORT
-    if "JsonInt" in rest:
-        imports = "from acp_runtime.model import JsonInt\n" + imports
-    by_module: dict[str, list[str]] = {}
-    for marker in sorted(markers):
-        by_module.setdefault(MARKER_MODULES.get(marker, "acp_runtime.lenient"), []).append(marker)
-    for module, names in sorted(by_module.items()):
-        line = f"from {module} import {', '.join(names)}"
-        imports = f"{line}\n{imports}" if module < "acp_runtime.model" else f"{imports}\n{line}"
+    names = sorted(markers | ({"JsonInt"} if "JsonInt" in rest else set()))
+    imports = f"from {SUPPORT} import {', '.join(names)}\n{BASE_IMPORT}" if names else BASE_IMPORT
     return dependency_order(header + head + "\n\n" + imports + "\n\n\n" + rest)

@@ -12,7 +12,7 @@
   discriminated ``<Union>Known`` tried first, then the defaults, then the catch-all; the
   catch-all later gets a guard rejecting known tags (what the schema's ``not`` says);
 * mark every ``format: uri`` property (``x-acp-uri``), which dcg types a plain ``str``, so
-  that the field gets the runtime's URL check (``acp_runtime.uri_format``).
+  that the field gets the runtime's URL check (``acp_runtime.codegen_support``).
 
 Names are carried to dcg as ``title`` (it runs with ``--use-title-as-name``); every other
 title is dropped first, since the schema's own titles ("other", "Request") collide.

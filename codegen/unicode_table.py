@@ -1,5 +1,5 @@
 """Write ``src/acp_runtime/_unicode_15_1.py``: the Unicode 15.1 character properties the
-URL check (``acp_runtime.whatwg_idna``) needs, for the code points whose properties the
+URL check (``acp_runtime._whatwg_idna``) needs, for the code points whose properties the
 oldest supported Python (3.10, Unicode 13.0) does not know or knows differently.
 
 The URL check derives each code point's IDNA status from ``unicodedata``, whose version

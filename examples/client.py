@@ -44,8 +44,15 @@ from acp_generated.v1 import (
     ToolCallSessionUpdate,
     ToolCallUpdateSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder, RequestError, Responder, SentRequest
-from acp_runtime.process import StderrHandling, spawn_agent
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    RequestError,
+    Responder,
+    SentRequest,
+    spawn_agent,
+)
+from acp_runtime.transports import StderrHandling
 
 DEFAULT_PROMPTS = ["Hello from the Python ACP SDK!", "mixed", "permission", "chunks 3"]
 

@@ -88,10 +88,9 @@ from acp_runtime import (
     Responder,
     SentRequest,
     not_a_handler,
+    run_agent,
 )
-from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
-from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES
-from acp_runtime.run import run_agent
+from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES, DEFAULT_MAX_MESSAGE_BYTES
 
 log = logging.getLogger("echo_agent")
 

@@ -5,7 +5,7 @@ Needs the extra: ``pip install "acp-typed-runtime[http]" hypercorn``. Then::
     python examples/http_agent.py --port 8765     # http://127.0.0.1:8765/acp (and ws://)
     python examples/http_agent.py --token s3cret  # clients send "Authorization: Bearer s3cret"
 
-The ASGI app is :func:`acp_runtime.remote.acp_app`: ``http`` requests on ``/acp`` speak
+The ASGI app is :func:`acp_runtime.remote._acp_app`: ``http`` requests on ``/acp`` speak
 Streamable HTTP, WebSocket upgrades on the same path speak ACP over WebSocket, one
 ``EchoAgent`` per connection. Hypercorn serves it here (on asyncio or trio). Ctrl-C ends
 every connection (SSE streams end, sockets close with 1001) and exits 0.
@@ -24,8 +24,8 @@ import anyio
 from echo_agent import EchoAgent
 from hypercorn.config import Config
 
-from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.remote import Refusal, acp_app
+from acp_runtime.transports import DEFAULT_MAX_MESSAGE_BYTES
 
 
 def bearer_check(token: str) -> partial[bool | Refusal]:

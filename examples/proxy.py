@@ -26,11 +26,9 @@ from typing import IO, Any
 
 import anyio
 
-from acp_runtime import RequestMethod, Responder, Transport
-from acp_runtime.process import spawn_agent
-from acp_runtime.proxy import Proxy
-from acp_runtime.stdio import stdio_transport
-from acp_runtime.trace import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
+from acp_runtime import RequestMethod, Responder, Transport, spawn_agent, stdio_transport
+from acp_runtime.proxies import Proxy
+from acp_runtime.tracing import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
 
 log = logging.getLogger("example_proxy")
 

@@ -22,7 +22,8 @@ import anyio
 from echo_agent import EchoAgent
 from v2_agent import V2Agent
 
-from acp_runtime import ConnectionBuilder, VersionRouter, stdio_transport
+from acp_runtime import ConnectionBuilder, stdio_transport
+from acp_runtime.proxies import VersionRouter
 
 log = logging.getLogger("router_agent")
 

@@ -46,8 +46,7 @@ from acp_generated.v2 import (
     UpdateSessionNotification,
     UserMessageSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder, Responder
-from acp_runtime.stdio import stdio_transport
+from acp_runtime import Connection, ConnectionBuilder, Responder, stdio_transport
 
 log = logging.getLogger("v2_agent")
 

@@ -32,8 +32,8 @@ from acp_generated.v2 import (
     UpdateSessionNotification,
     UserMessageSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder
-from acp_runtime.process import StderrHandling, spawn_agent
+from acp_runtime import Connection, ConnectionBuilder, spawn_agent
+from acp_runtime.transports import StderrHandling
 
 
 class TurnWatcher(ClientHandler):

@@ -25,8 +25,8 @@ from typing import Literal
 import anyio
 from tutorial_agent import FileAgent
 
-from acp_runtime.framing import DEFAULT_MAX_MESSAGE_BYTES
 from acp_runtime.remote import WebSocketApp, websocket_app
+from acp_runtime.transports import DEFAULT_MAX_MESSAGE_BYTES
 
 
 def bearer_check(token: str) -> partial[bool]:

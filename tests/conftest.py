@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from acp_runtime.log_throttle import peer_log
+from acp_runtime._log_throttle import peer_log
 
 pytest_plugins = ["acp_runtime.testing.pytest_plugin"]  # the `acp_client` fixture
 # How long an example takes is not what any property here checks, and on a shared 2-core

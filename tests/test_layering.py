@@ -157,16 +157,16 @@ def test_generated_models_and_bindings_need_only_the_runtimes_first_layer() -> N
         assert {layer_of(module or "", layers) for module in imported} == {1}, path
 
 
-@pytest.mark.parametrize("lower", ["response_slot", "sent_request", "settlement", "outbox"])
+@pytest.mark.parametrize("lower", ["_response_slot", "_sent_request", "_settlement", "_outbox"])
 def test_the_layers_below_the_connection_do_not_reach_it(lower: str) -> None:
     """Answering, sending and queuing are readable (and testable) without the connection."""
-    assert f"{PACKAGE}.connection" not in reachable(import_graph(), f"{PACKAGE}.{lower}")
+    assert f"{PACKAGE}._connection" not in reachable(import_graph(), f"{PACKAGE}.{lower}")
 
 
-@pytest.mark.parametrize("upper", ["responder", "handlers", "proxied", "builder"])
+@pytest.mark.parametrize("upper", ["_responder", "_handlers", "_proxied", "_builder"])
 def test_the_connection_does_not_reach_the_layers_above_it(upper: str) -> None:
     """The connection dispatches to routes; it does not know handlers or responders."""
-    assert f"{PACKAGE}.{upper}" not in reachable(import_graph(), f"{PACKAGE}.connection")
+    assert f"{PACKAGE}.{upper}" not in reachable(import_graph(), f"{PACKAGE}._connection")
 
 
 def reachable(graph: dict[str, set[str]], start: str) -> set[str]:

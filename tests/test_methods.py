@@ -6,7 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from acp_runtime.methods import RequestMethod, TypedRequest, request_method_of
+from acp_runtime import RequestMethod
+from acp_runtime._methods import request_method_of
+from acp_runtime.codegen_support import TypedRequest
 
 
 class _Answer(BaseModel):

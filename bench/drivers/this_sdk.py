@@ -20,9 +20,7 @@ from acp_generated.v1 import (
     SessionNotification,
     TextContentBlock,
 )
-from acp_runtime import Connection, ConnectionBuilder, RequestError
-from acp_runtime.process import spawn_agent
-from acp_runtime.transport import Transport
+from acp_runtime import Connection, ConnectionBuilder, RequestError, Transport, spawn_agent
 from bench.drivers.harness import AgentStats, BenchClient, main
 from bench.profiling import python_command
 

@@ -37,8 +37,14 @@ from acp_generated.v1 import (
     SessionNotification,
     TextContentBlock,
 )
-from acp_runtime import ConnectionBuilder, ErrorCode, JsonValue, RequestError, Responder
-from acp_runtime.stdio import stdio_transport
+from acp_runtime import (
+    ConnectionBuilder,
+    ErrorCode,
+    JsonValue,
+    RequestError,
+    Responder,
+    stdio_transport,
+)
 
 _CHUNKS = re.compile(r"chunks (\d+) size (\d+)")
 

@@ -94,7 +94,7 @@ _LENIENT = "x-deserialize-"
 
 def lenient_changes(diff: SchemaDiff) -> list[Change]:
     """The ``x-deserialize-*`` annotation changes: annotation-only for the wire, but they
-    change what the generated models salvage (``acp_runtime.lenient``), so they are always
+    change what the generated models salvage (``acp_runtime._lenient``), so they are always
     listed, never folded."""
     return [c for c in diff.changes if c.subject == "annotation" and c.detail.startswith(_LENIENT)]
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
-from .lenient import Lenient, NotNull, Salvage
+from ._lenient import Lenient, NotNull, Salvage
 
 _MISSING: Any = object()
 Loc = tuple[str | int, ...]

@@ -16,7 +16,7 @@ and ``acp.role``, ``acp.peer``, ``acp.outcome``. A ``$/cancel_request`` received
 a ``cancel_requested`` event; the answer after it a ``cancel_answered`` event with the
 latency in ``acp.cancel.latency_ms``. An incoming request's handler runs with its span
 current, so work it spawns and requests it sends are children. Notifications get no spans
-(see :mod:`acp_runtime.observation`).
+(see :mod:`acp_runtime._observation`).
 
 The core never imports this module: a connection built without :func:`instrument` does
 not touch OpenTelemetry at all.
@@ -35,14 +35,14 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "acp-typed-runtime[otel] (acp-typed[otel] from a clone, or opentelemetry-api)"
     ) from error
 
-from .builder import ConnectionBuilder
-from .errors import RequestError
-from .jsonrpc import RequestId
-from .methods import JsonValue
-from .observation import ConnectionObserver, RequestSpan
-from .peer import COUNTERPART, Peer
-from .roles import Role
-from .successor import ENVELOPE_METHODS, SUCCESSOR, peel_envelopes
+from ._builder import ConnectionBuilder
+from ._errors import RequestError
+from ._jsonrpc import RequestId
+from ._methods import JsonValue
+from ._observation import ConnectionObserver, RequestSpan
+from ._peer import COUNTERPART, Peer
+from ._roles import Role
+from ._successor import ENVELOPE_METHODS, SUCCESSOR, peel_envelopes
 
 __all__ = ["TRACER_NAME", "Tracing", "instrument"]
 
@@ -55,7 +55,7 @@ CANCEL_LATENCY = "acp.cancel.latency_ms"
 
 
 class Tracing:
-    """An :class:`~acp_runtime.observation.Instrumentation` that makes OpenTelemetry spans.
+    """An :class:`~acp_runtime._observation.Instrumentation` that makes OpenTelemetry spans.
 
     ``tracer_provider`` defaults to the global one (``trace.set_tracer_provider``), looked
     up when a span starts, so it may be configured after this is created.
@@ -129,7 +129,7 @@ class _ConnectionSpans:
 
 
 class _Span:
-    """A :class:`~acp_runtime.observation.RequestSpan` over one OpenTelemetry span."""
+    """A :class:`~acp_runtime._observation.RequestSpan` over one OpenTelemetry span."""
 
     __slots__ = ("_cancelled_at", "_owner", "_span")
 

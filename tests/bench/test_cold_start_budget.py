@@ -79,14 +79,14 @@ def test_an_asyncio_agent_imports_no_optional_backend_or_extra(
 
 UNUSED_BY_A_PLAIN_AGENT = (
     "acp_runtime._salvage_walk",
-    "acp_runtime.memory",
-    "acp_runtime.process",
-    "acp_runtime.proxied",
-    "acp_runtime.proxy",
-    "acp_runtime.run",
-    "acp_runtime.salvage",
-    "acp_runtime.trace",
-    "acp_runtime.version_router",
+    "acp_runtime._memory",
+    "acp_runtime._process",
+    "acp_runtime._proxied",
+    "acp_runtime._proxy",
+    "acp_runtime._run",
+    "acp_runtime._salvage",
+    "acp_runtime._trace",
+    "acp_runtime._version_router",
 )
 
 
@@ -95,10 +95,10 @@ def test_the_runtime_package_loads_its_names_on_first_access(
 ) -> None:
     """``acp_runtime/__init__`` is lazy (PEP 562): answering ``initialize`` imports no
     proxy, version router, process, trace or memory-transport module, and salvaging
-    (``acp_runtime.lenient``) is imported once some input fails strict validation."""
+    (``acp_runtime._lenient``) is imported once some input fails strict validation."""
     runtime = first_messages["runtime"]
     assert isinstance(runtime, list)
-    assert "acp_runtime.lenient" in runtime
+    assert "acp_runtime._lenient" in runtime
     assert [m for m in UNUSED_BY_A_PLAIN_AGENT if m in runtime] == []
 
 

@@ -11,9 +11,9 @@ import anyio.abc
 import pytest
 
 from acp_runtime import ConnectionBuilder
-from acp_runtime.framing import LineTransport
-from acp_runtime.outbox import Outbox
-from acp_runtime.settlement import OutboxClosed
+from acp_runtime._outbox import Outbox
+from acp_runtime._settlement import OutboxClosed
+from acp_runtime.transports import LineTransport
 
 
 class RecordingTransport:

@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
-from acp_runtime.methods import EncodedJson, _Codec  # pyright: ignore[reportPrivateUsage]
+from acp_runtime._methods import EncodedJson, _Codec  # pyright: ignore[reportPrivateUsage]
 from codegen.method_table import build_method_table, envelope_defs
 from tests.codegen.schemas import IDS, PACKAGES, Package
 from tests.corpus.messages import CORPUS, read_lines, route

@@ -376,7 +376,7 @@ def test_postprocess_rewrites_aliases_numbers_defaults_and_guards() -> None:
     assert 'serialization_alias="kindTag"' in out  # the guard keeps the alias
     assert 'Field(union_mode="left_to_right")' in out
     assert "model_config" not in out  # the runtime's AcpModel base carries the config
-    assert "from acp_runtime.model import AcpModel as AcpModel, unknown_tag\n" in out
+    assert "from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag\n" in out
     assert "class Caps(AcpModel):" in out
 
 

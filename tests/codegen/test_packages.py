@@ -84,15 +84,15 @@ def test_no_numbered_class_names(package: str) -> None:
 
 
 def test_the_model_base_is_defined_once_in_the_runtime() -> None:
-    """Every generated package builds on ``acp_runtime.model.AcpModel``; none keeps a copy."""
-    from acp_runtime.model import AcpModel
+    """Every generated package builds on ``acp_runtime._model.AcpModel``; none keeps a copy."""
+    from acp_runtime.codegen_support import AcpModel
 
     defining = sorted(
         str(path.relative_to(SRC))
         for path in SRC.rglob("*.py")
         if "class AcpModel(" in path.read_text(encoding="utf-8")
     )
-    assert defining == ["acp_runtime/model.py"]
+    assert defining == ["acp_runtime/_model.py"]
     for package in PACKAGES:
         module = importlib.import_module(package)
         assert module.AcpModel is AcpModel

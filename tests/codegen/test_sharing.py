@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Literal
 
-from acp_runtime.model import AcpModel as AcpModel
+from acp_runtime.codegen_support import AcpModel as AcpModel
 
 '''
 FOOTER = '\n\nimportlib.import_module(f"{__package__}.methods")\n'

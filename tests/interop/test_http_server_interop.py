@@ -14,7 +14,7 @@ import pytest
 from remote.http_agent import LoadingEchoAgent  # tests/ is on sys.path (rootdir)
 from remote.hypercorn_server import serving
 
-from acp_runtime import VersionRouter
+from acp_runtime.proxies import VersionRouter
 from acp_runtime.remote import acp_app, http_app
 
 from .node_peers import PEERS_DIR, REPO_ROOT

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_runtime.model import AcpModel
+from acp_runtime.codegen_support import AcpModel
 from tests.codegen.schemas import IDS, PACKAGES, Package
 from tests.codegen.test_corpus_roundtrip import _typed_defs, _validator
 from tests.corpus.messages import CORPUS, read_lines, route

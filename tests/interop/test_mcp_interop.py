@@ -30,9 +30,8 @@ from acp_generated.v1.unstable import (
     SessionNotification,
     TextContentBlock,
 )
-from acp_runtime import Connection, ConnectionBuilder
+from acp_runtime import Connection, ConnectionBuilder, spawn_agent
 from acp_runtime.mcp import McpProvider, accepts_mcp_over_acp
-from acp_runtime.process import spawn_agent
 from tests.mcp_over_acp.servers import ToolProbe, tools_server
 
 from .node_peers import PEERS_DIR, REPO_ROOT, _run_node

@@ -44,9 +44,9 @@ from acp_runtime import (
     Responder,
     SentRequest,
     Transport,
+    spawn_agent,
 )
-from acp_runtime.process import spawn_agent
-from acp_runtime.trace import TraceEvent, TraceSink, TracingTransport
+from acp_runtime.tracing import TraceEvent, TraceSink, TracingTransport
 
 from .node_peers import echo_agent_command, ts_agent_command
 

@@ -24,8 +24,7 @@ from acp_generated.v2 import (
     UpdateSessionNotification,
     UserMessageSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder
-from acp_runtime.process import spawn_agent
+from acp_runtime import Connection, ConnectionBuilder, spawn_agent
 
 from .node_peers import Event, run_ts_v2_client, ts_v2_agent_command, v2_agent_command
 from .scenarios import V2_LONG_PROMPT, V2_PROMPT, WORKSPACE

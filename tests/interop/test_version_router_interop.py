@@ -26,10 +26,10 @@ from acp_runtime import (
     RequestError,
     Responder,
     Transport,
-    VersionRouter,
     memory_pair,
+    spawn_agent,
 )
-from acp_runtime.process import spawn_agent
+from acp_runtime.proxies import VersionRouter
 from acp_runtime.testing import notification, request, result
 
 from .node_peers import (

@@ -1,4 +1,4 @@
-"""``acp_runtime.whatwg_url.can_parse`` against Node's ``URL.canParse``, differentially.
+"""``acp_runtime._whatwg_url.can_parse`` against Node's ``URL.canParse``, differentially.
 
 Cases: a hand-written corpus of the URL Standard's hard corners (schemes, special and
 non-special authorities, credentials, IPv4 numbers and the "ends in a number" rule, IPv6,
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_runtime.whatwg_url import can_parse
+from acp_runtime._whatwg_url import can_parse
 
 from .node_peers import PEERS_DIR, JsonLinesNode, ensure_node_modules, node_executable
 
@@ -130,7 +130,7 @@ CORPUS: tuple[str, ...] = (
     "http://\u0915\u094d\u200c\u0937", "http://a\u200db", "http://a\u200cb", "http://\u200c",
     "http://\u0628\u200c", "http://\u05d0\u00b7",
     # code points whose properties changed after Unicode 13.0 (Python 3.10's unicodedata):
-    # judged by Unicode 15.1 on every Python (acp_runtime.unicode_props)
+    # judged by Unicode 15.1 on every Python (acp_runtime._unicode_props)
     "http://\U0001fae8.com", "http://a\u0cf3b", "http://\U0001e4d0", "http://\U00031350.cn",
     "http://a\U00011f00", "http://\U00013439", "http://\U0001fae0.com", "http://\u2c2f.com",
     "http://\ua7c0", "http://\U0001e030.com", "http://\u0870", "http://\u0870.com",

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from acp_generated import v2
 from acp_runtime import Connection, ConnectionBuilder
-from acp_runtime.lenient import Salvage
-from acp_runtime.methods import EncodedJson
+from acp_runtime._lenient import Salvage
+from acp_runtime._methods import EncodedJson
 from acp_runtime.testing import notification, wire_connection
 
 CUSTOM_UPDATE = (

@@ -15,7 +15,7 @@ import pytest
 
 from acp_generated import v1
 from acp_runtime import Connection, ConnectionBuilder, Responder
-from acp_runtime.lenient import Salvage
+from acp_runtime._lenient import Salvage
 from acp_runtime.testing import notification, request, result, wire_connection
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +41,7 @@ async def _deliver_update(update: dict[str, Any]) -> v1.SessionNotification:
 
 
 def _salvage_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "acp_runtime.salvage"]
+    return [r for r in caplog.records if r.name == "acp_runtime._salvage"]
 
 
 async def test_tool_call_update_with_unknown_kind_is_delivered_without_the_kind(

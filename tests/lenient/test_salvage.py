@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from acp_generated import v1, v2
 from acp_generated.v1 import unstable as v1u
 from acp_generated.v2 import unstable as v2u
-from acp_runtime.lenient import DefaultOnError, Lenient, Salvage, SkipInvalidItems, salvaged
+from acp_runtime._lenient import Lenient, Salvage, salvaged
+from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
 
 SESSION = "sess_1"
 
@@ -180,7 +181,7 @@ def test_the_salvage_record_is_neither_dumped_nor_compared() -> None:
 def test_each_salvage_is_logged_with_method_path_and_type_never_the_value(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="acp_runtime.salvage")
+    caplog.set_level(logging.WARNING, logger="acp_runtime._salvage")
     secret = "sk-live-do-not-log"
     v1.SessionNotification.model_validate_lenient(
         _update({"sessionUpdate": "tool_call_update", "toolCallId": "c", "kind": secret})

@@ -17,9 +17,10 @@ from pydantic import ValidationError
 from acp_generated import v1, v2
 from acp_generated.v1 import unstable as v1u
 from acp_generated.v2 import unstable as v2u
-from acp_runtime.lenient import Salvage
-from acp_runtime.uri_format import PLAIN_URI, UriFormat, zod_url
-from acp_runtime.whatwg_url import can_parse
+from acp_runtime._lenient import Salvage
+from acp_runtime._uri_format import PLAIN_URI, zod_url
+from acp_runtime._whatwg_url import can_parse
+from acp_runtime.codegen_support import UriFormat
 
 
 def _wire(model: Any) -> Any:

@@ -9,8 +9,8 @@ import pytest
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
-from acp_runtime.mcp.relay import McpConnectionClosed, StreamPeer
-from acp_runtime.mcp.wire import McpError
+from acp_runtime.mcp._relay import McpConnectionClosed, StreamPeer
+from acp_runtime.mcp._wire import McpError
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from acp_generated.v2.unstable import MessageMcpNotification as V2Notification
 from acp_generated.v2.unstable import MessageMcpRequest as V2Request
 from acp_generated.v2.unstable import methods as v2_methods
 from acp_runtime.mcp import McpError, accepts_mcp_over_acp, advertise_mcp_over_acp
-from acp_runtime.mcp.wire import (
+from acp_runtime.mcp._wire import (
     MCP_MESSAGE,
     error_carrier,
     result_carrier,
@@ -103,7 +103,7 @@ def test_the_runtime_and_the_binding_import_without_the_mcp_sdk() -> None:
         binding.McpProvider().attach(ConnectionBuilder(role="client"))
         binding.McpCaller().attach(ConnectionBuilder(role="agent"))
         try:
-            import acp_runtime.mcp.sdk_server
+            import acp_runtime.mcp._sdk_server
         except ImportError:
             print("needs-extra")
         """

@@ -18,7 +18,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from acp_runtime import (
-    SUCCESSOR,
     Connection,
     ConnectionBuilder,
     JsonValue,
@@ -26,14 +25,14 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.framing import LineTransport
-from acp_runtime.observation import ObservedPendingRequest, ObservedResponseSlot
+from acp_runtime._observation import ObservedPendingRequest, ObservedResponseSlot
+from acp_runtime._response_slot import ResponseSlot
+from acp_runtime._settlement import PendingRequest
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
 from acp_runtime.otel import CANCEL_ANSWERED, CANCEL_LATENCY, CANCEL_REQUESTED, instrument
-from acp_runtime.proxy import Proxy
-from acp_runtime.response_slot import ResponseSlot
-from acp_runtime.settlement import PendingRequest
-from acp_runtime.stdio import FdReceiveStream, FdSendStream
+from acp_runtime.proxies import SUCCESSOR, Proxy
 from acp_runtime.testing import WirePeer, cancel, error, request, result, wire_connection
+from acp_runtime.transports import LineTransport
 
 pytestmark = pytest.mark.anyio
 

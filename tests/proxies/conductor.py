@@ -14,13 +14,14 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 
-from acp_runtime import COUNTERPART, Connection, ConnectionBuilder, JsonValue, Responder, Transport
-from acp_runtime.proxied import ProxiedMessage, ProxiedNotification, ProxiedRequest
-from acp_runtime.successor import (
-    ENVELOPE_METHODS,
-    PROXY_INITIALIZE_METHOD,
+from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, Transport
+from acp_runtime._successor import ENVELOPE_METHODS, PROXY_INITIALIZE_METHOD, open_envelope
+from acp_runtime.proxies import (
+    COUNTERPART,
     SUCCESSOR,
-    open_envelope,
+    ProxiedMessage,
+    ProxiedNotification,
+    ProxiedRequest,
 )
 
 

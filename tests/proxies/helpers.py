@@ -8,8 +8,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from acp_runtime import RequestMethod, TypedRequest, memory_pair
-from acp_runtime.proxy import Proxy
+from acp_runtime import RequestMethod, memory_pair
+from acp_runtime.codegen_support import TypedRequest
+from acp_runtime.proxies import Proxy
 from acp_runtime.testing import WirePeer
 from acp_runtime.testing import cancel as cancel
 from acp_runtime.testing import error as error

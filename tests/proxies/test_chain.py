@@ -21,8 +21,8 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.proxy import Proxy
-from acp_runtime.trace import TraceEvent, TracingTransport
+from acp_runtime.proxies import Proxy
+from acp_runtime.tracing import TraceEvent, TracingTransport
 
 from .wire_trace import Hop
 

@@ -17,8 +17,8 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.proxy import ConductedProxy
-from acp_runtime.trace import TraceEvent, TracingTransport
+from acp_runtime.proxies import ConductedProxy
+from acp_runtime.tracing import TraceEvent, TracingTransport
 
 from .conductor import Conductor
 from .wire_trace import Hop

@@ -25,9 +25,15 @@ from acp_generated.v1 import (
     SessionNotification,
     TextContentBlock,
 )
-from acp_runtime import Connection, ConnectionBuilder, ErrorCode, RequestError, SentRequest
-from acp_runtime.process import spawn_agent
-from acp_runtime.trace import TraceEvent, TracingTransport
+from acp_runtime import (
+    Connection,
+    ConnectionBuilder,
+    ErrorCode,
+    RequestError,
+    SentRequest,
+    spawn_agent,
+)
+from acp_runtime.tracing import TraceEvent, TracingTransport
 
 from .wire_trace import Hop
 

@@ -14,7 +14,6 @@ import pytest
 
 from acp_generated.v1 import CANCEL_REQUEST, CancelRequestNotification
 from acp_runtime import (
-    COUNTERPART,
     CancellationMarker,
     Connection,
     ErrorCode,
@@ -23,9 +22,8 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.proxied import ProxiedNotification
-from acp_runtime.proxy import Proxy
-from acp_runtime.successor import SUCCESSOR, wrap_successor
+from acp_runtime._successor import wrap_successor
+from acp_runtime.proxies import COUNTERPART, SUCCESSOR, ProxiedNotification, Proxy
 from acp_runtime.testing import WirePeer
 
 from .helpers import (

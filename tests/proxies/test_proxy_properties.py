@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_runtime.proxy import Proxy
+from acp_runtime.proxies import Proxy
 
 from .helpers import CANCEL, CANCELLED, around, cancel, error, request, result
 

@@ -10,17 +10,15 @@ import anyio
 import pytest
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder
-from acp_runtime.proxy import ConductedProxy
-from acp_runtime.successor import (
+from acp_runtime._successor import (
     MAX_ENVELOPE_DEPTH,
-    SUCCESSOR,
     Envelope,
-    SuccessorPeer,
     is_cancel_request,
     open_envelope,
     peel_envelopes,
     wrap_successor,
 )
+from acp_runtime.proxies import SUCCESSOR, ConductedProxy, SuccessorPeer
 from acp_runtime.testing import wire_connection
 
 from .helpers import ASK, CANCELLED, Ask, cancel, error, notification, request, result

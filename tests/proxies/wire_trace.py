@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acp_runtime.trace import TraceEvent, trace_record
+from acp_runtime._trace import trace_record
+from acp_runtime.tracing import TraceEvent
 
 CANCEL = "$/cancel_request"
 

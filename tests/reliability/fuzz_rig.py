@@ -39,10 +39,11 @@ from acp_runtime import (
     RequestError,
     RequestMethod,
     Responder,
-    TypedRequest,
 )
-from acp_runtime.framing import LineReader, LineTransport
-from acp_runtime.trace import TracingTransport, jsonl_sink
+from acp_runtime._framing import LineReader
+from acp_runtime.codegen_support import TypedRequest
+from acp_runtime.tracing import TracingTransport, jsonl_sink
+from acp_runtime.transports import LineTransport
 
 from .wire_oracle import ASK, ECHO, FAIL, Expectation, expect, strict_json
 

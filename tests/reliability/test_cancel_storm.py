@@ -48,8 +48,8 @@ from acp_runtime import (
     Transport,
     memory_pair,
 )
-from acp_runtime.framing import LineTransport
-from acp_runtime.stdio import FdReceiveStream, FdSendStream
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
+from acp_runtime.transports import LineTransport
 
 from .fuzz_rig import EscapeWatch
 

@@ -34,8 +34,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_runtime import ConnectionBuilder, JsonValue, MessageTooLarge, RequestError, Responder
-from acp_runtime.process import spawn_agent
+from acp_runtime import ConnectionBuilder, JsonValue, RequestError, Responder, spawn_agent
+from acp_runtime.transports import MessageTooLarge
 
 from .hostile_peers import (
     MIB,

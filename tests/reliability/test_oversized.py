@@ -24,13 +24,9 @@ import anyio
 import pytest
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, RequestError, Responder
-from acp_runtime.framing import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    READ_CHUNK_BYTES,
-    LineReader,
-    LineTransport,
-)
-from acp_runtime.stdio import FdReceiveStream, FdSendStream
+from acp_runtime._framing import READ_CHUNK_BYTES, LineReader
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
+from acp_runtime.transports import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -20,15 +20,16 @@ import anyio
 import pytest
 
 from acp_runtime import (
+    AgentProcess,
     Connection,
     ConnectionBuilder,
     JsonValue,
     RequestError,
     Responder,
     SentRequest,
+    spawn_agent,
 )
-from acp_runtime import connection as connection_module
-from acp_runtime.process import AgentProcess, spawn_agent
+from acp_runtime import _connection as connection_module
 
 from .leaks import live_tasks, open_fds
 

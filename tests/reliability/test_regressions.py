@@ -22,7 +22,7 @@ import pytest
 
 from acp_runtime import ConnectionBuilder, JsonValue, Responder, memory_pair
 from acp_runtime.testing import WirePeer, wire_connection
-from acp_runtime.trace import TracingTransport, jsonl_sink
+from acp_runtime.tracing import TracingTransport, jsonl_sink
 
 pytestmark = pytest.mark.anyio
 

@@ -24,8 +24,8 @@ import anyio
 import pytest
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder
-from acp_runtime.framing import LineTransport
-from acp_runtime.stdio import FdReceiveStream, FdSendStream
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
+from acp_runtime.transports import LineTransport
 
 from .quiet_logs import runtime_logs_formatted_and_dropped
 

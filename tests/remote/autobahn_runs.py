@@ -27,10 +27,10 @@ from typing import Final
 import anyio
 import anyio.abc
 
-from acp_runtime.remote.websocket_client import connect_websocket
-from acp_runtime.remote.websocket_frames import CLOSE_NORMAL
-from acp_runtime.remote.websocket_rules import AcpSocket
-from acp_runtime.remote.websocket_server import WebSocketApp
+from acp_runtime.remote._websocket_client import connect_websocket
+from acp_runtime.remote._websocket_frames import CLOSE_NORMAL
+from acp_runtime.remote._websocket_rules import AcpSocket
+from acp_runtime.remote._websocket_server import WebSocketApp
 
 REPO: Final = Path(__file__).resolve().parents[2]
 WSTEST_IN_REPO: Final = REPO / ".autobahn" / "venv" / "bin" / "wstest"

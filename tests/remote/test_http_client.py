@@ -13,8 +13,9 @@ import anyio
 import httpx
 import pytest
 
-from acp_runtime import ConnectionBuilder, MessageTooLarge, RequestError
+from acp_runtime import ConnectionBuilder, RequestError
 from acp_runtime.remote import CookieStore, HttpTransport, connect_http
+from acp_runtime.transports import MessageTooLarge
 
 from .fake_http_server import CONNECTION_ID, FakeServer, Seen
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from acp_runtime.remote.inbox import Inbox
+from acp_runtime.remote._inbox import Inbox
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""The Origin and Host rules alone (:mod:`acp_runtime.remote.origin_policy`); the servers'
+"""The Origin and Host rules alone (:mod:`acp_runtime.remote._origin_policy`); the servers'
 answers to them are in ``test_network_safety``."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from acp_runtime.remote.admission import Admission
-from acp_runtime.remote.origin_policy import OriginPolicy, on_loopback
+from acp_runtime.remote._admission import Admission
+from acp_runtime.remote._origin_policy import OriginPolicy, on_loopback
 
 LOOPBACK = ("127.0.0.1", 8765)
 PUBLIC = ("203.0.113.7", 443)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from acp_runtime.remote.outbound_streams import KEEP_ALIVE, OutboundStream, sse_event
+from acp_runtime.remote._outbound_streams import KEEP_ALIVE, OutboundStream, sse_event
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_runtime.remote.sse import PREFIX_BYTES, OversizedEvent, SseItem, SseParser
+from acp_runtime.remote._sse import PREFIX_BYTES, OversizedEvent, SseItem, SseParser
 
 
 def parse(stream: bytes, cuts: list[int] | None = None, limit: int = 1 << 20) -> list[SseItem]:

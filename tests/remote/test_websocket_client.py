@@ -22,7 +22,7 @@ import pytest
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, Pong, Request, TextMessage
 
-from acp_runtime import ConnectionBuilder, MessageTooLarge
+from acp_runtime import ConnectionBuilder
 from acp_runtime.remote import (
     Refusal,
     WebSocketApp,
@@ -30,8 +30,9 @@ from acp_runtime.remote import (
     connect_websocket,
     websocket_app,
 )
-from acp_runtime.remote.asgi import serve_lifespan
-from acp_runtime.remote.websocket_socket import BURST_GAP, COALESCE_BYTES, LoopWebSocket
+from acp_runtime.remote._asgi import serve_lifespan
+from acp_runtime.remote._websocket_socket import BURST_GAP, COALESCE_BYTES, LoopWebSocket
+from acp_runtime.transports import MessageTooLarge
 
 from .hypercorn_server import serving
 from .tcp_server import tcp_serving

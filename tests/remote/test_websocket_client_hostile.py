@@ -20,8 +20,8 @@ from wsproto.utilities import generate_accept_token
 
 from acp_runtime import ConnectionBuilder, RequestError
 from acp_runtime.remote import WebSocketUpgradeError, connect_websocket
-from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote import websocket_socket as sockets
+from acp_runtime.remote import _websocket_frames as frames
+from acp_runtime.remote import _websocket_socket as sockets
 
 from .tcp_server import tcp_serving
 
@@ -116,7 +116,7 @@ async def test_binary_frames_cost_a_throttled_warning_not_one_each(
         await stream.send(bytes((0x82, 0)) * 2000 + frames.text_frame(b'"end"', mask=False))
         await anyio.sleep_forever()
 
-    caplog.set_level(logging.WARNING, logger="acp_runtime.remote.websocket_socket")
+    caplog.set_level(logging.WARNING, logger="acp_runtime.remote._websocket_socket")
     async with server(binaries) as port:
         async with connect_websocket(f"ws://127.0.0.1:{port}/acp") as transport:
             with anyio.fail_after(5):

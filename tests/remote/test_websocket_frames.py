@@ -9,8 +9,8 @@ from wsproto import ConnectionType
 from wsproto.connection import Connection
 from wsproto.events import BytesMessage, CloseConnection, Ping, Pong, TextMessage
 
-from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote.websocket_frames import Binary, Close, FrameError, FrameReader, TooLarge
+from acp_runtime.remote import _websocket_frames as frames
+from acp_runtime.remote._websocket_frames import Binary, Close, FrameError, FrameReader, TooLarge
 
 SIZES = [0, 1, 125, 126, 65535, 65536, 70000]
 

@@ -19,10 +19,10 @@ import anyio.abc
 import pytest
 
 from acp_runtime import ConnectionBuilder, Responder
+from acp_runtime.remote import _websocket_frames as frames
+from acp_runtime.remote import _websocket_socket as sockets
 from acp_runtime.remote import websocket_app
-from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote import websocket_socket as sockets
-from acp_runtime.remote.websocket_frames import Close, FrameReader
+from acp_runtime.remote._websocket_frames import Close, FrameReader
 
 from .direct_server import serving
 

@@ -32,8 +32,8 @@ from wsproto.events import (
 )
 from wsproto.events import Ping as WsPing
 
+from acp_runtime.remote import _websocket_listener as listener
 from acp_runtime.remote import serve_websocket, websocket_app
-from acp_runtime.remote import websocket_listener as listener
 
 from .direct_server import serving
 from .untyped_echo import echo_agent

@@ -14,10 +14,10 @@ import anyio
 import anyio.abc
 import pytest
 
+from acp_runtime.remote import _websocket_frames as frames
 from acp_runtime.remote import connect_websocket
-from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote.websocket_handshake import Accepted
-from acp_runtime.remote.websocket_socket import StreamWebSocket
+from acp_runtime.remote._websocket_handshake import Accepted
+from acp_runtime.remote._websocket_socket import StreamWebSocket
 
 from .test_websocket_client_hostile import server, switching
 

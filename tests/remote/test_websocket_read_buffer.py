@@ -16,9 +16,9 @@ import pytest
 
 from acp_runtime import ConnectionBuilder, Responder
 from acp_runtime._fd_reader import READ_BYTES
+from acp_runtime.remote import _websocket_frames as frames
 from acp_runtime.remote import connect_websocket, websocket_app
-from acp_runtime.remote import websocket_frames as frames
-from acp_runtime.remote.websocket_socket import LoopWebSocket
+from acp_runtime.remote._websocket_socket import LoopWebSocket
 
 from .direct_server import serving
 from .test_websocket_hostile import request, upgraded

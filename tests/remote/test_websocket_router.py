@@ -13,7 +13,7 @@ import httpx
 import pytest
 from httpx_ws import aconnect_ws
 
-from acp_runtime import VersionRouter
+from acp_runtime.proxies import VersionRouter
 from acp_runtime.remote import websocket_app
 
 pytestmark = pytest.mark.anyio

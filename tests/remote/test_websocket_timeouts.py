@@ -21,7 +21,7 @@ from anyio.abc import SocketStream
 
 from acp_runtime import ConnectionBuilder, RequestError, Responder
 from acp_runtime.remote import websocket_app
-from acp_runtime.remote.websocket_server import _Socket
+from acp_runtime.remote._websocket_server import _Socket
 
 from .untyped_echo import echo_agent
 

@@ -16,10 +16,9 @@ from acp_runtime import (
     NotificationMethod,
     RequestMethod,
     Responder,
-    TypedNotification,
-    TypedRequest,
     memory_pair,
 )
+from acp_runtime.codegen_support import TypedNotification, TypedRequest
 from acp_runtime.testing import cancel as cancel
 from acp_runtime.testing import error as error
 from acp_runtime.testing import notification as notification

@@ -22,9 +22,10 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
-from acp_runtime.connection import WRITE_BURST_BYTES, WRITER_TURN_BYTES
-from acp_runtime.outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
+from acp_runtime._connection import WRITE_BURST_BYTES, WRITER_TURN_BYTES
+from acp_runtime._outbox import Outbox
 from acp_runtime.testing import WirePeer
+from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES
 
 from .helpers import cancel, request
 

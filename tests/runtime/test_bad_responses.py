@@ -24,14 +24,13 @@ from acp_runtime import (
     Connection,
     ConnectionBuilder,
     JsonValue,
-    MessageTooLarge,
     RequestError,
     SentRequest,
     memory_pair,
 )
-from acp_runtime.memory import MemoryTransport
-from acp_runtime.roles import Role
+from acp_runtime._roles import Role
 from acp_runtime.testing import WirePeer
+from acp_runtime.transports import MemoryTransport, MessageTooLarge
 
 from .helpers import request
 

@@ -20,8 +20,8 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
-from acp_runtime.memory import MemoryTransport
 from acp_runtime.testing import WirePeer, wire_connection
+from acp_runtime.transports import MemoryTransport
 
 from .helpers import cancel, request, result
 

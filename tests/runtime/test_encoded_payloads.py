@@ -1,5 +1,5 @@
 """Typed params and results go out as JSON text written by pydantic-core
-(:class:`~acp_runtime.methods.EncodedJson`), spliced into the message as they are.
+(:class:`~acp_runtime._methods.EncodedJson`), spliced into the message as they are.
 The wire must say exactly what the dict path said; envelopes get the value."""
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from acp_generated.v1 import (
     TextContentBlock,
     UsageUpdateSessionUpdate,
 )
-from acp_runtime import ConnectionBuilder, Responder
-from acp_runtime.jsonrpc import (
-    RequestId,
+from acp_runtime import ConnectionBuilder, RequestId, Responder
+from acp_runtime._jsonrpc import (
     encode,
     encode_notification,
     encode_request,
@@ -31,9 +30,9 @@ from acp_runtime.jsonrpc import (
     request_message,
     result_message,
 )
-from acp_runtime.methods import EncodedJson
-from acp_runtime.peer import COUNTERPART, on_wire
-from acp_runtime.successor import SUCCESSOR
+from acp_runtime._methods import EncodedJson
+from acp_runtime._peer import on_wire
+from acp_runtime.proxies import COUNTERPART, SUCCESSOR
 from acp_runtime.testing import request, wire_connection
 
 pytestmark = pytest.mark.anyio

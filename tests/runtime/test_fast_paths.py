@@ -18,14 +18,14 @@ import anyio
 import pytest
 
 from acp_runtime import ConnectionBuilder, _fd_reader
-from acp_runtime.framing import LineTransport
-from acp_runtime.outbox import Outbox
-from acp_runtime.stdio import (
+from acp_runtime._outbox import Outbox
+from acp_runtime._stdio import (
     ATOMIC_PIPE_WRITE_BYTES,
     FdReceiveStream,
     FdSendStream,
     atomic_write_bytes,
 )
+from acp_runtime.transports import LineTransport
 
 
 @pytest.fixture
@@ -501,7 +501,7 @@ def _open_fds() -> set[str]:
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 @pytest.mark.anyio
 async def test_a_failed_spawn_closes_every_pipe_end() -> None:
-    from acp_runtime.process import spawn_agent
+    from acp_runtime import spawn_agent
 
     before = _open_fds()
     with pytest.raises(OSError):

@@ -19,13 +19,12 @@ from acp_runtime import (
     Connection,
     ConnectionBuilder,
     JsonValue,
-    LineTransport,
-    MessageTooLarge,
     RequestError,
     Responder,
+    memory_pair,
 )
-from acp_runtime.memory import MemoryTransport, memory_pair
 from acp_runtime.testing import WirePeer, wire_connection
+from acp_runtime.transports import LineTransport, MemoryTransport, MessageTooLarge
 
 from .helpers import ASK, Answer, Ask, cancel, error, notification, request, result
 
@@ -213,7 +212,7 @@ async def test_responses_with_unknown_ids_are_logged_and_ignored(
             None,
             None,
         ]
-        assert {r.name for r in caplog.records} <= {"acp_runtime.connection"}
+        assert {r.name for r in caplog.records} <= {"acp_runtime._connection"}
         assert "malformed response id" in caplog.text  # ``true`` is not an id at all
         assert cx.pending_request_count == 1
         await peer.send(result(sent.id, "real"))

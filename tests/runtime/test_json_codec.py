@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_runtime.jsonrpc import LARGE_MESSAGE_BYTES, decode, encode
+from acp_runtime._jsonrpc import LARGE_MESSAGE_BYTES, decode, encode
 
 json_values = st.recursive(
     st.none()

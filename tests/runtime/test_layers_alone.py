@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from acp_runtime import RequestError
+from acp_runtime._cancellation import IncomingRequests
 from acp_runtime._loop import Waiter
-from acp_runtime.cancellation import IncomingRequests
-from acp_runtime.peer import COUNTERPART
-from acp_runtime.response_slot import ResponseSlot
-from acp_runtime.settlement import OutboxClosed, PendingRequest, PendingTable
+from acp_runtime._response_slot import ResponseSlot
+from acp_runtime._settlement import OutboxClosed, PendingRequest, PendingTable
+from acp_runtime.proxies import COUNTERPART
 
 
 class RecordingLink:

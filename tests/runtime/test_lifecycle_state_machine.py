@@ -36,9 +36,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from acp_runtime import COUNTERPART, JsonValue, RequestError, SentRequest
+from acp_runtime import JsonValue, RequestError, SentRequest
 from acp_runtime._loop import Waiter, current_waiter_factory
-from acp_runtime.settlement import Consumer, OutboxClosed, PendingRequest, PendingTable, Wire
+from acp_runtime._settlement import Consumer, OutboxClosed, PendingRequest, PendingTable, Wire
+from acp_runtime.proxies import COUNTERPART
 
 T = TypeVar("T")
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from acp_runtime import ConnectionBuilder
-from acp_runtime.log_throttle import BURST, INTERVAL, LogThrottle
+from acp_runtime._log_throttle import BURST, INTERVAL, LogThrottle
 from acp_runtime.testing import wire_connection
 
 log = logging.getLogger("acp_runtime.test_throttle")

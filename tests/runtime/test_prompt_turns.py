@@ -1,4 +1,4 @@
-"""Prompt turns and ``session/cancel`` (issue 33, :mod:`acp_runtime.turns`).
+"""Prompt turns and ``session/cancel`` (issue 33, :mod:`acp_runtime._turns`).
 
 Agent side: ``session/cancel`` stops the running ``session/prompt`` handler of its session,
 and the turn answers ``cancelled`` after the updates already sent; an agent with its own

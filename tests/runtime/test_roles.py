@@ -8,15 +8,9 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from acp_runtime import (
-    Connection,
-    ConnectionBuilder,
-    NotificationMethod,
-    RequestMethod,
-    Responder,
-    Role,
-    TypedRequest,
-)
+from acp_runtime import Connection, ConnectionBuilder, NotificationMethod, RequestMethod, Responder
+from acp_runtime._roles import Role
+from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.testing import wire_connection
 
 from .helpers import ASK, NOTE, Answer, Ask, Note, connected, notification, request

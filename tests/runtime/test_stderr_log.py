@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from acp_runtime.stderr_log import FLUSH_TIMEOUT, StderrLogHandler
+from acp_runtime._stderr_log import FLUSH_TIMEOUT
+from acp_runtime.tracing import StderrLogHandler
 
 logger = logging.getLogger("acp_runtime.test_stderr_log")
 
@@ -137,7 +138,7 @@ def test_rel3_a_closed_stderr_drops_records_quietly(pipe: tuple[int, int]) -> No
 
 AGENT = """
 import logging, sys, warnings
-from acp_runtime import log_nothing, log_to_stderr
+from acp_runtime.tracing import log_nothing, log_to_stderr
 if sys.argv[1] == "quiet":
     log_nothing()
 else:

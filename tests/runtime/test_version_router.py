@@ -19,15 +19,15 @@ from acp_runtime import (
     ConnectionBuilder,
     ErrorCode,
     JsonValue,
-    MessageTooLarge,
     RequestError,
     Responder,
     Transport,
-    VersionRouter,
     memory_pair,
 )
-from acp_runtime.initialize_params import initialize_params_for
+from acp_runtime._initialize_params import initialize_params_for
+from acp_runtime.proxies import VersionRouter
 from acp_runtime.testing import WirePeer, cancel, error, notification, request, result
+from acp_runtime.transports import MessageTooLarge
 
 FIRST = "first ACP request must be initialize"
 BAD_VERSION = "initialize.protocolVersion must be a valid ACP protocol version"

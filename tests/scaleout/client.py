@@ -11,9 +11,8 @@ from typing import Literal
 
 from acp_generated import v1
 from acp_generated.v1 import builders as b
-from acp_runtime import Connection, ConnectionBuilder
+from acp_runtime import Connection, ConnectionBuilder, Transport
 from acp_runtime.remote import CookieStore, connect_http, connect_websocket
-from acp_runtime.transport import Transport
 
 
 class Recorder(v1.ClientHandler):

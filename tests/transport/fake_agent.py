@@ -30,8 +30,8 @@ import threading
 async def echo(limit: int) -> None:
     import anyio
 
-    from acp_runtime.stdio import stdio_transport
-    from acp_runtime.transport import MessageTooLarge
+    from acp_runtime import stdio_transport
+    from acp_runtime.transports import MessageTooLarge
 
     transport = stdio_transport(max_message_bytes=limit)
     try:
@@ -50,7 +50,7 @@ async def echo(limit: int) -> None:
 async def echo_after_stray_output() -> None:
     import anyio
 
-    from acp_runtime.stdio import stdio_transport
+    from acp_runtime import stdio_transport
 
     transport = stdio_transport()
     print("stray print")

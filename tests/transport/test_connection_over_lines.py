@@ -10,7 +10,7 @@ import pytest
 from anyio.abc import SocketStream
 
 from acp_runtime import ConnectionBuilder, JsonValue, Responder
-from acp_runtime.framing import LineTransport
+from acp_runtime.transports import LineTransport
 
 
 async def echo(method: str, params: JsonValue, responder: Responder[JsonValue]) -> JsonValue:

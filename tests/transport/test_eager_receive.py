@@ -21,8 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, RequestError
-from acp_runtime.framing import EAGER_MAX_BYTES, LineReader, LineTransport
-from acp_runtime.stdio import FdReceiveStream, FdSendStream
+from acp_runtime._framing import EAGER_MAX_BYTES, LineReader
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
+from acp_runtime.transports import LineTransport
 
 
 def reader_with_limit(limit: int = 1024) -> LineReader:

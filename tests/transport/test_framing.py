@@ -14,8 +14,8 @@ from byte_streams import QueueReceiveStream, ScriptedReceiveStream, SlowSendStre
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_runtime.framing import LineReader, LineTransport
-from acp_runtime.transport import MessageTooLarge
+from acp_runtime._framing import LineReader
+from acp_runtime.transports import LineTransport, MessageTooLarge
 
 TooLarge = tuple[str, bytes]  # ("too_large", prefix)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_runtime.process import AgentProcess, spawn_agent
+from acp_runtime import AgentProcess, spawn_agent
 
 FAKE_AGENT = str(Path(__file__).with_name("fake_agent.py"))
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and /proc")

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_runtime.stdio import FdReceiveStream, FdSendStream, is_pollable
+from acp_runtime._stdio import FdReceiveStream, FdSendStream, is_pollable
 
 FAKE_AGENT = str(Path(__file__).with_name("fake_agent.py"))
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes")

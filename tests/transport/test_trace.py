@@ -11,9 +11,8 @@ import anyio
 import pytest
 from byte_streams import ScriptedReceiveStream, SlowSendStream
 
-from acp_runtime.framing import LineTransport
-from acp_runtime.trace import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
-from acp_runtime.transport import MessageTooLarge
+from acp_runtime.tracing import TraceEvent, TraceSink, TracingTransport, jsonl_sink, logging_sink
+from acp_runtime.transports import LineTransport, MessageTooLarge
 
 
 def traced(chunks: list[bytes], sink: TraceSink, limit: int = 1024) -> TracingTransport:

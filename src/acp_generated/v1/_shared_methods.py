@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from acp_runtime.methods import NotificationMethod, RequestMethod
+from acp_runtime.codegen_support import NotificationMethod, RequestMethod
 
 from ._shared_models import (
     AuthenticateRequest,

@@ -19,8 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from acp_runtime import RequestError
-from acp_runtime.handler_class import refuse_unknown_methods
-from acp_runtime.methods import JsonValue
+from acp_runtime.codegen_support import JsonValue, refuse_unknown_methods
 
 from . import methods as m
 

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from pydantic import Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
-from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
-from acp_runtime.methods import TypedNotification, TypedRequest
-from acp_runtime.model import AcpModel as AcpModel
+from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
+from acp_runtime.codegen_support import TypedNotification, TypedRequest
+from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._shared_models import (
     AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
     AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,

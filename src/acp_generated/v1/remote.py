@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from acp_runtime.kwargs import given, listed
+from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
 from .models import (

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from acp_runtime.kwargs import given, listed
+from acp_runtime.codegen_support import given, listed
 
 from .models import (
     BackgroundWork,

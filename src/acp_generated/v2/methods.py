@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from acp_runtime.methods import NotificationMethod, RequestMethod
+from acp_runtime.codegen_support import NotificationMethod, RequestMethod
 
 from .models import (
     InitializeRequest,

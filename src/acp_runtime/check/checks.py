@@ -20,7 +20,7 @@ import anyio
 from acp_generated.v1 import methods as v1_methods
 from acp_generated.v2 import methods as v2_methods
 
-from ..process import spawn_agent
+from .._process import spawn_agent
 from ..testing.validation import MessageValidator
 from .report import CheckResult
 from .wire import AgentWire, Message

@@ -1,6 +1,6 @@
 """Raw JSON-RPC with an agent under check: exact bytes out, every message in sorted.
 
-The check speaks raw JSON, not through a :class:`~acp_runtime.connection.Connection`, so
+The check speaks raw JSON, not through a :class:`~acp_runtime._connection.Connection`, so
 it can send what a connection never would (malformed JSON, a notification nobody knows)
 and see everything the agent writes, including what a connection would swallow (a reply
 to a notification, a line that is not JSON). Requests from the agent are answered as a
@@ -15,9 +15,9 @@ from typing import Any, cast
 
 import anyio
 
+from .._trace import TracingTransport
+from .._transport import MessageTooLarge, Transport
 from ..testing.validation import Finding, MessageValidator
-from ..trace import TracingTransport
-from ..transport import MessageTooLarge, Transport
 
 Message = dict[str, Any]
 

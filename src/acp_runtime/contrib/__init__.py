@@ -14,16 +14,16 @@ in use (``acp_generated.v1.RemoteClient``, ``acp_generated.v1.builders``) and re
 by their wire tags.
 """
 
-from .permissions import PermissionBroker as PermissionBroker
-from .permissions import PermissionDecision as PermissionDecision
-from .session_state import Message as Message
-from .session_state import SessionAccumulator as SessionAccumulator
-from .session_state import SessionState as SessionState
-from .session_state import ToolCallState as ToolCallState
-from .tool_calls import ToolCallTracker as ToolCallTracker
-from .tool_calls import TrackedToolCall as TrackedToolCall
-from .turns import PromptTurns as PromptTurns
-from .turns import Turn as Turn
+from ._permissions import PermissionBroker as PermissionBroker
+from ._permissions import PermissionDecision as PermissionDecision
+from ._session_state import Message as Message
+from ._session_state import SessionAccumulator as SessionAccumulator
+from ._session_state import SessionState as SessionState
+from ._session_state import ToolCallState as ToolCallState
+from ._tool_calls import ToolCallTracker as ToolCallTracker
+from ._tool_calls import TrackedToolCall as TrackedToolCall
+from ._turns import PromptTurns as PromptTurns
+from ._turns import Turn as Turn
 
 __all__ = [
     "Message",

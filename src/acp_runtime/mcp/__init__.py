@@ -21,22 +21,22 @@ Importing this package needs nothing beyond the runtime; the MCP SDK parts (serv
 MCP SDK server, ``ClientSession``) need the ``mcp`` extra and import it when used.
 """
 
-from .caller import DeclaredServer as DeclaredServer
-from .caller import McpCaller as McpCaller
-from .caller import acp_servers as acp_servers
-from .capabilities import accepts_mcp_over_acp as accepts_mcp_over_acp
-from .capabilities import advertise_mcp_over_acp as advertise_mcp_over_acp
-from .mcp_connection import Binding as Binding
-from .mcp_connection import McpConnection as McpConnection
-from .mcp_connection import McpNotification as McpNotification
-from .provider import McpProvider as McpProvider
-from .provider import McpServerRegistration as McpServerRegistration
-from .server_api import McpHandler as McpHandler
-from .server_api import McpRequest as McpRequest
-from .server_api import ServerBackend as ServerBackend
-from .wire import MCP_PROTOCOL_VERSION as MCP_PROTOCOL_VERSION
-from .wire import BindingErrorCode as BindingErrorCode
-from .wire import McpError as McpError
+from ._caller import DeclaredServer as DeclaredServer
+from ._caller import McpCaller as McpCaller
+from ._caller import acp_servers as acp_servers
+from ._capabilities import accepts_mcp_over_acp as accepts_mcp_over_acp
+from ._capabilities import advertise_mcp_over_acp as advertise_mcp_over_acp
+from ._mcp_connection import Binding as Binding
+from ._mcp_connection import McpConnection as McpConnection
+from ._mcp_connection import McpNotification as McpNotification
+from ._provider import McpProvider as McpProvider
+from ._provider import McpServerRegistration as McpServerRegistration
+from ._server_api import McpHandler as McpHandler
+from ._server_api import McpRequest as McpRequest
+from ._server_api import ServerBackend as ServerBackend
+from ._wire import MCP_PROTOCOL_VERSION as MCP_PROTOCOL_VERSION
+from ._wire import BindingErrorCode as BindingErrorCode
+from ._wire import McpError as McpError
 
 __all__ = [
     "MCP_PROTOCOL_VERSION",

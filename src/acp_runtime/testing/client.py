@@ -12,11 +12,11 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
-from ..builder import ConnectionBuilder
-from ..connection import Connection
-from ..memory import memory_pair
-from ..run import Attachable
-from ..trace import TracingTransport
+from .._builder import ConnectionBuilder
+from .._connection import Connection
+from .._memory import memory_pair
+from .._run import Attachable
+from .._trace import TracingTransport
 from .validation import Finding, MessageValidator
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, TypeVar
 
-from ..errors import RequestError
+from .._errors import RequestError
 
 R = TypeVar("R")
 

@@ -23,9 +23,9 @@ import anyio
 from acp_generated import v1
 from acp_generated.v1 import methods as m
 
-from ..connection import Connection
-from ..responder import Responder
-from ..run import Attachable
+from .._connection import Connection
+from .._responder import Responder
+from .._run import Attachable
 from .client import connect_in_memory, raise_on_errors
 from .fakes import FakeCommand, FakeFiles, FakeTerminals, PermissionRule, choose_option
 from .validation import Finding, MessageValidator

@@ -17,9 +17,9 @@ import anyio
 from acp_generated import v2
 from acp_generated.v2 import methods as m
 
-from ..connection import Connection
-from ..responder import Responder
-from ..run import Attachable
+from .._connection import Connection
+from .._responder import Responder
+from .._run import Attachable
 from .client import connect_in_memory, raise_on_errors
 from .fakes import PermissionRule, choose_option
 from .validation import Finding, MessageValidator

@@ -1,9 +1,9 @@
 """Check every message an agent sends against one protocol version's strict models.
 
-The runtime parses what a peer sends leniently (``acp_runtime.lenient``): a value the
+The runtime parses what a peer sends leniently (``acp_runtime._lenient``): a value the
 schema's ``x-deserialize-*`` rules cover is salvaged and the connection goes on. A test
 or a conformance check wants to know about it all the same, so :class:`MessageValidator`
-watches the wire (it is a :data:`~acp_runtime.trace.TraceSink`) and turns each message
+watches the wire (it is a :data:`~acp_runtime._trace.TraceSink`) and turns each message
 into findings: an *error* for what strict validation refuses and no rule salvages, a
 *warning* naming each salvaged field. Each finding names the method and the field path.
 """
@@ -17,9 +17,9 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..lenient import format_path, salvaged
-from ..methods import NotificationMethod, RequestMethod, _Codec  # pyright: ignore[reportPrivateUsage]
-from ..trace import TraceEvent
+from .._lenient import format_path, salvaged
+from .._methods import NotificationMethod, RequestMethod, _Codec  # pyright: ignore[reportPrivateUsage]
+from .._trace import TraceEvent
 
 Severity = Literal["error", "warning"]
 

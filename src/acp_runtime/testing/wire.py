@@ -20,10 +20,10 @@ from typing import Any
 
 import anyio
 
-from ..builder import ConnectionBuilder
-from ..connection import Connection
-from ..memory import MemoryTransport, memory_pair
-from ..methods import JsonValue
+from .._builder import ConnectionBuilder
+from .._connection import Connection
+from .._memory import MemoryTransport, memory_pair
+from .._methods import JsonValue
 
 _BARRIER_PREFIX = "acp-test-barrier-"
 

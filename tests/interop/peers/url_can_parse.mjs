@@ -1,6 +1,6 @@
 // Node's WHATWG URL parser as an oracle, one request per stdin line: a JSON string in,
 // `true` or `false` (does `new URL(input)`, no base, parse?) out. For the Python SDK's
-// differential test of acp_runtime.whatwg_url (tests/interop/test_whatwg_url_vs_node.py).
+// differential test of acp_runtime._whatwg_url (tests/interop/test_whatwg_url_vs_node.py).
 //
 // `new URL` rather than `URL.canParse`: the same parser, but Node 20's `URL.canParse`
 // answers `false` for a valid URL with a Latin-1 character ("http://\u00e9.com") once V8

@@ -7,8 +7,9 @@ from contextlib import AbstractContextManager, nullcontext
 from opentelemetry.sdk.trace import TracerProvider
 from typing_extensions import reveal_type
 
-from acp_runtime import ConnectionBuilder, Peer, RequestError, RequestId, Role
-from acp_runtime.observation import ConnectionObserver, Instrumentation, RequestSpan
+from acp_runtime import ConnectionBuilder, Peer, RequestError, RequestId
+from acp_runtime._observation import ConnectionObserver, Instrumentation, RequestSpan
+from acp_runtime._roles import Role
 from acp_runtime.otel import Tracing, instrument
 
 

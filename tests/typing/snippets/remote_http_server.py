@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing_extensions import reveal_type
 
 from acp_generated.v1 import AgentHandler
-from acp_runtime import ConnectionBuilder, VersionRouter
+from acp_runtime import ConnectionBuilder
+from acp_runtime.proxies import VersionRouter
 from acp_runtime.remote import HttpLimits, Refusal, acp_app, http_app
-from acp_runtime.remote.http_connection import HttpConnection
+from acp_runtime.remote._http_connection import HttpConnection
 
 
 class Agent(AgentHandler):

@@ -11,7 +11,8 @@ import anyio
 from typing_extensions import reveal_type
 
 from acp_generated.v1 import AgentHandler
-from acp_runtime import ConnectionBuilder, VersionRouter
+from acp_runtime import ConnectionBuilder
+from acp_runtime.proxies import VersionRouter
 from acp_runtime.remote import Refusal, WebSocketApp, serve_websocket, websocket_app
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing_extensions import reveal_type
 
-from acp_runtime import ConnectionBuilder, Routed, Transport, VersionRouter
+from acp_runtime import ConnectionBuilder, Transport
+from acp_runtime.proxies import Routed, VersionRouter
 
 
 def takes_routed(routed: Routed) -> None: ...

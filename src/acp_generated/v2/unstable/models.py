@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 
-from acp_runtime.lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
-from acp_runtime.model import JsonInt
-from acp_runtime.methods import TypedNotification, TypedRequest
-from acp_runtime.model import AcpModel as AcpModel, unknown_tag
-from acp_runtime.uri_format import UriFormat
+from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, JsonInt, NotNull, SkipInvalidItems, UriFormat
+from acp_runtime.codegen_support import TypedNotification, TypedRequest
+from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from .._shared_models import (
     AbsolutePath as AbsolutePath,
     AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
