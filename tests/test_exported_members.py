@@ -159,8 +159,10 @@ SUBMODULE_NAMES: dict[str, list[str]] = {
     ],
 }
 
-UNPINNED = ["testing"]
-"""Public, its ``__all__`` not pinned yet (the test helpers are being reworked)."""
+UNPINNED = ["testing", "testing.v1", "testing.v2", "testing.pytest_plugin", "check"]
+"""Public, their ``__all__`` not pinned yet: the test helpers (``acp_runtime.testing``; a
+user's tests import ``testing.v1``/``v2`` and enable ``testing.pytest_plugin``) and the
+conformance check (``python -m acp_runtime.check``), both new."""
 
 PUBLIC_MODULES = {"acp_runtime"} | {f"acp_runtime.{name}" for name in [*SUBMODULE_NAMES, *UNPINNED]}
 

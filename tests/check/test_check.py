@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from acp_runtime.check.checks import Options, run_checks
-from acp_runtime.check.report import CheckResult, exit_status, table
+from acp_runtime.check._checks import Options, run_checks
+from acp_runtime.check._report import CheckResult, exit_status, table
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -168,4 +168,4 @@ async def test_the_v2_client_waits_for_the_idle_state_update() -> None:
 def test_wire_peer_is_still_where_it_was() -> None:
     from acp_runtime.testing import WirePeer, wire_connection
 
-    assert WirePeer.__module__ == "acp_runtime.testing.wire" and callable(wire_connection)
+    assert WirePeer.__module__ == "acp_runtime.testing._wire" and callable(wire_connection)

@@ -8,8 +8,8 @@ import sys
 
 import anyio
 
-from .checks import Options, run_checks
-from .report import as_json, exit_status, table
+from ._checks import Options, run_checks
+from ._report import as_json, exit_status, table
 
 
 def parse_args(argv: list[str]) -> tuple[Options, bool]:

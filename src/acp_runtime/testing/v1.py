@@ -9,7 +9,7 @@ with the capabilities configured, and yields a :class:`TestClient`::
         assert "hi" in text_of(updates)
 
 Every message the agent sends is checked against the strict v1 schema; the first call
-after an invalid one raises :class:`~acp_runtime.testing.client.AgentProtocolError`
+after an invalid one raises :class:`~acp_runtime.testing._client.AgentProtocolError`
 naming the method and the field.
 """
 
@@ -26,9 +26,9 @@ from acp_generated.v1 import methods as m
 from .._connection import Connection
 from .._responder import Responder
 from .._run import Attachable
-from .client import connect_in_memory, raise_on_errors
-from .fakes import FakeCommand, FakeFiles, FakeTerminals, PermissionRule, choose_option
-from .validation import Finding, MessageValidator
+from ._client import connect_in_memory, raise_on_errors
+from ._fakes import FakeCommand, FakeFiles, FakeTerminals, PermissionRule, choose_option
+from ._validation import Finding, MessageValidator
 
 __all__ = ["ScriptedClient", "TestClient", "agent_client", "assert_stop_reason", "text_of"]
 

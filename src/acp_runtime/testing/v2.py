@@ -20,9 +20,9 @@ from acp_generated.v2 import methods as m
 from .._connection import Connection
 from .._responder import Responder
 from .._run import Attachable
-from .client import connect_in_memory, raise_on_errors
-from .fakes import PermissionRule, choose_option
-from .validation import Finding, MessageValidator
+from ._client import connect_in_memory, raise_on_errors
+from ._fakes import PermissionRule, choose_option
+from ._validation import Finding, MessageValidator
 
 __all__ = ["ScriptedClient", "TestClient", "agent_client", "stop_reason_of", "text_of"]
 

@@ -21,9 +21,9 @@ from acp_generated.v1 import methods as v1_methods
 from acp_generated.v2 import methods as v2_methods
 
 from .._process import spawn_agent
-from ..testing.validation import MessageValidator
-from .report import CheckResult
-from .wire import AgentWire, Message
+from ..testing._validation import MessageValidator
+from ._report import CheckResult
+from ._wire import AgentWire, Message
 
 ProtocolName = Literal["v1", "v2"]
 UNKNOWN_METHOD = "acp-check/no-such-method"

@@ -2,7 +2,7 @@
 client handler connected in memory, the agent's messages checked on the wire.
 
 The agent runs in this process on the runtime's in-memory transport, exactly as it would
-over stdio (the same connection code), with :class:`~acp_runtime.testing.validation.
+over stdio (the same connection code), with :class:`~acp_runtime.testing._validation.
 MessageValidator` watching what it sends.
 """
 
@@ -17,7 +17,7 @@ from .._connection import Connection
 from .._memory import memory_pair
 from .._run import Attachable
 from .._trace import TracingTransport
-from .validation import Finding, MessageValidator
+from ._validation import Finding, MessageValidator
 
 
 class AgentProtocolError(AssertionError):

@@ -17,7 +17,7 @@ import anyio
 
 from .._trace import TracingTransport
 from .._transport import MessageTooLarge, Transport
-from ..testing.validation import Finding, MessageValidator
+from ..testing._validation import Finding, MessageValidator
 
 Message = dict[str, Any]
 
