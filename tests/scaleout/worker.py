@@ -58,13 +58,13 @@ class WorkerAgent(EchoAgent):
             agent_info=v1.Implementation(name=worker_name(os.getpid()), version="1.0.0"),
         )
 
-    async def session_prompt(
+    async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse | None:
         text = prompt_text(params.prompt)
         spin = _SPIN.fullmatch(text)
         if text != "whoami" and spin is None:
-            return await super().session_prompt(params, responder)
+            return await super().prompt(params, responder)
         if spin is not None:
             busy(int(spin[1]))
         Turn(params.session_id, responder).say(f"pid {os.getpid()}")
