@@ -34,7 +34,6 @@ class FileAgent(v1.AgentHandler):
 
     def __init__(self) -> None:
         self.history: dict[str, list[v1.SessionUpdate]] = {}
-        self.can_read = False
 
     async def initialize(
         self, params: v1.InitializeRequest, responder: Responder[v1.InitializeResponse]
@@ -66,20 +65,22 @@ class FileAgent(v1.AgentHandler):
     async def prompt(
         self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
     ) -> v1.PromptResponse:
-        # session/cancel answers `cancelled` (the runtime does it); $/cancel_request -32800:
-        return await responder.cancellation.run_until_cancelled(self._turn(params))
+        try:  # session/cancel cancels the turn and the runtime answers `cancelled`
+            return await responder.cancellation.run_until_cancelled(self._turn(params))
+        except RequestError:  # and so does $/cancel_request (-32800 otherwise)
+            if responder.cancellation.is_cancelled():
+                return v1.PromptResponse(stop_reason="cancelled")
+            raise
 
     async def _turn(self, params: v1.PromptRequest) -> v1.PromptResponse:
         sid, history = params.session_id, self._history_of(params.session_id)
         history += [b.user_message_chunk(content=block) for block in params.prompt]  # for load
-        words = [block.text for block in params.prompt if isinstance(block, v1.TextContentBlock)]
-        path = " ".join(words).strip()
+        path = " ".join(c.text for c in params.prompt if isinstance(c, v1.TextContentBlock))
         if not self.can_read:  # the client did not declare `fs.readTextFile`: never ask it
             await self._say(sid, "This editor does not let me read files.")
             return v1.PromptResponse(stop_reason="end_turn")
-        steps = [f"Ask to read {path}", "Read it", "Count its lines"]
-        entries = [b.plan_entry(content=s, priority="high", status="pending") for s in steps]
-        await self._send(sid, b.plan(entries=entries))
+        plan = [b.plan_entry(content=s, priority="high", status="pending") for s in ("Ask", "Read")]
+        await self._send(sid, b.plan(entries=plan))
         await self._say(sid, f"Let me read {path}.")
         call = f"read-{len(history)}"
         tool = b.tool_call(tool_call_id=call, title=f"Read {path}", kind="read", status="pending")
@@ -98,9 +99,7 @@ class FileAgent(v1.AgentHandler):
             with anyio.CancelScope(shield=True):
                 await self._tool(sid, call, "failed")
             raise
-        result = [b.tool_content(content=b.text(text=file.content))]
-        done = b.tool_call_update(tool_call_id=call, status="completed", content=result)
-        await self._send(sid, done)
+        await self._tool(sid, call, "completed", file.content)
         await self._say(sid, f"{path} has {len(file.content.splitlines())} lines.")
         return v1.PromptResponse(stop_reason="end_turn")
 
@@ -109,12 +108,12 @@ class FileAgent(v1.AgentHandler):
         await self.client.session_update(session_id=session_id, update=update)
 
     async def _say(self, session_id: str, sentence: str) -> None:
-        """Stream a sentence word by word, as a model would."""
-        for word in sentence.split(" "):
-            await self._send(session_id, b.agent_message_chunk(content=b.text(text=word + " ")))
+        """Stream a sentence (a model would stream words or tokens)."""
+        await self._send(session_id, b.agent_message_chunk(content=b.text(text=sentence + " ")))
 
-    async def _tool(self, sid: str, call: str, status: v1.ToolCallStatus) -> None:
-        await self._send(sid, b.tool_call_update(tool_call_id=call, status=status))
+    async def _tool(self, sid: str, call: str, status: v1.ToolCallStatus, text: str = "") -> None:
+        out = [b.tool_content(content=b.text(text=text))] if text else None
+        await self._send(sid, b.tool_call_update(tool_call_id=call, status=status, content=out))
 
 
 if __name__ == "__main__":
