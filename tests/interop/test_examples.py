@@ -116,7 +116,14 @@ def test_v2_pair_shows_accepted_then_idle_and_session_cancel() -> None:
 
 TYPED_EXAMPLES = [
     str(REPO_ROOT / "examples" / name)
-    for name in ("echo_agent.py", "client.py", "v2_agent.py", "v2_client.py")
+    for name in (
+        "echo_agent.py",
+        "client.py",
+        "v2_agent.py",
+        "v2_client.py",
+        "tutorial_agent.py",
+        "tutorial_client.py",
+    )
 ]
 
 
