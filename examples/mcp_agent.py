@@ -72,9 +72,7 @@ class McpAgent(AgentHandler):
         self.servers[session_id] = acp_servers(params.mcp_servers)
         return NewSessionResponse(session_id=session_id)
 
-    async def prompt(
-        self, params: PromptRequest, responder: Responder[PromptResponse]
-    ) -> None:
+    async def prompt(self, params: PromptRequest, responder: Responder[PromptResponse]) -> None:
         # The turn awaits the editor (MCP calls are ACP requests): it must not run on the
         # dispatch loop. `$/cancel_request` for the prompt stops it with -32800.
         responder.connection.spawn(
