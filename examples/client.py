@@ -8,8 +8,12 @@ the echo agent's commands), answers permission requests with the first "allow" o
 serves ``fs/read_text_file`` from disk, and then shows both ways to stop work:
 
 * ``session/cancel``: the turn ends normally with ``stopReason: cancelled``;
-* request cancellation (``SentRequest.cancel()`` sends ``$/cancel_request``): the agent
-  answers the request with error -32800.
+* request cancellation alone (``$/cancel_request``, with ``cx.send_cancel_request``): the
+  echo agent answers the request with error -32800. (``SentRequest.cancel()`` and
+  ``cancel_after`` send ``session/cancel`` as well, which is what real agents act on.)
+
+It is written the one documented way: ``connect_to_agent`` with a ``ClientHandler``, and
+the typed facade ``RemoteAgent`` for the requests.
 """
 
 from __future__ import annotations
@@ -24,18 +28,15 @@ import anyio
 from acp_generated.v1 import (
     AgentMessageChunkSessionUpdate,
     AgentThoughtChunkSessionUpdate,
-    CancelNotification,
     ClientCapabilities,
     ClientHandler,
     FileSystemCapabilities,
     Implementation,
-    InitializeRequest,
-    NewSessionRequest,
     PlanSessionUpdate,
-    PromptRequest,
     PromptResponse,
     ReadTextFileRequest,
     ReadTextFileResponse,
+    RemoteAgent,
     RequestPermissionRequest,
     RequestPermissionResponse,
     SelectedRequestPermissionOutcome,
@@ -44,15 +45,7 @@ from acp_generated.v1 import (
     ToolCallSessionUpdate,
     ToolCallUpdateSessionUpdate,
 )
-from acp_runtime import (
-    Connection,
-    ConnectionBuilder,
-    RequestError,
-    Responder,
-    SentRequest,
-    spawn_agent,
-)
-from acp_runtime.transports import StderrHandling
+from acp_runtime import Connection, RequestError, Responder, SentRequest, connect_to_agent
 
 DEFAULT_PROMPTS = ["Hello from the Python ACP SDK!", "mixed", "permission", "chunks 3"]
 
@@ -109,70 +102,69 @@ class TerminalClient(ClientHandler):
         try:
             return ReadTextFileResponse(content=await anyio.Path(params.path).read_text())
         except OSError as error:
-            raise RequestError(-32002, "Resource not found", {"uri": params.path}) from error
+            raise RequestError.resource_not_found(params.path) from error
 
     def end_turn(self, outcome: str) -> None:
         self._line(f"   <- {outcome}")
 
 
-def prompt_request(session_id: str, text: str) -> PromptRequest:
-    return PromptRequest(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
+def prompt_text(agent: RemoteAgent, session_id: str, text: str) -> SentRequest[PromptResponse]:
+    return agent.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
 
 
 async def run(args: argparse.Namespace) -> int:
     terminal = TerminalClient()
-    builder = ConnectionBuilder(role="client")
-    terminal.attach(builder)
-    stderr: StderrHandling = "inherit" if args.agent_stderr else "discard"
-    async with spawn_agent(args.agent, stderr=stderr) as agent, builder.connect(agent) as cx:
-        init = await cx.send_request(
-            InitializeRequest(
-                protocol_version=1,
-                client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True)
-                ),
-                client_info=Implementation(name="acp-typed-example-client", version="0.1.0"),
-            )
+    quiet = not args.agent_stderr
+    async with connect_to_agent(
+        args.agent, terminal, stderr="discard" if quiet else "inherit"
+    ) as cx:
+        agent = RemoteAgent(cx)
+        init = await agent.initialize(
+            protocol_version=1,
+            client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True)),
+            client_info=Implementation(name="acp-typed-example-client", version="0.1.0"),
         )
         agent_name = f"{init.agent_info.name} {init.agent_info.version}" if init.agent_info else "?"
         print(f"-> initialize: {agent_name}, protocol {init.protocol_version}")
-        session = await cx.send_request(NewSessionRequest(cwd=str(Path.cwd()), mcp_servers=[]))
+        session = await agent.new_session(cwd=str(Path.cwd()), mcp_servers=[])
         session_id = session.session_id
         print(f"-> session/new: {session_id}")
 
         for text in args.prompt or DEFAULT_PROMPTS:
             print(f"-> prompt {text!r}")
-            response = await cx.send_request(prompt_request(session_id, text))
+            response = await prompt_text(agent, session_id, text)
             terminal.end_turn(f"stopReason {response.stop_reason}")
 
         if args.cancel_demo:
-            await show_session_cancel(cx, session_id, args, terminal)
-            await show_request_cancellation(cx, session_id, args, terminal)
+            await show_session_cancel(agent, session_id, args, terminal)
+            await show_request_cancellation(cx, agent, session_id, args, terminal)
     return 0
 
 
 async def show_session_cancel(
-    cx: Connection, session_id: str, args: argparse.Namespace, terminal: TerminalClient
+    agent: RemoteAgent, session_id: str, args: argparse.Namespace, terminal: TerminalClient
 ) -> None:
     """The user presses "stop": the turn ends normally, as `cancelled`."""
     print(f"-> prompt {args.long_prompt!r}, then session/cancel after {args.cancel_after}s")
-    turn = cx.send_request(prompt_request(session_id, args.long_prompt))
+    turn = prompt_text(agent, session_id, args.long_prompt)
     await anyio.sleep(args.cancel_after)
-    cx.send_notification(CancelNotification(session_id=session_id))
+    await agent.cancel(session_id=session_id)
     response = await turn
     terminal.end_turn(f"stopReason {response.stop_reason}")
 
 
 async def show_request_cancellation(
-    cx: Connection, session_id: str, args: argparse.Namespace, terminal: TerminalClient
+    cx: Connection,
+    agent: RemoteAgent,
+    session_id: str,
+    args: argparse.Namespace,
+    terminal: TerminalClient,
 ) -> None:
-    """Cancel one request with `$/cancel_request`: the agent answers -32800."""
+    """Cancel one request with `$/cancel_request` alone: the echo agent answers -32800."""
     print(f"-> prompt {args.long_prompt!r}, then $/cancel_request after {args.cancel_after}s")
-    turn: SentRequest[PromptResponse] = cx.send_request(
-        prompt_request(session_id, args.long_prompt)
-    )
+    turn = prompt_text(agent, session_id, args.long_prompt)
     await anyio.sleep(args.cancel_after)
-    turn.cancel()
+    cx.send_cancel_request(turn.id)
     try:
         response = await turn
     except RequestError as error:

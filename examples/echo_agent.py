@@ -138,7 +138,7 @@ class Echo:
 Immediate = Mixed | Error | Echo
 """Commands answered at once, inside the request handler."""
 Waiting = Sleep | Permission | Read | Chunks
-"""Commands that wait (on time, on the client, or for it to read): run as spawned work."""
+"""Commands that wait (on time, on the client, or for it to read): the handler awaits them."""
 Command = Immediate | Waiting
 
 _SLEEP = re.compile(r"(sleep|sleep-ignore)\s+(\d+)")
@@ -293,20 +293,28 @@ class EchoAgent(AgentHandler):
 
     async def prompt(
         self, params: PromptRequest, responder: Responder[PromptResponse]
-    ) -> PromptResponse | None:
+    ) -> PromptResponse:
         turn = Turn(params.session_id, responder)
         command = parse_command(prompt_text(params.prompt))
         log.info("prompt %s: %s", params.session_id, command)
         if isinstance(command, Immediate):
             return PromptResponse(stop_reason=self._answer_now(turn, command))
-        # Waiting work: register the turn before returning, so a `session/cancel` right
-        # behind this request finds it, and run it as spawned work so the dispatch loop
-        # keeps reading (and sees cancellations) while the turn waits (IN-5).
+        # Waiting work: register the turn before the first wait, so a `session/cancel`
+        # right behind this request finds it, then simply await it: the connection goes
+        # on reading (and sees cancellations) while the handler waits. This agent handles
+        # `session/cancel` itself (`cancel` below), so the runtime cancels nothing for it:
+        # `sleep-ignore` can ignore it.
         self._turns[params.session_id] = turn
         self._in_flight += 1
         self._idle = anyio.Event()
-        responder.connection.spawn(self._run_turn, turn, command)
-        return None
+        try:
+            return await self._turn_result(turn, command)
+        finally:
+            if self._turns.get(turn.session_id) is turn:
+                del self._turns[turn.session_id]
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
 
     async def cancel(self, params: CancelNotification, cx: Connection) -> None:
         log.info("session/cancel %s", params.session_id)
@@ -326,16 +334,6 @@ class EchoAgent(AgentHandler):
         """Wait until no prompt turn is running."""
         await self._idle.wait()
 
-    async def _run_turn(self, turn: Turn, command: Waiting) -> None:
-        try:
-            await turn.responder.respond_with(self._turn_result(turn, command))
-        finally:
-            if self._turns.get(turn.session_id) is turn:
-                del self._turns[turn.session_id]
-            self._in_flight -= 1
-            if self._in_flight == 0:
-                self._idle.set()
-
     async def _turn_result(self, turn: Turn, command: Waiting) -> PromptResponse:
         if isinstance(command, Sleep):
             stop_reason = await self._sleep(turn, command)
@@ -349,7 +347,7 @@ class EchoAgent(AgentHandler):
         return PromptResponse(stop_reason=stop_reason)
 
     def _answer_now(self, turn: Turn, command: Immediate) -> StopReason:
-        """Commands that never wait: answered inside the handler, no spawned task."""
+        """Commands that never wait: answered at once."""
         if isinstance(command, Mixed):
             for update in mixed_updates():
                 turn.send(update)

@@ -72,9 +72,7 @@ class McpAgent(AgentHandler):
         self.servers[session_id] = acp_servers(params.mcp_servers)
         return NewSessionResponse(session_id=session_id)
 
-    async def prompt(
-        self, params: PromptRequest, responder: Responder[PromptResponse]
-    ) -> None:
+    async def prompt(self, params: PromptRequest, responder: Responder[PromptResponse]) -> None:
         # The turn awaits the editor (MCP calls are ACP requests): it must not run on the
         # dispatch loop. `$/cancel_request` for the prompt stops it with -32800.
         responder.connection.spawn(
@@ -97,12 +95,12 @@ class McpAgent(AgentHandler):
         return PromptResponse(stop_reason="cancelled" if scope.cancelled_caught else "end_turn")
 
     async def _run(self, cx: Connection, session_id: str, text: str) -> None:
-        def say(chunk: str) -> None:
+        async def say(chunk: str) -> None:
             update = AgentMessageChunkSessionUpdate(
                 session_update="agent_message_chunk",
                 content=TextContentBlock(type="text", text=chunk),
             )
-            cx.send_notification(SessionNotification(session_id=session_id, update=update))
+            await cx.send_notification(SessionNotification(session_id=session_id, update=update))
 
         command, _, argument = text.partition(" ")
         async with self.sessions(cx, session_id) as sessions:
@@ -111,22 +109,22 @@ class McpAgent(AgentHandler):
                     names = [tool.name for tool in (await session.list_tools()).tools]
                 except MCPError as error:
                     if command == "tools":
-                        say(f"unknown server: {error.code}")
+                        await say(f"unknown server: {error.code}")
                     continue
                 if command == "tools":
-                    say(f"tools: {', '.join(names)}")
+                    await say(f"tools: {', '.join(names)}")
                 elif command in names:
 
                     async def on_progress(
                         progress: float, total: float | None, message: str | None
                     ) -> None:
-                        say(f"progress: {progress:g}/{total or 0:g} {message or ''}".rstrip())
+                        await say(f"progress: {progress:g}/{total or 0:g} {message or ''}".rstrip())
 
                     log.info("calling %s on %s", command, server.name)
                     result = await session.call_tool(
                         command, {"text": argument}, progress_callback=on_progress
                     )
-                    say(" ".join(getattr(block, "text", "") for block in result.content))
+                    await say(" ".join(getattr(block, "text", "") for block in result.content))
                     return
 
     @asynccontextmanager
@@ -142,6 +140,8 @@ class McpAgent(AgentHandler):
 
 
 async def serve() -> None:
+    """The lower layer (a ConnectionBuilder) rather than ``run_agent``: two handlers share
+    the connection, the agent and the MCP caller."""
     caller = McpCaller(client_info={"name": "py-mcp-agent", "version": "1"})
     builder = ConnectionBuilder(role="agent")
     McpAgent(caller).attach(builder)

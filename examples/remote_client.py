@@ -21,14 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
-from client import TerminalClient, prompt_request
+from client import TerminalClient, prompt_text
 
 from acp_generated.v1 import (
     ClientCapabilities,
     FileSystemCapabilities,
     Implementation,
-    InitializeRequest,
-    NewSessionRequest,
+    RemoteAgent,
 )
 from acp_runtime.remote import connect_to_remote_agent
 
@@ -39,22 +38,19 @@ async def run(args: argparse.Namespace) -> int:
     terminal = TerminalClient()
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
     async with connect_to_remote_agent(args.url, terminal, headers=headers) as cx:
-        init = await cx.send_request(
-            InitializeRequest(
-                protocol_version=1,
-                client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True)
-                ),
-                client_info=Implementation(name="acp-typed-remote-client", version="0.1.0"),
-            )
+        agent = RemoteAgent(cx)
+        init = await agent.initialize(
+            protocol_version=1,
+            client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True)),
+            client_info=Implementation(name="acp-typed-remote-client", version="0.1.0"),
         )
         agent_name = f"{init.agent_info.name} {init.agent_info.version}" if init.agent_info else "?"
         print(f"-> initialize: {agent_name}, protocol {init.protocol_version}")
-        session = await cx.send_request(NewSessionRequest(cwd=str(Path.cwd()), mcp_servers=[]))
+        session = await agent.new_session(cwd=str(Path.cwd()), mcp_servers=[])
         print(f"-> session/new: {session.session_id}")
         for text in args.prompt or DEFAULT_PROMPTS:
             print(f"-> prompt {text!r}")
-            response = await cx.send_request(prompt_request(session.session_id, text))
+            response = await prompt_text(agent, session.session_id, text)
             terminal.end_turn(f"stopReason {response.stop_reason}")
     return 0
 

@@ -1,7 +1,9 @@
 """The client of the tutorial (docs/tutorial.md): it spawns an agent and prompts it once.
 
-It prints what the agent streams and its tool calls, answers the permission request (allow,
-or reject with ``--reject``) and the file read, and ends with the turn's stop reason::
+It prints what the agent streams, its plan and tool calls, answers the permission request
+(allow, or reject with ``--reject``) and the file read, cancels the turn if it takes longer
+than ``--patience`` seconds, prints the turn's stop reason, and loads the session again if
+the agent can (the agent replays it)::
 
     python examples/tutorial_client.py README.md
     python examples/tutorial_client.py README.md -- node my-agent.js
@@ -30,9 +32,13 @@ class FileClient(v1.ClientHandler):
 
     async def session_update(self, params: v1.SessionNotification, cx: Connection) -> None:
         update = params.update
-        if isinstance(update, v1.AgentMessageChunkSessionUpdate):
+        if isinstance(
+            update, (v1.AgentMessageChunkSessionUpdate, v1.UserMessageChunkSessionUpdate)
+        ):
             if isinstance(update.content, v1.TextContentBlock):
                 print(update.content.text, end="", flush=True)
+        elif isinstance(update, v1.PlanSessionUpdate):
+            print(f"\n[plan: {', '.join(entry.content for entry in update.entries)}]", flush=True)
         elif isinstance(update, (v1.ToolCallSessionUpdate, v1.ToolCallUpdateSessionUpdate)):
             print(f"\n[tool {update.tool_call_id[-6:]}: {update.status}]", flush=True)
 
@@ -53,14 +59,23 @@ class FileClient(v1.ClientHandler):
         return v1.ReadTextFileResponse(content=content)
 
 
-async def prompt_once(path: str, command: list[str], allow: bool) -> str:
+async def prompt_once(path: str, command: list[str], allow: bool, patience: float = 60) -> str:
     async with connect_to_agent(command, FileClient(allow)) as cx:
         agent = v1.RemoteAgent(cx)
         fs = v1.FileSystemCapabilities(read_text_file=True)
-        await agent.initialize(protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs))
+        hello = await agent.initialize(
+            protocol_version=1, client_capabilities=v1.ClientCapabilities(fs=fs)
+        )
         session = await agent.new_session(cwd=str(Path.cwd()), mcp_servers=[])
-        response = await agent.prompt(session_id=session.session_id, prompt=[b.text(text=path)])
+        turn = agent.prompt(session_id=session.session_id, prompt=[b.text(text=path)])
+        # wait up to `patience` seconds, cancel (session/cancel too), take the turn's real answer
+        response = await turn.cancel_after(patience)
         print(f"\n[stop reason: {response.stop_reason}]")
+        if hello.agent_capabilities.load_session:  # the agent replays the session it keeps
+            print("[loading the session again]")
+            await agent.load_session(
+                session_id=session.session_id, cwd=str(Path.cwd()), mcp_servers=[]
+            )
         return response.stop_reason
 
 
@@ -68,8 +83,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Prompt an agent to read a file, once.")
     parser.add_argument("path", help="the file the agent should read")
     parser.add_argument("--reject", action="store_true", help="refuse the permission")
+    parser.add_argument("--patience", type=float, default=60, help="seconds before cancelling")
     parser.add_argument("command", nargs="*", help="agent command (default: the tutorial's)")
     args = parser.parse_args()
-    anyio.run(
-        prompt_once, str(Path(args.path).resolve()), args.command or TUTORIAL_AGENT, not args.reject
-    )
+    path, command = str(Path(args.path).resolve()), args.command or TUTORIAL_AGENT
+    anyio.run(prompt_once, path, command, not args.reject, args.patience)

@@ -46,7 +46,7 @@ from acp_generated.v2 import (
     UpdateSessionNotification,
     UserMessageSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder, Responder, stdio_transport
+from acp_runtime import Connection, Responder, run_agent
 
 log = logging.getLogger("v2_agent")
 
@@ -61,8 +61,11 @@ class Session:
         self.turn_lock = anyio.Lock()
         self.turn_scope: anyio.CancelScope | None = None
 
-    def send(self, cx: Connection, update: SessionUpdate) -> None:
-        cx.send_notification(UpdateSessionNotification(session_id=self.session_id, update=update))
+    async def send(self, cx: Connection, update: SessionUpdate) -> None:
+        """Send an update; awaiting it waits while the client is behind."""
+        await cx.send_notification(
+            UpdateSessionNotification(session_id=self.session_id, update=update)
+        )
 
 
 class V2Agent(AgentHandler):
@@ -92,7 +95,7 @@ class V2Agent(AgentHandler):
         session = self._sessions[params.session_id]
         cx = responder.connection
         user_id = f"user-{next(self._message_ids)}"
-        session.send(
+        await session.send(
             cx,
             UserMessageSessionUpdate(
                 session_update="user_message", message_id=user_id, content=params.prompt
@@ -111,7 +114,7 @@ class V2Agent(AgentHandler):
     async def _run_turn(self, cx: Connection, session: Session, prompt: list[ContentBlock]) -> None:
         text = " ".join(b.text for b in prompt if isinstance(b, TextContentBlock)).strip()
         async with session.turn_lock:
-            session.send(
+            await session.send(
                 cx, RunningStateUpdateSessionUpdate(session_update="state_update", state="running")
             )
             with anyio.CancelScope() as scope:
@@ -126,32 +129,26 @@ class V2Agent(AgentHandler):
                 idle = EndTurnIdleStateUpdateSessionUpdate(
                     session_update="state_update", state="idle", stop_reason="end_turn"
                 )
-            session.send(cx, idle)
+            await session.send(cx, idle)
 
     async def _work(self, cx: Connection, session: Session, text: str) -> None:
         reply_id = f"agent-{next(self._message_ids)}"
 
-        def say(words: str) -> None:
+        async def say(words: str) -> None:
             chunk = AgentMessageChunkSessionUpdate(
                 session_update="agent_message_chunk",
                 message_id=reply_id,
                 content=TextContentBlock(type="text", text=words),
             )
-            session.send(cx, chunk)
+            await session.send(cx, chunk)
 
         if m := _SLEEP.fullmatch(text):
             await anyio.sleep(int(m[1]) / 1000)
-            say(f"slept {m[1]}")
+            await say(f"slept {m[1]}")
             return
         for i, word in enumerate(text.split()):
             await anyio.sleep(self._chunk_delay)
-            say(word if i == 0 else " " + word)
-
-
-async def serve(chunk_delay: float) -> None:
-    builder = ConnectionBuilder(role="agent")
-    V2Agent(chunk_delay).attach(builder)
-    await builder.serve(stdio_transport())
+            await say(word if i == 0 else " " + word)
 
 
 def main(argv: list[str]) -> int:
@@ -159,13 +156,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no log on stderr")
     parser.add_argument("--chunk-delay", type=float, default=0.05, metavar="SECONDS")
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        stream=sys.stderr,
-        format="[v2-agent] %(message)s",
+    return run_agent(
+        V2Agent(args.chunk_delay),
+        log_level=logging.WARNING if args.quiet else logging.INFO,
+        log_format="[v2-agent] %(message)s",
     )
-    anyio.run(serve, args.chunk_delay)
-    return 0
 
 
 if __name__ == "__main__":

@@ -20,20 +20,17 @@ import anyio
 from acp_generated.v2 import (
     AgentMessageChunkSessionUpdate,
     CancelledIdleStateUpdateSessionUpdate,
-    CancelSessionNotification,
     ClientHandler,
     EndTurnIdleStateUpdateSessionUpdate,
     Implementation,
-    InitializeRequest,
-    NewSessionRequest,
-    PromptRequest,
+    PromptResponse,
+    RemoteAgent,
     RunningStateUpdateSessionUpdate,
     TextContentBlock,
     UpdateSessionNotification,
     UserMessageSessionUpdate,
 )
-from acp_runtime import Connection, ConnectionBuilder, spawn_agent
-from acp_runtime.transports import StderrHandling
+from acp_runtime import Connection, SentRequest, connect_to_agent
 
 
 class TurnWatcher(ClientHandler):
@@ -75,31 +72,30 @@ class TurnWatcher(ClientHandler):
             self.idle.set()
 
 
-def prompt_request(session_id: str, text: str) -> PromptRequest:
-    return PromptRequest(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
+def prompt_text(agent: RemoteAgent, session_id: str, text: str) -> SentRequest[PromptResponse]:
+    return agent.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
 
 
 async def run(args: argparse.Namespace) -> int:
     watcher = TurnWatcher()
-    builder = ConnectionBuilder(role="client")
-    watcher.attach(builder)
-    stderr: StderrHandling = "inherit" if args.agent_stderr else "discard"
-    async with spawn_agent(args.agent, stderr=stderr) as agent, builder.connect(agent) as cx:
-        init = await cx.send_request(
-            InitializeRequest(
-                protocol_version=2, info=Implementation(name="acp-typed-v2-client", version="0.1.0")
-            )
+    quiet = not args.agent_stderr
+    async with connect_to_agent(
+        args.agent, watcher, stderr="discard" if quiet else "inherit"
+    ) as cx:
+        agent = RemoteAgent(cx)
+        init = await agent.initialize(
+            protocol_version=2, info=Implementation(name="acp-typed-v2-client", version="0.1.0")
         )
         print(
             f"-> initialize: {init.info.name} {init.info.version}, protocol {init.protocol_version}"
         )
-        session = await cx.send_request(NewSessionRequest(cwd=str(Path.cwd())))
+        session = await agent.new_session(cwd=str(Path.cwd()))
         sid = session.session_id
         print(f"-> session/new: {sid}")
 
         print(f"-> prompt {args.prompt!r}")
         watcher.expect_turn()
-        accepted = await cx.send_request(prompt_request(sid, args.prompt))
+        accepted = await prompt_text(agent, sid, args.prompt)
         # Updates may already be streaming: the dispatch loop does not wait for us.
         watcher.line(f"   <- accepted as {accepted.message_id} (the turn goes on)")
         await watcher.idle.wait()
@@ -108,10 +104,10 @@ async def run(args: argparse.Namespace) -> int:
             f"-> prompt {args.long_prompt!r}, then session/cancel after {args.cancel_after}s"
         )
         watcher.expect_turn()
-        accepted = await cx.send_request(prompt_request(sid, args.long_prompt))
+        accepted = await prompt_text(agent, sid, args.long_prompt)
         watcher.line(f"   <- accepted as {accepted.message_id}")
         await anyio.sleep(args.cancel_after)
-        cx.send_notification(CancelSessionNotification(session_id=sid))
+        await agent.cancel(session_id=sid)
         await watcher.idle.wait()
     return 0 if watcher.stop_reason == "cancelled" else 1
 

@@ -82,7 +82,10 @@ def test_session_cancel_stops_the_turn_and_cancels_its_permission_request(node: 
     assert tool_statuses(events)[-1] == "failed"
 
 
-def test_cancel_request_answers_32800(node: str) -> None:
+def test_cancel_request_alone_also_ends_the_turn_cancelled(node: str) -> None:
+    """The SDK's abort sends only ``$/cancel_request``: the turn ends as on ``session/cancel``,
+    with stop reason ``cancelled`` (it answered -32800 before issue 33, which raced with the
+    ``cancelled`` answer when a client sent both)."""
     steps = [
         {"op": "prompt", "text": FILE, "as": "p", "wait": False},
         {"op": "wait_event", "event": "permission_request"},
@@ -90,5 +93,5 @@ def test_cancel_request_answers_32800(node: str) -> None:
         {"op": "await", "target": "p"},
     ]
     events = run(node, permission="hold", steps=steps)
-    assert settled(events, "p")["error"]["code"] == -32800
+    assert settled(events, "p")["result"] == {"stopReason": "cancelled"}
     assert [e for e in events if e["event"] == "permission_cancel_request"]

@@ -8,9 +8,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from typing_extensions import reveal_type
 
 from acp_runtime import ConnectionBuilder, Peer, RequestError, RequestId
-from acp_runtime._observation import ConnectionObserver, Instrumentation, RequestSpan
 from acp_runtime._roles import Role
 from acp_runtime.otel import Tracing, instrument
+from acp_runtime.tracing import ConnectionObserver, Instrumentation, RequestSpan
 
 
 class CountingSpan:
