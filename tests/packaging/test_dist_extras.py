@@ -29,6 +29,11 @@ EXTRA_MODULES = {
 }
 """The module (or package, with everything under it) each extra of the runtime exists for."""
 
+NEEDS_GENERATED = ("acp_runtime.testing", "acp_runtime.check")
+"""The test client and the conformance check speak a protocol version: they import the
+generated packages (and the test client's fixture imports pytest), so they are imported
+where those are installed, not with the plain runtime."""
+
 pytestmark = pytest.mark.dist
 
 
@@ -60,9 +65,16 @@ def _modules(wheel: Path) -> list[str]:
     return sorted(n.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for n in files)
 
 
-def _covered_by(module: str, extra: str) -> bool:
-    root = EXTRA_MODULES[extra]
+def _under(module: str, root: str) -> bool:
     return module == root or module.startswith(root + ".")
+
+
+def _covered_by(module: str, extra: str) -> bool:
+    return _under(module, EXTRA_MODULES[extra])
+
+
+def _needs_generated(module: str) -> bool:
+    return any(_under(module, root) for root in NEEDS_GENERATED)
 
 
 def _import_all(python: Path, modules: list[str]) -> list[str]:
@@ -92,7 +104,11 @@ def test_the_plain_wheel_imports_every_core_module(
 ) -> None:
     python = new_venv(tmp_path_factory.mktemp("core") / "venv")
     uv_install(python, str(runtime_wheel))
-    core = [m for m in _modules(runtime_wheel) if not any(_covered_by(m, e) for e in EXTRA_MODULES)]
+    core = [
+        m
+        for m in _modules(runtime_wheel)
+        if not any(_covered_by(m, e) for e in EXTRA_MODULES) and not _needs_generated(m)
+    ]
     assert "acp_runtime._connection" in core
     assert _import_all(python, core) == []
 
@@ -106,3 +122,24 @@ def test_each_extra_alone_imports_every_module_it_covers(
     covered = [m for m in _modules(runtime_wheel) if _covered_by(m, extra)]
     assert covered, f"the wheel has no module for the {extra!r} extra"
     assert _import_all(python, covered) == []
+
+
+def test_the_test_client_and_the_check_import_beside_the_generated_packages(
+    runtime_wheel: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    out = tmp_path_factory.mktemp("generated")
+    keys = [r.dist.key for r in resolve_all(load_catalog()) if r.dist.is_generated]
+    only = [arg for key in keys for arg in ("--only", key)]
+    build = subprocess.run(
+        [sys.executable, "-m", "distributions", *only, "--out", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    python = new_venv(tmp_path_factory.mktemp("testing") / "venv")
+    uv_install(python, str(runtime_wheel), *map(str, sorted(out.glob("*.whl"))), "pytest")
+    versioned = [m for m in _modules(runtime_wheel) if _needs_generated(m)]
+    assert "acp_runtime.testing.v1" in versioned and "acp_runtime.check" in versioned
+    assert _import_all(python, versioned) == []
