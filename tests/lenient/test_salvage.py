@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from typing import Any
@@ -220,9 +221,12 @@ def test_every_annotated_property_of_a_generated_class_carries_its_markers(
     from tests.codegen.schemas import PACKAGES as LOCKED
 
     schema = next(p for p in LOCKED if p.key == key).raw_schema
+    # imported by name: the package loads its submodules lazily, so `pkg.models` exists only
+    # once something has imported it (an earlier test, in some orders)
+    models = importlib.import_module(f"{pkg.__name__}.models")
     checked = 0
     for name, definition in schema["$defs"].items():
-        cls = getattr(pkg.models, name, None)
+        cls = getattr(models, name, None)
         if not isinstance(cls, type) or "properties" not in definition:
             continue
         by_wire = {
