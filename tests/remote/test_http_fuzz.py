@@ -13,7 +13,7 @@ from typing import Any
 import anyio.from_thread
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from acp_runtime.remote import StreamableHttpApp, http_app
@@ -123,6 +123,10 @@ HEADER_VALUES = {
 }
 
 
+# A fixed seed, not only derandomize: pytest-randomly hands hypothesis a seed of its own, and
+# with some of them the 200 examples never reached a 200 (the canary test asserts every
+# documented status was reached).
+@seed(20261206)
 @settings(
     max_examples=200,
     deadline=None,
