@@ -38,16 +38,7 @@ class Server:
 
 @pytest.fixture
 def server(anyio_backend: str) -> Iterator[Server]:
-    # The canary connection has requests pending while the fuzz runs, often with no stream
-    # open: under load the fuzz outlasts the default client-gone timeout (10 s), which would
-    # close the canary. That cap has its own tests (test_network_safety.py); here it waits.
-    app = http_app(
-        LoadingEchoAgent,
-        max_message_bytes=2048,
-        idle_timeout=5,
-        keep_alive=0.05,
-        client_gone_timeout=120,
-    )
+    app = http_app(LoadingEchoAgent, max_message_bytes=2048, idle_timeout=5, keep_alive=0.05)
     with anyio.from_thread.start_blocking_portal(anyio_backend) as portal:
         with portal.wrap_async_context_manager(serving(app)) as port:
             url = f"http://127.0.0.1:{port}/acp"
