@@ -11,6 +11,7 @@ import os
 import select
 import socket
 import sys
+import threading
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
@@ -401,6 +402,9 @@ async def test_reader_pauses_when_unconsumed_and_resumes(
 ) -> None:
     monkeypatch.setattr(_fd_reader, "PAUSE_BYTES", 10)
     monkeypatch.setattr(_fd_reader, "READ_BYTES", 8)
+    # a thread state of its own: the thread's shared buffer made at 8 bytes must not outlive
+    # this test (a later test in the same process would read into it)
+    monkeypatch.setattr(_fd_reader, "_thread_state", threading.local())
     read_fd, write_fd = pipe
     stream = FdReceiveStream(read_fd)
     os.write(write_fd, b"a" * 8)
