@@ -17,8 +17,10 @@ $(UV):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
+# --compile-bytecode writes the .pyc files pip would (uv leaves them out by default), so
+# the suite's first run does not compile every dependency in each of its processes.
 $(STAMP): pyproject.toml $(LOCK) | $(UV)
-	$(UV) pip install --quiet --python $(PY) --require-hashes -r $(LOCK)
+	$(UV) pip install --quiet --python $(PY) --require-hashes --compile-bytecode -r $(LOCK)
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
 
