@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup lock lock-check demo test test-fast check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check realworld-agents
+.PHONY: setup lock lock-check demo test test-fast test-bench check typecheck lint clean dist docs fetch-schemas generate codegen-check release-check realworld-agents
 
 # Dependencies come from the lock file (pinned versions and hashes, every supported Python),
 # installed by uv, which is bootstrapped into the venv at a pinned version.
@@ -17,8 +17,10 @@ $(UV):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
+# --compile-bytecode writes the .pyc files pip would (uv leaves them out by default), so
+# the suite's first run does not compile every dependency in each of its processes.
 $(STAMP): pyproject.toml $(LOCK) | $(UV)
-	$(UV) pip install --quiet --python $(PY) --require-hashes -r $(LOCK)
+	$(UV) pip install --quiet --python $(PY) --require-hashes --compile-bytecode -r $(LOCK)
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
 
@@ -46,14 +48,14 @@ $(NODE_STAMP): tests/interop/package-lock.json
 setup: $(STAMP) $(NODE_STAMP)
 
 # Autobahn|Testsuite (wstest, on Python 2.7) for tests/remote/test_autobahn.py, in .autobahn/
-# (git-ignored); skipped where Python 2.7 is absent. `make autobahn` runs the suite alone.
+# (git-ignored); skipped where Python 2.7 is absent. `make autobahn` runs it (make test does not).
 .PHONY: autobahn-setup autobahn
 AUTOBAHN_STAMP := .autobahn/.installed
 $(AUTOBAHN_STAMP): tests/remote/install_wstest.sh
 	sh tests/remote/install_wstest.sh .autobahn
 autobahn-setup: $(AUTOBAHN_STAMP)
 autobahn: setup autobahn-setup
-	$(PY) -m pytest tests/remote/test_autobahn.py -p no:randomly -rP
+	$(PY) -m pytest $(XDIST) tests/remote/test_autobahn.py -p no:randomly -rP
 # HAProxy (Debian's package) for the scale-out tests, tests/scaleout/; .ci/run calls it.
 # Without apt-get nothing is installed and those tests skip, saying why.
 .PHONY: haproxy
@@ -75,10 +77,21 @@ demo: setup
 # The suite runs on every core (pytest-xdist; XDIST= runs it in one process) and in a random
 # order (pytest-randomly prints "Using --randomly-seed=N"; PYTEST_ARGS=--randomly-seed=N
 # replays an order, PYTEST_ARGS="-p no:randomly" keeps the file order).
+# -n auto is two workers per core (tests/conftest.py): half the suite's time is waiting.
 XDIST ?= -n auto --dist loadgroup
 
+# The suite starts hundreds of Python processes (agents, peers, tools): with
+# PYTHONDONTWRITEBYTECODE set (some shells set it) each would compile the SDK from source.
+test test-fast test-bench autobahn: export PYTHONDONTWRITEBYTECODE :=
+
+# Everything but the long runs that check tools rather than the SDK: the benchmark smokes
+# (make test-bench) and the Autobahn|Testsuite run (make autobahn). CI runs all three.
 test: setup
-	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m "not bench and not autobahn" $(PYTEST_ARGS)
+
+# The benchmark smokes: every `python -m bench` mode and the A/B and codegen benches, --quick.
+test-bench: setup
+	$(PY) -m pytest $(XDIST) -m bench $(PYTEST_ARGS)
 
 # The inner loop (about 45 s of CPU over two workers): runtime, codegen and the in-process
 # suites. Leaves out the Node.js interop, the packaging builds, the mypy/pyright runs, the

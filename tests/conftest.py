@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +16,16 @@ pytest_plugins = ["acp_runtime.testing.pytest_plugin"]  # the `acp_client` fixtu
 # (test_json_codec failed that way once under load average 15): no deadline, no too_slow check.
 settings.register_profile("acp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("acp")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Two test workers per core for ``-n auto``: about half of the suite's time is spent
+    waiting on child processes, sockets and timers, which a second worker per core fills.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins (pytest-xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

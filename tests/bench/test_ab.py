@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.bench import REPO, run_python
+
+# make test-bench (and CI) runs these; make test leaves them out
+pytestmark = pytest.mark.bench
 
 
 def test_quick_ab_runs_both_sides_in_turn_and_compares_them() -> None:

@@ -8,6 +8,9 @@ import pytest
 
 from tests.bench import run_python
 
+# make test-bench (and CI) runs these; make test leaves them out
+pytestmark = pytest.mark.bench
+
 
 def test_quick_runtime_bench_prints_runs_and_a_summary() -> None:
     proc = run_python("-m", "bench", "--quick", timeout=180)

@@ -2,7 +2,7 @@
 editable, no source tree on the path) and run a client against an agent for v1 and v2 with
 both generated packages installed side by side.
 
-Needs the package index (or pip's cache) for pydantic and anyio in the fresh environment;
+Needs the package index (or uv's cache) for pydantic and anyio in the fresh environment;
 building and installing take a few seconds each.
 """
 
@@ -20,6 +20,7 @@ from packaging.requirements import Requirement
 
 from distributions.catalog import load_catalog
 from distributions.resolve import Resolved, resolve_all
+from tests.packaging.fresh_env import new_venv, skip_without_index, uv_install
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -48,16 +49,9 @@ def _wheel(dist_dir: Path, r: Resolved) -> Path:
 
 def _fresh_env(tmp_path_factory: pytest.TempPathFactory, wheels: list[Path]) -> Path:
     """A new virtual environment with ``wheels`` (and their dependencies); returns its python."""
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
-        + [str(w) for w in wheels],
-        capture_output=True,
-        text=True,
-    )
-    assert install.returncode == 0, install.stderr
+    skip_without_index()
+    python = new_venv(tmp_path_factory.mktemp("venv") / "venv")
+    uv_install(python, *map(str, wheels))
     return python
 
 

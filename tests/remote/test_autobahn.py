@@ -21,7 +21,12 @@ from .autobahn_runs import find_wstest, fuzz_client, fuzz_listener, summary
 
 WSTEST, MISSING = find_wstest()
 
-pytestmark = [pytest.mark.anyio, pytest.mark.skipif(WSTEST is None, reason=MISSING)]
+# make autobahn (and CI) runs these; make test leaves them out
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.autobahn,
+    pytest.mark.skipif(WSTEST is None, reason=MISSING),
+]
 
 RUN_TIMEOUT = 300.0
 """Seconds one role's whole run may take (about 30 s here)."""

@@ -3,25 +3,24 @@ them, so they must show code that passes the checkers a user runs."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+from tests.typing.checkers import CHECKERS, EXAMPLES, GROUP, checked_files
+
+# One mypy and one pyright run per process checks every file (tests/typing/checkers.py)
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 
-@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("checker", sorted(CHECKERS))
 def test_examples_pass_the_strict_checkers(checker: str) -> None:
-    bin_dir = Path(sys.executable).parent
-    command = {
-        "mypy": [str(bin_dir / "mypy"), "--strict", "--no-incremental", str(EXAMPLES)],
-        # the interpreter running the tests, wherever its venv is (not pyproject's .venv)
-        "pyright": [str(bin_dir / "pyright"), "--pythonpath", sys.executable, str(EXAMPLES)],
-    }[checker]
-    env = {**os.environ, "MYPYPATH": str(EXAMPLES)}  # examples import their siblings
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert EXAMPLES
+    found = CHECKERS[checker]()
+    assert not found.report(EXAMPLES), f"{checker}:\n{found.report(EXAMPLES)}"
+
+
+@pytest.mark.parametrize("checker", sorted(CHECKERS))
+def test_the_checkers_report_nothing_in_what_the_checked_files_import(checker: str) -> None:
+    """The runtime and generated code the examples, snippets and docs import check clean too."""
+    found = CHECKERS[checker]()
+    elsewhere = sorted(set(found.errors) - set(checked_files()))
+    assert not elsewhere, f"{checker}:\n{found.report(elsewhere)}"
