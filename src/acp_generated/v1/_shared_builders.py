@@ -15,57 +15,60 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_runtime.codegen_support import given, listed
 
-from ._shared_models import (
-    AgentMessageChunkSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    Annotations,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandInput,
-    AvailableCommandsUpdateSessionUpdate,
-    BlobResourceContents,
-    CompactionId,
-    CompactionStatus,
-    CompactionSummaryChunkSessionUpdate,
-    CompactionUpdateSessionUpdate,
-    ConfigOptionUpdateSessionUpdate,
-    ContentBlock,
-    ContentToolCallContent,
-    Cost,
-    CurrentModeUpdateSessionUpdate,
-    DiffToolCallContent,
-    EmbeddedResourceResource,
-    ImageContentBlock,
-    MessageId,
-    NoticeSessionUpdate,
-    NoticeSeverity,
-    PlanEntry,
-    PlanEntryPriority,
-    PlanEntryStatus,
-    PlanSessionUpdate,
-    ResourceContentBlock,
-    ResourceLinkContentBlock,
-    SessionConfigOption,
-    SessionInfoUpdateSessionUpdate,
-    SessionModeId,
-    TerminalId,
-    TerminalToolCallContent,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallContent,
-    ToolCallId,
-    ToolCallLocation,
-    ToolCallSessionUpdate,
-    ToolCallStatus,
-    ToolCallUpdateSessionUpdate,
-    ToolKind,
-    UsageUpdateSessionUpdate,
-    UserMessageChunkSessionUpdate,
-)
+from . import _shared_models as _models  # a model is created on first use
+
+if TYPE_CHECKING:
+    from ._shared_models import (
+        AgentMessageChunkSessionUpdate,
+        AgentThoughtChunkSessionUpdate,
+        Annotations,
+        AudioContentBlock,
+        AvailableCommand,
+        AvailableCommandInput,
+        AvailableCommandsUpdateSessionUpdate,
+        BlobResourceContents,
+        CompactionId,
+        CompactionStatus,
+        CompactionSummaryChunkSessionUpdate,
+        CompactionUpdateSessionUpdate,
+        ConfigOptionUpdateSessionUpdate,
+        ContentBlock,
+        ContentToolCallContent,
+        Cost,
+        CurrentModeUpdateSessionUpdate,
+        DiffToolCallContent,
+        EmbeddedResourceResource,
+        ImageContentBlock,
+        MessageId,
+        NoticeSessionUpdate,
+        NoticeSeverity,
+        PlanEntry,
+        PlanEntryPriority,
+        PlanEntryStatus,
+        PlanSessionUpdate,
+        ResourceContentBlock,
+        ResourceLinkContentBlock,
+        SessionConfigOption,
+        SessionInfoUpdateSessionUpdate,
+        SessionModeId,
+        TerminalId,
+        TerminalToolCallContent,
+        TextContentBlock,
+        TextResourceContents,
+        ToolCallContent,
+        ToolCallId,
+        ToolCallLocation,
+        ToolCallSessionUpdate,
+        ToolCallStatus,
+        ToolCallUpdateSessionUpdate,
+        ToolKind,
+        UsageUpdateSessionUpdate,
+        UserMessageChunkSessionUpdate,
+    )
 
 __all__ = [
     'text',
@@ -105,7 +108,7 @@ def text(
     meta: dict[str, Any] | None = None,
 ) -> TextContentBlock:
     """Text content. May be plain text or formatted with Markdown."""
-    return TextContentBlock(
+    return _models.TextContentBlock(
         type='text',
         text=text,
         **given(
@@ -124,7 +127,7 @@ def image(
     meta: dict[str, Any] | None = None,
 ) -> ImageContentBlock:
     """Images for visual context or analysis."""
-    return ImageContentBlock(
+    return _models.ImageContentBlock(
         type='image',
         data=data,
         mime_type=mime_type,
@@ -144,7 +147,7 @@ def audio(
     meta: dict[str, Any] | None = None,
 ) -> AudioContentBlock:
     """Audio data for transcription or analysis."""
-    return AudioContentBlock(
+    return _models.AudioContentBlock(
         type='audio',
         data=data,
         mime_type=mime_type,
@@ -167,7 +170,7 @@ def resource_link(
     meta: dict[str, Any] | None = None,
 ) -> ResourceLinkContentBlock:
     """References to resources that the agent can access."""
-    return ResourceLinkContentBlock(
+    return _models.ResourceLinkContentBlock(
         type='resource_link',
         name=name,
         uri=uri,
@@ -189,7 +192,7 @@ def resource(
     meta: dict[str, Any] | None = None,
 ) -> ResourceContentBlock:
     """Complete resource contents embedded directly in the message."""
-    return ResourceContentBlock(
+    return _models.ResourceContentBlock(
         type='resource',
         resource=resource,
         **given(
@@ -206,7 +209,7 @@ def user_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
-    return UserMessageChunkSessionUpdate(
+    return _models.UserMessageChunkSessionUpdate(
         session_update='user_message_chunk',
         content=content,
         **given(
@@ -223,7 +226,7 @@ def agent_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
-    return AgentMessageChunkSessionUpdate(
+    return _models.AgentMessageChunkSessionUpdate(
         session_update='agent_message_chunk',
         content=content,
         **given(
@@ -240,7 +243,7 @@ def agent_thought_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
-    return AgentThoughtChunkSessionUpdate(
+    return _models.AgentThoughtChunkSessionUpdate(
         session_update='agent_thought_chunk',
         content=content,
         **given(
@@ -264,7 +267,7 @@ def tool_call(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallSessionUpdate:
     """Notification that a new tool call has been initiated."""
-    return ToolCallSessionUpdate(
+    return _models.ToolCallSessionUpdate(
         session_update='tool_call',
         tool_call_id=tool_call_id,
         title=title,
@@ -295,7 +298,7 @@ def tool_call_update(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallUpdateSessionUpdate:
     """Update on the status or results of a tool call."""
-    return ToolCallUpdateSessionUpdate(
+    return _models.ToolCallUpdateSessionUpdate(
         session_update='tool_call_update',
         tool_call_id=tool_call_id,
         **given(
@@ -321,7 +324,7 @@ def plan(
     The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
-    return PlanSessionUpdate(
+    return _models.PlanSessionUpdate(
         session_update='plan',
         entries=list(entries),
         **given(
@@ -336,7 +339,7 @@ def available_commands_update(
     meta: dict[str, Any] | None = None,
 ) -> AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
-    return AvailableCommandsUpdateSessionUpdate(
+    return _models.AvailableCommandsUpdateSessionUpdate(
         session_update='available_commands_update',
         available_commands=list(available_commands),
         **given(
@@ -351,7 +354,7 @@ def current_mode_update(
     meta: dict[str, Any] | None = None,
 ) -> CurrentModeUpdateSessionUpdate:
     """The current mode of the session has changed"""
-    return CurrentModeUpdateSessionUpdate(
+    return _models.CurrentModeUpdateSessionUpdate(
         session_update='current_mode_update',
         current_mode_id=current_mode_id,
         **given(
@@ -366,7 +369,7 @@ def config_option_update(
     meta: dict[str, Any] | None = None,
 ) -> ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
-    return ConfigOptionUpdateSessionUpdate(
+    return _models.ConfigOptionUpdateSessionUpdate(
         session_update='config_option_update',
         config_options=list(config_options),
         **given(
@@ -382,7 +385,7 @@ def session_info_update(
     meta: dict[str, Any] | None = None,
 ) -> SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return SessionInfoUpdateSessionUpdate(
+    return _models.SessionInfoUpdateSessionUpdate(
         session_update='session_info_update',
         **given(
             title=title,
@@ -400,7 +403,7 @@ def usage_update(
     meta: dict[str, Any] | None = None,
 ) -> UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
-    return UsageUpdateSessionUpdate(
+    return _models.UsageUpdateSessionUpdate(
         session_update='usage_update',
         used=used,
         size=size,
@@ -419,7 +422,7 @@ def notice(
     meta: dict[str, Any] | None = None,
 ) -> NoticeSessionUpdate:
     """Information for the user that is not part of session history."""
-    return NoticeSessionUpdate(
+    return _models.NoticeSessionUpdate(
         session_update='notice',
         severity=severity,
         title=title,
@@ -439,7 +442,7 @@ def compaction_update(
     meta: dict[str, Any] | None = None,
 ) -> CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
-    return CompactionUpdateSessionUpdate(
+    return _models.CompactionUpdateSessionUpdate(
         session_update='compaction_update',
         compaction_id=compaction_id,
         status=status,
@@ -458,7 +461,7 @@ def compaction_summary_chunk(
     meta: dict[str, Any] | None = None,
 ) -> CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
-    return CompactionSummaryChunkSessionUpdate(
+    return _models.CompactionSummaryChunkSessionUpdate(
         session_update='compaction_summary_chunk',
         compaction_id=compaction_id,
         content=content,
@@ -474,7 +477,7 @@ def tool_content(
     meta: dict[str, Any] | None = None,
 ) -> ContentToolCallContent:
     """Standard content block (text, images, resources)."""
-    return ContentToolCallContent(
+    return _models.ContentToolCallContent(
         type='content',
         content=content,
         **given(
@@ -491,7 +494,7 @@ def tool_diff(
     meta: dict[str, Any] | None = None,
 ) -> DiffToolCallContent:
     """File modification shown as a diff."""
-    return DiffToolCallContent(
+    return _models.DiffToolCallContent(
         type='diff',
         path=path,
         new_text=new_text,
@@ -508,7 +511,7 @@ def tool_terminal(
     meta: dict[str, Any] | None = None,
 ) -> TerminalToolCallContent:
     """Embed a terminal created with `terminal/create` by its id."""
-    return TerminalToolCallContent(
+    return _models.TerminalToolCallContent(
         type='terminal',
         terminal_id=terminal_id,
         **given(
@@ -525,7 +528,7 @@ def text_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> TextResourceContents:
     """Text-based resource contents."""
-    return TextResourceContents(
+    return _models.TextResourceContents(
         text=text,
         uri=uri,
         **given(
@@ -543,7 +546,7 @@ def blob_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> BlobResourceContents:
     """Binary resource contents."""
-    return BlobResourceContents(
+    return _models.BlobResourceContents(
         blob=blob,
         uri=uri,
         **given(
@@ -560,7 +563,7 @@ def tool_call_location(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallLocation:
     """A file location being accessed or modified by a tool."""
-    return ToolCallLocation(
+    return _models.ToolCallLocation(
         path=path,
         **given(
             line=line,
@@ -577,7 +580,7 @@ def plan_entry(
     meta: dict[str, Any] | None = None,
 ) -> PlanEntry:
     """A single entry in the execution plan."""
-    return PlanEntry(
+    return _models.PlanEntry(
         content=content,
         priority=priority,
         status=status,
@@ -595,7 +598,7 @@ def available_command(
     meta: dict[str, Any] | None = None,
 ) -> AvailableCommand:
     """Information about a command."""
-    return AvailableCommand(
+    return _models.AvailableCommand(
         name=name,
         description=description,
         **given(

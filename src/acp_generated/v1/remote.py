@@ -20,70 +20,72 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    AuthMethodId,
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    ElicitationId,
-    EnvVariable,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    McpServer,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionId,
-    SessionModeId,
-    SessionNotification,
-    SessionUpdate,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalId,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+from . import models as _models  # a model is created on first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
+
+    from .models import (
+        AuthMethodId,
+        AuthenticateRequest,
+        AuthenticateResponse,
+        CancelNotification,
+        ClientCapabilities,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        ContentBlock,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalRequest,
+        CreateTerminalResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        ElicitationId,
+        EnvVariable,
+        Implementation,
+        InitializeRequest,
+        InitializeResponse,
+        KillTerminalRequest,
+        KillTerminalResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LoadSessionRequest,
+        LoadSessionResponse,
+        LogoutRequest,
+        LogoutResponse,
+        McpServer,
+        NewSessionRequest,
+        NewSessionResponse,
+        PermissionOption,
+        PromptRequest,
+        PromptResponse,
+        ProtocolVersion,
+        ReadTextFileRequest,
+        ReadTextFileResponse,
+        ReleaseTerminalRequest,
+        ReleaseTerminalResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionId,
+        SessionModeId,
+        SessionNotification,
+        SessionUpdate,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeRequest,
+        SetSessionModeResponse,
+        TerminalId,
+        TerminalOutputRequest,
+        TerminalOutputResponse,
+        ToolCallUpdate,
+        WaitForTerminalExitRequest,
+        WaitForTerminalExitResponse,
+        WriteTextFileRequest,
+        WriteTextFileResponse,
+    )
 
 __all__ = [
     'RemoteAgent',
@@ -115,7 +117,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelNotification(
+            _models.CancelNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -137,7 +139,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTHENTICATE,
-            AuthenticateRequest(
+            _models.AuthenticateRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -163,7 +165,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            _models.InitializeRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -186,7 +188,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.LOGOUT,
-            LogoutRequest(
+            _models.LogoutRequest(
                 **given(
                     meta=meta,
                 ),
@@ -211,7 +213,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            _models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -233,7 +235,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            _models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -256,7 +258,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            _models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -284,7 +286,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LOAD,
-            LoadSessionRequest(
+            _models.LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 session_id=session_id,
@@ -311,7 +313,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            _models.NewSessionRequest(
                 cwd=cwd,
                 mcp_servers=list(mcp_servers),
                 **given(
@@ -338,7 +340,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            _models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -367,7 +369,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            _models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -393,7 +395,7 @@ class RemoteAgent:
         """Request parameters for setting a session mode."""
         return self.connection.send_request(
             m.SESSION_SET_MODE,
-            SetSessionModeRequest(
+            _models.SetSessionModeRequest(
                 session_id=session_id,
                 mode_id=mode_id,
                 **given(
@@ -424,7 +426,7 @@ class RemoteClient:
         """Notification sent by the agent when a URL-based elicitation is complete."""
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            _models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -449,7 +451,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            SessionNotification(
+            _models.SessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -485,7 +487,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_READ_TEXT_FILE,
-            ReadTextFileRequest(
+            _models.ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
                 **given(
@@ -512,7 +514,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_WRITE_TEXT_FILE,
-            WriteTextFileRequest(
+            _models.WriteTextFileRequest(
                 session_id=session_id,
                 path=path,
                 content=content,
@@ -540,7 +542,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            _models.RequestPermissionRequest(
                 session_id=session_id,
                 tool_call=tool_call,
                 options=list(options),
@@ -565,7 +567,7 @@ class RemoteClient:
         """Request to create a new terminal and execute a command."""
         return self.connection.send_request(
             m.TERMINAL_CREATE,
-            CreateTerminalRequest(
+            _models.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 **given(
@@ -589,7 +591,7 @@ class RemoteClient:
         """Request to kill a terminal without releasing it."""
         return self.connection.send_request(
             m.TERMINAL_KILL,
-            KillTerminalRequest(
+            _models.KillTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -609,7 +611,7 @@ class RemoteClient:
         """Request to get the current output and status of a terminal."""
         return self.connection.send_request(
             m.TERMINAL_OUTPUT,
-            TerminalOutputRequest(
+            _models.TerminalOutputRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -629,7 +631,7 @@ class RemoteClient:
         """Request to release a terminal and free its resources."""
         return self.connection.send_request(
             m.TERMINAL_RELEASE,
-            ReleaseTerminalRequest(
+            _models.ReleaseTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -649,7 +651,7 @@ class RemoteClient:
         """Request to wait for a terminal command to exit."""
         return self.connection.send_request(
             m.TERMINAL_WAIT_FOR_EXIT,
-            WaitForTerminalExitRequest(
+            _models.WaitForTerminalExitRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(

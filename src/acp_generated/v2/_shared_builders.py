@@ -15,66 +15,69 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_runtime.codegen_support import given, listed
 
-from ._shared_models import (
-    AbsolutePath,
-    AgentMessageChunkSessionUpdate,
-    AgentMessageSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    AgentThoughtSessionUpdate,
-    Annotations,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandsUpdateSessionUpdate,
-    BlobResourceContents,
-    CompactionId,
-    CompactionStatus,
-    CompactionSummaryChunkSessionUpdate,
-    CompactionUpdateSessionUpdate,
-    ConfigOptionUpdateSessionUpdate,
-    ContentBlock,
-    ContentToolCallContent,
-    Cost,
-    DiffChange,
-    DiffPatch,
-    DiffToolCallContent,
-    EmbeddedResourceResource,
-    Icon,
-    IconTheme,
-    ImageContentBlock,
-    MediaType,
-    MessageId,
-    NoticeSessionUpdate,
-    NoticeSeverity,
-    ResourceContentBlock,
-    ResourceLinkContentBlock,
-    SessionConfigOption,
-    SessionInfoUpdateSessionUpdate,
-    TerminalCapabilities,
-    TerminalExitStatus,
-    TerminalId,
-    TerminalOutput,
-    TerminalOutputChunkSessionUpdate,
-    TerminalSize,
-    TerminalToolCallContent,
-    TerminalUpdateSessionUpdate,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallCapabilities,
-    ToolCallContent,
-    ToolCallContentChunkSessionUpdate,
-    ToolCallId,
-    ToolCallLocation,
-    ToolCallStatus,
-    ToolCallUpdateSessionUpdate,
-    ToolKind,
-    UsageUpdateSessionUpdate,
-    UserMessageChunkSessionUpdate,
-    UserMessageSessionUpdate,
-)
+from . import _shared_models as _models  # a model is created on first use
+
+if TYPE_CHECKING:
+    from ._shared_models import (
+        AbsolutePath,
+        AgentMessageChunkSessionUpdate,
+        AgentMessageSessionUpdate,
+        AgentThoughtChunkSessionUpdate,
+        AgentThoughtSessionUpdate,
+        Annotations,
+        AudioContentBlock,
+        AvailableCommand,
+        AvailableCommandsUpdateSessionUpdate,
+        BlobResourceContents,
+        CompactionId,
+        CompactionStatus,
+        CompactionSummaryChunkSessionUpdate,
+        CompactionUpdateSessionUpdate,
+        ConfigOptionUpdateSessionUpdate,
+        ContentBlock,
+        ContentToolCallContent,
+        Cost,
+        DiffChange,
+        DiffPatch,
+        DiffToolCallContent,
+        EmbeddedResourceResource,
+        Icon,
+        IconTheme,
+        ImageContentBlock,
+        MediaType,
+        MessageId,
+        NoticeSessionUpdate,
+        NoticeSeverity,
+        ResourceContentBlock,
+        ResourceLinkContentBlock,
+        SessionConfigOption,
+        SessionInfoUpdateSessionUpdate,
+        TerminalCapabilities,
+        TerminalExitStatus,
+        TerminalId,
+        TerminalOutput,
+        TerminalOutputChunkSessionUpdate,
+        TerminalSize,
+        TerminalToolCallContent,
+        TerminalUpdateSessionUpdate,
+        TextContentBlock,
+        TextResourceContents,
+        ToolCallCapabilities,
+        ToolCallContent,
+        ToolCallContentChunkSessionUpdate,
+        ToolCallId,
+        ToolCallLocation,
+        ToolCallStatus,
+        ToolCallUpdateSessionUpdate,
+        ToolKind,
+        UsageUpdateSessionUpdate,
+        UserMessageChunkSessionUpdate,
+        UserMessageSessionUpdate,
+    )
 
 __all__ = [
     'text',
@@ -116,7 +119,7 @@ def text(
     meta: dict[str, Any] | None = None,
 ) -> TextContentBlock:
     """Text content. May be plain text or formatted with Markdown."""
-    return TextContentBlock(
+    return _models.TextContentBlock(
         type='text',
         text=text,
         **given(
@@ -135,7 +138,7 @@ def image(
     meta: dict[str, Any] | None = None,
 ) -> ImageContentBlock:
     """Images for visual context or analysis."""
-    return ImageContentBlock(
+    return _models.ImageContentBlock(
         type='image',
         data=data,
         mime_type=mime_type,
@@ -155,7 +158,7 @@ def audio(
     meta: dict[str, Any] | None = None,
 ) -> AudioContentBlock:
     """Audio data for transcription or analysis."""
-    return AudioContentBlock(
+    return _models.AudioContentBlock(
         type='audio',
         data=data,
         mime_type=mime_type,
@@ -179,7 +182,7 @@ def resource_link(
     meta: dict[str, Any] | None = None,
 ) -> ResourceLinkContentBlock:
     """References to resources that the receiver may be able to read."""
-    return ResourceLinkContentBlock(
+    return _models.ResourceLinkContentBlock(
         type='resource_link',
         name=name,
         uri=uri,
@@ -202,7 +205,7 @@ def resource(
     meta: dict[str, Any] | None = None,
 ) -> ResourceContentBlock:
     """Complete resource contents embedded directly in the message."""
-    return ResourceContentBlock(
+    return _models.ResourceContentBlock(
         type='resource',
         resource=resource,
         **given(
@@ -219,7 +222,7 @@ def user_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
-    return UserMessageChunkSessionUpdate(
+    return _models.UserMessageChunkSessionUpdate(
         session_update='user_message_chunk',
         message_id=message_id,
         content=content,
@@ -236,7 +239,7 @@ def user_message(
     meta: dict[str, Any] | None = None,
 ) -> UserMessageSessionUpdate:
     """A user message has been created or updated."""
-    return UserMessageSessionUpdate(
+    return _models.UserMessageSessionUpdate(
         session_update='user_message',
         message_id=message_id,
         **given(
@@ -253,7 +256,7 @@ def agent_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
-    return AgentMessageChunkSessionUpdate(
+    return _models.AgentMessageChunkSessionUpdate(
         session_update='agent_message_chunk',
         message_id=message_id,
         content=content,
@@ -270,7 +273,7 @@ def agent_message(
     meta: dict[str, Any] | None = None,
 ) -> AgentMessageSessionUpdate:
     """An agent message has been created or updated."""
-    return AgentMessageSessionUpdate(
+    return _models.AgentMessageSessionUpdate(
         session_update='agent_message',
         message_id=message_id,
         **given(
@@ -287,7 +290,7 @@ def agent_thought_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
-    return AgentThoughtChunkSessionUpdate(
+    return _models.AgentThoughtChunkSessionUpdate(
         session_update='agent_thought_chunk',
         message_id=message_id,
         content=content,
@@ -304,7 +307,7 @@ def agent_thought(
     meta: dict[str, Any] | None = None,
 ) -> AgentThoughtSessionUpdate:
     """An agent thought or reasoning message has been created or updated."""
-    return AgentThoughtSessionUpdate(
+    return _models.AgentThoughtSessionUpdate(
         session_update='agent_thought',
         message_id=message_id,
         **given(
@@ -321,7 +324,7 @@ def tool_call_content_chunk(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallContentChunkSessionUpdate:
     """A chunk of tool-call content being streamed."""
-    return ToolCallContentChunkSessionUpdate(
+    return _models.ToolCallContentChunkSessionUpdate(
         session_update='tool_call_content_chunk',
         tool_call_id=tool_call_id,
         content=content,
@@ -346,7 +349,7 @@ def tool_call_update(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallUpdateSessionUpdate:
     """A tool call has been created or updated."""
-    return ToolCallUpdateSessionUpdate(
+    return _models.ToolCallUpdateSessionUpdate(
         session_update='tool_call_update',
         tool_call_id=tool_call_id,
         **given(
@@ -376,7 +379,7 @@ def terminal_update(
     meta: dict[str, Any] | None = None,
 ) -> TerminalUpdateSessionUpdate:
     """An agent-owned terminal has been created or updated."""
-    return TerminalUpdateSessionUpdate(
+    return _models.TerminalUpdateSessionUpdate(
         session_update='terminal_update',
         terminal_id=terminal_id,
         **given(
@@ -398,7 +401,7 @@ def terminal_output_chunk(
     meta: dict[str, Any] | None = None,
 ) -> TerminalOutputChunkSessionUpdate:
     """A chunk of bytes appended to an agent-owned terminal's output."""
-    return TerminalOutputChunkSessionUpdate(
+    return _models.TerminalOutputChunkSessionUpdate(
         session_update='terminal_output_chunk',
         terminal_id=terminal_id,
         data=data,
@@ -414,7 +417,7 @@ def available_commands_update(
     meta: dict[str, Any] | None = None,
 ) -> AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
-    return AvailableCommandsUpdateSessionUpdate(
+    return _models.AvailableCommandsUpdateSessionUpdate(
         session_update='available_commands_update',
         available_commands=list(available_commands),
         **given(
@@ -429,7 +432,7 @@ def config_option_update(
     meta: dict[str, Any] | None = None,
 ) -> ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
-    return ConfigOptionUpdateSessionUpdate(
+    return _models.ConfigOptionUpdateSessionUpdate(
         session_update='config_option_update',
         config_options=list(config_options),
         **given(
@@ -445,7 +448,7 @@ def session_info_update(
     meta: dict[str, Any] | None = None,
 ) -> SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return SessionInfoUpdateSessionUpdate(
+    return _models.SessionInfoUpdateSessionUpdate(
         session_update='session_info_update',
         **given(
             title=title,
@@ -463,7 +466,7 @@ def usage_update(
     meta: dict[str, Any] | None = None,
 ) -> UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
-    return UsageUpdateSessionUpdate(
+    return _models.UsageUpdateSessionUpdate(
         session_update='usage_update',
         used=used,
         size=size,
@@ -482,7 +485,7 @@ def notice(
     meta: dict[str, Any] | None = None,
 ) -> NoticeSessionUpdate:
     """Information for the user that is not part of session history."""
-    return NoticeSessionUpdate(
+    return _models.NoticeSessionUpdate(
         session_update='notice',
         severity=severity,
         title=title,
@@ -502,7 +505,7 @@ def compaction_update(
     meta: dict[str, Any] | None = None,
 ) -> CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
-    return CompactionUpdateSessionUpdate(
+    return _models.CompactionUpdateSessionUpdate(
         session_update='compaction_update',
         compaction_id=compaction_id,
         status=status,
@@ -521,7 +524,7 @@ def compaction_summary_chunk(
     meta: dict[str, Any] | None = None,
 ) -> CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
-    return CompactionSummaryChunkSessionUpdate(
+    return _models.CompactionSummaryChunkSessionUpdate(
         session_update='compaction_summary_chunk',
         compaction_id=compaction_id,
         content=content,
@@ -537,7 +540,7 @@ def tool_content(
     meta: dict[str, Any] | None = None,
 ) -> ContentToolCallContent:
     """Standard content block (text, images, resources)."""
-    return ContentToolCallContent(
+    return _models.ContentToolCallContent(
         type='content',
         content=content,
         **given(
@@ -553,7 +556,7 @@ def tool_diff(
     meta: dict[str, Any] | None = None,
 ) -> DiffToolCallContent:
     """File modification shown as a diff."""
-    return DiffToolCallContent(
+    return _models.DiffToolCallContent(
         type='diff',
         changes=list(changes),
         **given(
@@ -569,7 +572,7 @@ def tool_terminal(
     meta: dict[str, Any] | None = None,
 ) -> TerminalToolCallContent:
     """A display-only reference to an agent-owned terminal."""
-    return TerminalToolCallContent(
+    return _models.TerminalToolCallContent(
         type='terminal',
         terminal_id=terminal_id,
         **given(
@@ -587,7 +590,7 @@ def icon(
     meta: dict[str, Any] | None = None,
 ) -> Icon:
     """An optionally-sized icon that can be displayed in a user interface."""
-    return Icon(
+    return _models.Icon(
         src=src,
         **given(
             mime_type=mime_type,
@@ -606,7 +609,7 @@ def text_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> TextResourceContents:
     """Text-based resource contents."""
-    return TextResourceContents(
+    return _models.TextResourceContents(
         text=text,
         uri=uri,
         **given(
@@ -624,7 +627,7 @@ def blob_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> BlobResourceContents:
     """Binary resource contents."""
-    return BlobResourceContents(
+    return _models.BlobResourceContents(
         blob=blob,
         uri=uri,
         **given(
@@ -641,7 +644,7 @@ def tool_call_location(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallLocation:
     """A file location being accessed or modified by a tool."""
-    return ToolCallLocation(
+    return _models.ToolCallLocation(
         path=path,
         **given(
             line=line,

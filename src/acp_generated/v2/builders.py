@@ -15,28 +15,31 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_runtime.codegen_support import given, listed
 
-from .models import (
-    BackgroundWork,
-    CancelledIdleStateUpdateSessionUpdate,
-    EndTurnIdleStateUpdateSessionUpdate,
-    Error,
-    ErrorIdleStateUpdateSessionUpdate,
-    ItemsPlanUpdateContent,
-    MaxTokensIdleStateUpdateSessionUpdate,
-    MaxTurnRequestsIdleStateUpdateSessionUpdate,
-    NoneIdleStateUpdateSessionUpdate,
-    PlanEntry,
-    PlanId,
-    PlanUpdateContent,
-    PlanUpdateSessionUpdate,
-    RefusalIdleStateUpdateSessionUpdate,
-    RequiresActionStateUpdateSessionUpdate,
-    RunningStateUpdateSessionUpdate,
-)
+from . import models as _models  # a model is created on first use
+
+if TYPE_CHECKING:
+    from .models import (
+        BackgroundWork,
+        CancelledIdleStateUpdateSessionUpdate,
+        EndTurnIdleStateUpdateSessionUpdate,
+        Error,
+        ErrorIdleStateUpdateSessionUpdate,
+        ItemsPlanUpdateContent,
+        MaxTokensIdleStateUpdateSessionUpdate,
+        MaxTurnRequestsIdleStateUpdateSessionUpdate,
+        NoneIdleStateUpdateSessionUpdate,
+        PlanEntry,
+        PlanId,
+        PlanUpdateContent,
+        PlanUpdateSessionUpdate,
+        RefusalIdleStateUpdateSessionUpdate,
+        RequiresActionStateUpdateSessionUpdate,
+        RunningStateUpdateSessionUpdate,
+    )
 
 from ._shared_builders import (
     text as text,
@@ -120,7 +123,7 @@ def state_update_running(
     meta: dict[str, Any] | None = None,
 ) -> RunningStateUpdateSessionUpdate:
     """Foreground work is in progress."""
-    return RunningStateUpdateSessionUpdate(
+    return _models.RunningStateUpdateSessionUpdate(
         session_update='state_update',
         state='running',
         **given(
@@ -139,7 +142,7 @@ def state_update_idle_end_turn(
     The active work ended successfully.
     Includes locally handled commands that required no model call.
     """
-    return EndTurnIdleStateUpdateSessionUpdate(
+    return _models.EndTurnIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='end_turn',
@@ -156,7 +159,7 @@ def state_update_idle_max_tokens(
     meta: dict[str, Any] | None = None,
 ) -> MaxTokensIdleStateUpdateSessionUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
-    return MaxTokensIdleStateUpdateSessionUpdate(
+    return _models.MaxTokensIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_tokens',
@@ -176,7 +179,7 @@ def state_update_idle_max_turn_requests(
     The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
     """
-    return MaxTurnRequestsIdleStateUpdateSessionUpdate(
+    return _models.MaxTurnRequestsIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_turn_requests',
@@ -193,7 +196,7 @@ def state_update_idle_refusal(
     meta: dict[str, Any] | None = None,
 ) -> RefusalIdleStateUpdateSessionUpdate:
     """The active work ended because the agent refused to continue."""
-    return RefusalIdleStateUpdateSessionUpdate(
+    return _models.RefusalIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='refusal',
@@ -216,7 +219,7 @@ def state_update_idle_cancelled(
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-    return CancelledIdleStateUpdateSessionUpdate(
+    return _models.CancelledIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='cancelled',
@@ -234,7 +237,7 @@ def state_update_idle_error(
     meta: dict[str, Any] | None = None,
 ) -> ErrorIdleStateUpdateSessionUpdate:
     """The active work ended because something failed."""
-    return ErrorIdleStateUpdateSessionUpdate(
+    return _models.ErrorIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='error',
@@ -253,7 +256,7 @@ def state_update_idle(
     stop_reason: None = None,
 ) -> NoneIdleStateUpdateSessionUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
-    return NoneIdleStateUpdateSessionUpdate(
+    return _models.NoneIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         **given(
@@ -270,7 +273,7 @@ def state_update_requires_action(
     meta: dict[str, Any] | None = None,
 ) -> RequiresActionStateUpdateSessionUpdate:
     """Foreground work is blocked on user action."""
-    return RequiresActionStateUpdateSessionUpdate(
+    return _models.RequiresActionStateUpdateSessionUpdate(
         session_update='state_update',
         state='requires_action',
         **given(
@@ -289,7 +292,7 @@ def plan_update(
     A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
     """
-    return PlanUpdateSessionUpdate(
+    return _models.PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -305,7 +308,7 @@ def items_plan_update_content(
     meta: dict[str, Any] | None = None,
 ) -> ItemsPlanUpdateContent:
     """Structured plan entries."""
-    return ItemsPlanUpdateContent(
+    return _models.ItemsPlanUpdateContent(
         type='items',
         plan_id=plan_id,
         entries=list(entries),

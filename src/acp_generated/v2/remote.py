@@ -20,58 +20,60 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    AbsolutePath,
-    AuthMethodId,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    ElicitationId,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    McpServer,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ReplayFrom,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    RequestPermissionSubject,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionId,
-    SessionListCursor,
-    SessionUpdate,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    TerminalId,
-    ToolCallId,
-    UpdateSessionNotification,
-)
+from . import models as _models  # a model is created on first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
+
+    from .models import (
+        AbsolutePath,
+        AuthMethodId,
+        CancelSessionNotification,
+        CancelTerminalRequest,
+        CancelTerminalResponse,
+        CancelToolCallRequest,
+        CancelToolCallResponse,
+        ClientCapabilities,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        ContentBlock,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        ElicitationId,
+        Implementation,
+        InitializeRequest,
+        InitializeResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LoginAuthRequest,
+        LoginAuthResponse,
+        LogoutAuthRequest,
+        LogoutAuthResponse,
+        McpServer,
+        NewSessionRequest,
+        NewSessionResponse,
+        PermissionOption,
+        PromptRequest,
+        PromptResponse,
+        ProtocolVersion,
+        ReplayFrom,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        RequestPermissionSubject,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionId,
+        SessionListCursor,
+        SessionUpdate,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        TerminalId,
+        ToolCallId,
+        UpdateSessionNotification,
+    )
 
 __all__ = [
     'RemoteAgent',
@@ -103,7 +105,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelSessionNotification(
+            _models.CancelSessionNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -129,7 +131,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGIN,
-            LoginAuthRequest(
+            _models.LoginAuthRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -154,7 +156,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGOUT,
-            LogoutAuthRequest(
+            _models.LogoutAuthRequest(
                 **given(
                     meta=meta,
                 ),
@@ -179,7 +181,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            _models.InitializeRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -220,7 +222,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            _models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -242,7 +244,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            _models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -261,7 +263,7 @@ class RemoteAgent:
         """Request parameters for listing existing sessions."""
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            _models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -286,7 +288,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            _models.NewSessionRequest(
                 cwd=cwd,
                 **given(
                     additional_directories=listed(additional_directories),
@@ -313,7 +315,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            _models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -341,7 +343,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            _models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -390,7 +392,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TERMINAL_CANCEL,
-            CancelTerminalRequest(
+            _models.CancelTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -423,7 +425,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TOOL_CALL_CANCEL,
-            CancelToolCallRequest(
+            _models.CancelToolCallRequest(
                 session_id=session_id,
                 tool_call_id=tool_call_id,
                 **given(
@@ -458,7 +460,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            _models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -483,7 +485,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            UpdateSessionNotification(
+            _models.UpdateSessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -534,7 +536,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            _models.RequestPermissionRequest(
                 session_id=session_id,
                 title=title,
                 options=list(options),

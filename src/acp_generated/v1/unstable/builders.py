@@ -15,24 +15,27 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_runtime.codegen_support import given, listed
 
-from .models import (
-    ContentBlock,
-    MessageId,
-    PlanId,
-    PlanRemovedSessionUpdate,
-    PlanUpdateContent,
-    PlanUpdateSessionUpdate,
-    SessionId,
-    SessionMessageChunkSessionUpdate,
-    SessionMessageSessionUpdate,
-    StateUpdate,
-    SubagentSessionCapabilities,
-    SubagentUpdateSessionUpdate,
-)
+from . import models as _models  # a model is created on first use
+
+if TYPE_CHECKING:
+    from .models import (
+        ContentBlock,
+        MessageId,
+        PlanId,
+        PlanRemovedSessionUpdate,
+        PlanUpdateContent,
+        PlanUpdateSessionUpdate,
+        SessionId,
+        SessionMessageChunkSessionUpdate,
+        SessionMessageSessionUpdate,
+        StateUpdate,
+        SubagentSessionCapabilities,
+        SubagentUpdateSessionUpdate,
+    )
 
 from .._shared_builders import (
     text as text,
@@ -106,7 +109,7 @@ def plan_update(
     meta: dict[str, Any] | None = None,
 ) -> PlanUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return PlanUpdateSessionUpdate(
+    return _models.PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -121,7 +124,7 @@ def plan_removed(
     meta: dict[str, Any] | None = None,
 ) -> PlanRemovedSessionUpdate:
     """**UNSTABLE**"""
-    return PlanRemovedSessionUpdate(
+    return _models.PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
         **given(
@@ -142,7 +145,7 @@ def subagent_update(
     meta: dict[str, Any] | None = None,
 ) -> SubagentUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return SubagentUpdateSessionUpdate(
+    return _models.SubagentUpdateSessionUpdate(
         session_update='subagent_update',
         session_id=session_id,
         **given(
@@ -168,7 +171,7 @@ def session_message(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageSessionUpdate(
+    return _models.SessionMessageSessionUpdate(
         session_update='session_message',
         message_id=message_id,
         **given(
@@ -189,7 +192,7 @@ def session_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageChunkSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageChunkSessionUpdate(
+    return _models.SessionMessageChunkSessionUpdate(
         session_update='session_message_chunk',
         message_id=message_id,
         content=content,

@@ -20,105 +20,107 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    ArchiveSessionRequest,
-    ArchiveSessionResponse,
-    AuthAccount,
-    AuthMethodId,
-    AuthState,
-    AuthStatusRequest,
-    AuthStatusResponse,
-    AuthStatusUpdateNotification,
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    DisableProviderRequest,
-    DisableProviderResponse,
-    ElicitationId,
-    EnvVariable,
-    ForkSessionRequest,
-    ForkSessionResponse,
-    Implementation,
-    InitializeProxyRequest,
-    InitializeProxyResponse,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListProvidersRequest,
-    ListProvidersResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LlmProtocol,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    McpRequestId,
-    McpServer,
-    McpServerAcpId,
-    MessageMcpNotification,
-    MessageMcpRequest,
-    MessageMcpResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ProviderId,
-    ProxySuccessorNotification,
-    ProxySuccessorRequest,
-    ProxySuccessorResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionArchiveFilter,
-    SessionId,
-    SessionModeId,
-    SessionNotification,
-    SessionStatusRequest,
-    SessionStatusResponse,
-    SessionUpdate,
-    SetProviderRequest,
-    SetProviderResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    SetSessionTitleRequest,
-    SetSessionTitleResponse,
-    SystemPrompt,
-    TerminalId,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+from . import models as _models  # a model is created on first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
+
+    from .models import (
+        ArchiveSessionRequest,
+        ArchiveSessionResponse,
+        AuthAccount,
+        AuthMethodId,
+        AuthState,
+        AuthStatusRequest,
+        AuthStatusResponse,
+        AuthStatusUpdateNotification,
+        AuthenticateRequest,
+        AuthenticateResponse,
+        CancelNotification,
+        ClientCapabilities,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        ContentBlock,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalRequest,
+        CreateTerminalResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        DisableProviderRequest,
+        DisableProviderResponse,
+        ElicitationId,
+        EnvVariable,
+        ForkSessionRequest,
+        ForkSessionResponse,
+        Implementation,
+        InitializeProxyRequest,
+        InitializeProxyResponse,
+        InitializeRequest,
+        InitializeResponse,
+        KillTerminalRequest,
+        KillTerminalResponse,
+        ListProvidersRequest,
+        ListProvidersResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LlmProtocol,
+        LoadSessionRequest,
+        LoadSessionResponse,
+        LogoutRequest,
+        LogoutResponse,
+        McpRequestId,
+        McpServer,
+        McpServerAcpId,
+        MessageMcpNotification,
+        MessageMcpRequest,
+        MessageMcpResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        PermissionOption,
+        PromptRequest,
+        PromptResponse,
+        ProtocolVersion,
+        ProviderId,
+        ProxySuccessorNotification,
+        ProxySuccessorRequest,
+        ProxySuccessorResponse,
+        ReadTextFileRequest,
+        ReadTextFileResponse,
+        ReleaseTerminalRequest,
+        ReleaseTerminalResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionArchiveFilter,
+        SessionId,
+        SessionModeId,
+        SessionNotification,
+        SessionStatusRequest,
+        SessionStatusResponse,
+        SessionUpdate,
+        SetProviderRequest,
+        SetProviderResponse,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeRequest,
+        SetSessionModeResponse,
+        SetSessionTitleRequest,
+        SetSessionTitleResponse,
+        SystemPrompt,
+        TerminalId,
+        TerminalOutputRequest,
+        TerminalOutputResponse,
+        ToolCallUpdate,
+        UnarchiveSessionRequest,
+        UnarchiveSessionResponse,
+        WaitForTerminalExitRequest,
+        WaitForTerminalExitResponse,
+        WriteTextFileRequest,
+        WriteTextFileResponse,
+    )
 
 __all__ = [
     'RemoteAgent',
@@ -159,7 +161,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.MCP_MESSAGE_NOTIFICATION,
-            MessageMcpNotification(
+            _models.MessageMcpNotification(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -184,7 +186,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelNotification(
+            _models.CancelNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -212,7 +214,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_STATUS,
-            AuthStatusRequest(
+            _models.AuthStatusRequest(
                 **given(
                     meta=meta,
                 ),
@@ -233,7 +235,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTHENTICATE,
-            AuthenticateRequest(
+            _models.AuthenticateRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -259,7 +261,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            _models.InitializeRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -282,7 +284,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.LOGOUT,
-            LogoutRequest(
+            _models.LogoutRequest(
                 **given(
                     meta=meta,
                 ),
@@ -305,7 +307,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_DISABLE,
-            DisableProviderRequest(
+            _models.DisableProviderRequest(
                 provider_id=provider_id,
                 **given(
                     meta=meta,
@@ -328,7 +330,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_LIST,
-            ListProvidersRequest(
+            _models.ListProvidersRequest(
                 **given(
                     meta=meta,
                 ),
@@ -356,7 +358,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_SET,
-            SetProviderRequest(
+            _models.SetProviderRequest(
                 provider_id=provider_id,
                 api_type=api_type,
                 base_url=base_url,
@@ -390,7 +392,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_ARCHIVE,
-            ArchiveSessionRequest(
+            _models.ArchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -416,7 +418,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            _models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -438,7 +440,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            _models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -471,7 +473,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_FORK,
-            ForkSessionRequest(
+            _models.ForkSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -499,7 +501,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            _models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -529,7 +531,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LOAD,
-            LoadSessionRequest(
+            _models.LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 session_id=session_id,
@@ -558,7 +560,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            _models.NewSessionRequest(
                 cwd=cwd,
                 mcp_servers=list(mcp_servers),
                 **given(
@@ -586,7 +588,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            _models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -616,7 +618,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            _models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -643,7 +645,7 @@ class RemoteAgent:
         """Request parameters for setting a session mode."""
         return self.connection.send_request(
             m.SESSION_SET_MODE,
-            SetSessionModeRequest(
+            _models.SetSessionModeRequest(
                 session_id=session_id,
                 mode_id=mode_id,
                 **given(
@@ -677,7 +679,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_SET_TITLE,
-            SetSessionTitleRequest(
+            _models.SetSessionTitleRequest(
                 session_id=session_id,
                 title=title,
                 **given(
@@ -708,7 +710,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_STATUS,
-            SessionStatusRequest(
+            _models.SessionStatusRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -740,7 +742,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_UNARCHIVE,
-            UnarchiveSessionRequest(
+            _models.UnarchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -781,7 +783,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.AUTH_STATUS_UPDATE,
-            AuthStatusUpdateNotification(
+            _models.AuthStatusUpdateNotification(
                 state=state,
                 **given(
                     accounts=listed(accounts),
@@ -800,7 +802,7 @@ class RemoteClient:
         """Notification sent by the agent when a URL-based elicitation is complete."""
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            _models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -825,7 +827,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            SessionNotification(
+            _models.SessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -861,7 +863,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_READ_TEXT_FILE,
-            ReadTextFileRequest(
+            _models.ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
                 **given(
@@ -888,7 +890,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_WRITE_TEXT_FILE,
-            WriteTextFileRequest(
+            _models.WriteTextFileRequest(
                 session_id=session_id,
                 path=path,
                 content=content,
@@ -917,7 +919,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.MCP_MESSAGE,
-            MessageMcpRequest(
+            _models.MessageMcpRequest(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -946,7 +948,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            _models.RequestPermissionRequest(
                 session_id=session_id,
                 tool_call=tool_call,
                 options=list(options),
@@ -971,7 +973,7 @@ class RemoteClient:
         """Request to create a new terminal and execute a command."""
         return self.connection.send_request(
             m.TERMINAL_CREATE,
-            CreateTerminalRequest(
+            _models.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 **given(
@@ -995,7 +997,7 @@ class RemoteClient:
         """Request to kill a terminal without releasing it."""
         return self.connection.send_request(
             m.TERMINAL_KILL,
-            KillTerminalRequest(
+            _models.KillTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1015,7 +1017,7 @@ class RemoteClient:
         """Request to get the current output and status of a terminal."""
         return self.connection.send_request(
             m.TERMINAL_OUTPUT,
-            TerminalOutputRequest(
+            _models.TerminalOutputRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1035,7 +1037,7 @@ class RemoteClient:
         """Request to release a terminal and free its resources."""
         return self.connection.send_request(
             m.TERMINAL_RELEASE,
-            ReleaseTerminalRequest(
+            _models.ReleaseTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1055,7 +1057,7 @@ class RemoteClient:
         """Request to wait for a terminal command to exit."""
         return self.connection.send_request(
             m.TERMINAL_WAIT_FOR_EXIT,
-            WaitForTerminalExitRequest(
+            _models.WaitForTerminalExitRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1099,7 +1101,7 @@ class RemoteProxy:
         """
         return self.connection.send_notification(
             m.PROXY_SUCCESSOR_NOTIFICATION,
-            ProxySuccessorNotification(
+            _models.ProxySuccessorNotification(
                 method=method,
                 **given(
                     params=params,
@@ -1136,7 +1138,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_INITIALIZE,
-            InitializeProxyRequest(
+            _models.InitializeProxyRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -1176,7 +1178,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_SUCCESSOR,
-            ProxySuccessorRequest(
+            _models.ProxySuccessorRequest(
                 method=method,
                 **given(
                     params=params,

@@ -15,38 +15,41 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_runtime.codegen_support import given, listed
 
-from .models import (
-    AbsolutePath,
-    BackgroundWork,
-    CancelledIdleStateUpdateSessionUpdate,
-    ContentBlock,
-    EndTurnIdleStateUpdateSessionUpdate,
-    Error,
-    ErrorIdleStateUpdateSessionUpdate,
-    MaxTokensIdleStateUpdateSessionUpdate,
-    MaxTurnRequestsIdleStateUpdateSessionUpdate,
-    MessageId,
-    NoneIdleStateUpdateSessionUpdate,
-    PlanId,
-    PlanRemovedSessionUpdate,
-    PlanUpdateContent,
-    PlanUpdateSessionUpdate,
-    RefusalIdleStateUpdateSessionUpdate,
-    RequiresActionStateUpdateSessionUpdate,
-    RunningStateUpdateSessionUpdate,
-    SessionId,
-    SessionMessageChunkSessionUpdate,
-    SessionMessageSessionUpdate,
-    StateUpdate,
-    SubagentSessionCapabilities,
-    SubagentUpdateSessionUpdate,
-    UnknownStateUpdateSessionUpdate,
-    Usage,
-)
+from . import models as _models  # a model is created on first use
+
+if TYPE_CHECKING:
+    from .models import (
+        AbsolutePath,
+        BackgroundWork,
+        CancelledIdleStateUpdateSessionUpdate,
+        ContentBlock,
+        EndTurnIdleStateUpdateSessionUpdate,
+        Error,
+        ErrorIdleStateUpdateSessionUpdate,
+        MaxTokensIdleStateUpdateSessionUpdate,
+        MaxTurnRequestsIdleStateUpdateSessionUpdate,
+        MessageId,
+        NoneIdleStateUpdateSessionUpdate,
+        PlanId,
+        PlanRemovedSessionUpdate,
+        PlanUpdateContent,
+        PlanUpdateSessionUpdate,
+        RefusalIdleStateUpdateSessionUpdate,
+        RequiresActionStateUpdateSessionUpdate,
+        RunningStateUpdateSessionUpdate,
+        SessionId,
+        SessionMessageChunkSessionUpdate,
+        SessionMessageSessionUpdate,
+        StateUpdate,
+        SubagentSessionCapabilities,
+        SubagentUpdateSessionUpdate,
+        UnknownStateUpdateSessionUpdate,
+        Usage,
+    )
 
 from .._shared_builders import (
     text as text,
@@ -134,7 +137,7 @@ def state_update_running(
     meta: dict[str, Any] | None = None,
 ) -> RunningStateUpdateSessionUpdate:
     """Foreground work is in progress."""
-    return RunningStateUpdateSessionUpdate(
+    return _models.RunningStateUpdateSessionUpdate(
         session_update='state_update',
         state='running',
         **given(
@@ -154,7 +157,7 @@ def state_update_idle_end_turn(
     The active work ended successfully.
     Includes locally handled commands that required no model call.
     """
-    return EndTurnIdleStateUpdateSessionUpdate(
+    return _models.EndTurnIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='end_turn',
@@ -173,7 +176,7 @@ def state_update_idle_max_tokens(
     meta: dict[str, Any] | None = None,
 ) -> MaxTokensIdleStateUpdateSessionUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
-    return MaxTokensIdleStateUpdateSessionUpdate(
+    return _models.MaxTokensIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_tokens',
@@ -195,7 +198,7 @@ def state_update_idle_max_turn_requests(
     The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
     """
-    return MaxTurnRequestsIdleStateUpdateSessionUpdate(
+    return _models.MaxTurnRequestsIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_turn_requests',
@@ -214,7 +217,7 @@ def state_update_idle_refusal(
     meta: dict[str, Any] | None = None,
 ) -> RefusalIdleStateUpdateSessionUpdate:
     """The active work ended because the agent refused to continue."""
-    return RefusalIdleStateUpdateSessionUpdate(
+    return _models.RefusalIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='refusal',
@@ -239,7 +242,7 @@ def state_update_idle_cancelled(
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-    return CancelledIdleStateUpdateSessionUpdate(
+    return _models.CancelledIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='cancelled',
@@ -259,7 +262,7 @@ def state_update_idle_error(
     meta: dict[str, Any] | None = None,
 ) -> ErrorIdleStateUpdateSessionUpdate:
     """The active work ended because something failed."""
-    return ErrorIdleStateUpdateSessionUpdate(
+    return _models.ErrorIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='error',
@@ -280,7 +283,7 @@ def state_update_idle(
     stop_reason: None = None,
 ) -> NoneIdleStateUpdateSessionUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
-    return NoneIdleStateUpdateSessionUpdate(
+    return _models.NoneIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         **given(
@@ -298,7 +301,7 @@ def state_update_requires_action(
     meta: dict[str, Any] | None = None,
 ) -> RequiresActionStateUpdateSessionUpdate:
     """Foreground work is blocked on user action."""
-    return RequiresActionStateUpdateSessionUpdate(
+    return _models.RequiresActionStateUpdateSessionUpdate(
         session_update='state_update',
         state='requires_action',
         **given(
@@ -314,7 +317,7 @@ def state_update_unknown(
     meta: dict[str, Any] | None = None,
 ) -> UnknownStateUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return UnknownStateUpdateSessionUpdate(
+    return _models.UnknownStateUpdateSessionUpdate(
         session_update='state_update',
         state='unknown',
         **given(
@@ -333,7 +336,7 @@ def plan_update(
     A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
     """
-    return PlanUpdateSessionUpdate(
+    return _models.PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -348,7 +351,7 @@ def plan_removed(
     meta: dict[str, Any] | None = None,
 ) -> PlanRemovedSessionUpdate:
     """**UNSTABLE**"""
-    return PlanRemovedSessionUpdate(
+    return _models.PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
         **given(
@@ -369,7 +372,7 @@ def subagent_update(
     meta: dict[str, Any] | None = None,
 ) -> SubagentUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return SubagentUpdateSessionUpdate(
+    return _models.SubagentUpdateSessionUpdate(
         session_update='subagent_update',
         session_id=session_id,
         **given(
@@ -395,7 +398,7 @@ def session_message(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageSessionUpdate(
+    return _models.SessionMessageSessionUpdate(
         session_update='session_message',
         message_id=message_id,
         **given(
@@ -416,7 +419,7 @@ def session_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageChunkSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageChunkSessionUpdate(
+    return _models.SessionMessageChunkSessionUpdate(
         session_update='session_message_chunk',
         message_id=message_id,
         content=content,

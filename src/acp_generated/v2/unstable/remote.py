@@ -20,93 +20,95 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    AbsolutePath,
-    ArchiveSessionRequest,
-    ArchiveSessionResponse,
-    AuthAccount,
-    AuthMethodId,
-    AuthState,
-    AuthStatusRequest,
-    AuthStatusResponse,
-    AuthStatusUpdateNotification,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    DisableProviderRequest,
-    DisableProviderResponse,
-    ElicitationId,
-    ForkSessionRequest,
-    ForkSessionResponse,
-    Implementation,
-    InitializeProxyRequest,
-    InitializeProxyResponse,
-    InitializeRequest,
-    InitializeResponse,
-    ListProvidersRequest,
-    ListProvidersResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LlmProtocol,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    McpRequestId,
-    McpServer,
-    McpServerAcpId,
-    MessageMcpNotification,
-    MessageMcpRequest,
-    MessageMcpResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ProviderId,
-    ProxySuccessorNotification,
-    ProxySuccessorRequest,
-    ProxySuccessorResponse,
-    ReplayFrom,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    RequestPermissionSubject,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionArchiveFilter,
-    SessionId,
-    SessionListCursor,
-    SessionStatusRequest,
-    SessionStatusResponse,
-    SessionUpdate,
-    SetProviderRequest,
-    SetProviderResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionTitleRequest,
-    SetSessionTitleResponse,
-    SystemPrompt,
-    TerminalId,
-    ToolCallId,
-    UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
-    UpdateSessionNotification,
-)
+from . import models as _models  # a model is created on first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
+
+    from .models import (
+        AbsolutePath,
+        ArchiveSessionRequest,
+        ArchiveSessionResponse,
+        AuthAccount,
+        AuthMethodId,
+        AuthState,
+        AuthStatusRequest,
+        AuthStatusResponse,
+        AuthStatusUpdateNotification,
+        CancelSessionNotification,
+        CancelTerminalRequest,
+        CancelTerminalResponse,
+        CancelToolCallRequest,
+        CancelToolCallResponse,
+        ClientCapabilities,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        ContentBlock,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        DisableProviderRequest,
+        DisableProviderResponse,
+        ElicitationId,
+        ForkSessionRequest,
+        ForkSessionResponse,
+        Implementation,
+        InitializeProxyRequest,
+        InitializeProxyResponse,
+        InitializeRequest,
+        InitializeResponse,
+        ListProvidersRequest,
+        ListProvidersResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LlmProtocol,
+        LoginAuthRequest,
+        LoginAuthResponse,
+        LogoutAuthRequest,
+        LogoutAuthResponse,
+        McpRequestId,
+        McpServer,
+        McpServerAcpId,
+        MessageMcpNotification,
+        MessageMcpRequest,
+        MessageMcpResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        PermissionOption,
+        PromptRequest,
+        PromptResponse,
+        ProtocolVersion,
+        ProviderId,
+        ProxySuccessorNotification,
+        ProxySuccessorRequest,
+        ProxySuccessorResponse,
+        ReplayFrom,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        RequestPermissionSubject,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionArchiveFilter,
+        SessionId,
+        SessionListCursor,
+        SessionStatusRequest,
+        SessionStatusResponse,
+        SessionUpdate,
+        SetProviderRequest,
+        SetProviderResponse,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionTitleRequest,
+        SetSessionTitleResponse,
+        SystemPrompt,
+        TerminalId,
+        ToolCallId,
+        UnarchiveSessionRequest,
+        UnarchiveSessionResponse,
+        UpdateSessionNotification,
+    )
 
 __all__ = [
     'RemoteAgent',
@@ -143,7 +145,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.MCP_MESSAGE_NOTIFICATION,
-            MessageMcpNotification(
+            _models.MessageMcpNotification(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -168,7 +170,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelSessionNotification(
+            _models.CancelSessionNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -194,7 +196,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGIN,
-            LoginAuthRequest(
+            _models.LoginAuthRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -219,7 +221,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGOUT,
-            LogoutAuthRequest(
+            _models.LogoutAuthRequest(
                 **given(
                     meta=meta,
                 ),
@@ -246,7 +248,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_STATUS,
-            AuthStatusRequest(
+            _models.AuthStatusRequest(
                 **given(
                     meta=meta,
                 ),
@@ -271,7 +273,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            _models.InitializeRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -297,7 +299,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_DISABLE,
-            DisableProviderRequest(
+            _models.DisableProviderRequest(
                 provider_id=provider_id,
                 **given(
                     meta=meta,
@@ -320,7 +322,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_LIST,
-            ListProvidersRequest(
+            _models.ListProvidersRequest(
                 **given(
                     meta=meta,
                 ),
@@ -348,7 +350,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_SET,
-            SetProviderRequest(
+            _models.SetProviderRequest(
                 provider_id=provider_id,
                 api_type=api_type,
                 base_url=base_url,
@@ -382,7 +384,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_ARCHIVE,
-            ArchiveSessionRequest(
+            _models.ArchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -421,7 +423,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            _models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -443,7 +445,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            _models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -476,7 +478,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_FORK,
-            ForkSessionRequest(
+            _models.ForkSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -500,7 +502,7 @@ class RemoteAgent:
         """Request parameters for listing existing sessions."""
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            _models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -527,7 +529,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            _models.NewSessionRequest(
                 cwd=cwd,
                 **given(
                     additional_directories=listed(additional_directories),
@@ -555,7 +557,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            _models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -584,7 +586,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            _models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -634,7 +636,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_SET_TITLE,
-            SetSessionTitleRequest(
+            _models.SetSessionTitleRequest(
                 session_id=session_id,
                 title=title,
                 **given(
@@ -665,7 +667,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_STATUS,
-            SessionStatusRequest(
+            _models.SessionStatusRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -697,7 +699,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_UNARCHIVE,
-            UnarchiveSessionRequest(
+            _models.UnarchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -730,7 +732,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TERMINAL_CANCEL,
-            CancelTerminalRequest(
+            _models.CancelTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -763,7 +765,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TOOL_CALL_CANCEL,
-            CancelToolCallRequest(
+            _models.CancelToolCallRequest(
                 session_id=session_id,
                 tool_call_id=tool_call_id,
                 **given(
@@ -805,7 +807,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.AUTH_STATUS_UPDATE,
-            AuthStatusUpdateNotification(
+            _models.AuthStatusUpdateNotification(
                 state=state,
                 **given(
                     accounts=listed(accounts),
@@ -828,7 +830,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            _models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -853,7 +855,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            UpdateSessionNotification(
+            _models.UpdateSessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -901,7 +903,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.MCP_MESSAGE,
-            MessageMcpRequest(
+            _models.MessageMcpRequest(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -932,7 +934,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            _models.RequestPermissionRequest(
                 session_id=session_id,
                 title=title,
                 options=list(options),
@@ -979,7 +981,7 @@ class RemoteProxy:
         """
         return self.connection.send_notification(
             m.PROXY_SUCCESSOR_NOTIFICATION,
-            ProxySuccessorNotification(
+            _models.ProxySuccessorNotification(
                 method=method,
                 **given(
                     params=params,
@@ -1016,7 +1018,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_INITIALIZE,
-            InitializeProxyRequest(
+            _models.InitializeProxyRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -1056,7 +1058,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_SUCCESSOR,
-            ProxySuccessorRequest(
+            _models.ProxySuccessorRequest(
                 method=method,
                 **given(
                     params=params,
