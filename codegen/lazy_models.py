@@ -190,7 +190,8 @@ def _imports_only(head: str) -> str:
         if isinstance(node, (ast.Import, ast.ImportFrom))
         and not (isinstance(node, ast.Import) and node.names[0].name == "importlib")
     ]
-    return "\n".join(kept)
+    # ``evaluated_annotations`` drops the ``__future__`` import with the blank line after it
+    return "\n".join(k + "\n" if k.startswith("from __future__") else k for k in kept)
 
 
 def render_part(part: Part, parts: list[Part], homes: list[Home], header: str, title: str) -> str:

@@ -380,8 +380,6 @@ def _builders_py(
         shared_builders=[b.name for b in built if b.name in shared],
         shared_builders_module=shared_builders_module,
         models_module=models_module,
-        models_package=models_module.rsplit(".", 1)[0] or ".",
-        models_name=models_module.rsplit(".", 1)[1],
         model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
         any_sequence=any(b.construction.uses_sequence for b in own),
         any_listed=any(b.construction.uses_listed for b in own),

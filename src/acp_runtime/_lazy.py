@@ -62,7 +62,7 @@ def lazy_bindings(
         if factory is not None:
             value = namespace.setdefault(name, factory())
             if name in linked:
-                setattr(value.params.type, "__acp_method__", value)
+                value.params.type.__acp_method__ = value
             return value
         source = shared.get(name)
         if source is None:

@@ -100,15 +100,16 @@ def test_a_shared_params_class_has_one_binding(stable: ModuleType, unstable: Mod
 
 
 def test_importing_unstable_builds_none_of_the_stable_package_s_own_models() -> None:
-    """The shared definitions live in ``_shared_models``: ``unstable`` never imports the stable
-    ``models`` module (import cost stays what it was)."""
+    """The shared definitions live in ``v1/_models`` (``_shared_models`` is their facade):
+    ``unstable`` never imports the stable ``models`` module (import cost stays what it was)."""
     import subprocess
     import sys
 
     code = (
         "import sys\n"
         "from acp_generated.v1.unstable import PromptRequest, TextContentBlock\n"
-        "print(*(f'acp_generated.v1.{m}' in sys.modules for m in ('models', '_shared_models')))\n"
+        "print('acp_generated.v1.models' in sys.modules,\n"
+        "      TextContentBlock.__module__.startswith('acp_generated.v1._models.'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]

@@ -15,60 +15,57 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from . import _shared_models as _models  # a model is created on first use
-
-if TYPE_CHECKING:
-    from ._shared_models import (
-        AgentMessageChunkSessionUpdate,
-        AgentThoughtChunkSessionUpdate,
-        Annotations,
-        AudioContentBlock,
-        AvailableCommand,
-        AvailableCommandInput,
-        AvailableCommandsUpdateSessionUpdate,
-        BlobResourceContents,
-        CompactionId,
-        CompactionStatus,
-        CompactionSummaryChunkSessionUpdate,
-        CompactionUpdateSessionUpdate,
-        ConfigOptionUpdateSessionUpdate,
-        ContentBlock,
-        ContentToolCallContent,
-        Cost,
-        CurrentModeUpdateSessionUpdate,
-        DiffToolCallContent,
-        EmbeddedResourceResource,
-        ImageContentBlock,
-        MessageId,
-        NoticeSessionUpdate,
-        NoticeSeverity,
-        PlanEntry,
-        PlanEntryPriority,
-        PlanEntryStatus,
-        PlanSessionUpdate,
-        ResourceContentBlock,
-        ResourceLinkContentBlock,
-        SessionConfigOption,
-        SessionInfoUpdateSessionUpdate,
-        SessionModeId,
-        TerminalId,
-        TerminalToolCallContent,
-        TextContentBlock,
-        TextResourceContents,
-        ToolCallContent,
-        ToolCallId,
-        ToolCallLocation,
-        ToolCallSessionUpdate,
-        ToolCallStatus,
-        ToolCallUpdateSessionUpdate,
-        ToolKind,
-        UsageUpdateSessionUpdate,
-        UserMessageChunkSessionUpdate,
-    )
+from ._shared_models import (
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    Annotations,
+    AudioContentBlock,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdateSessionUpdate,
+    BlobResourceContents,
+    CompactionId,
+    CompactionStatus,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    ContentBlock,
+    ContentToolCallContent,
+    Cost,
+    CurrentModeUpdateSessionUpdate,
+    DiffToolCallContent,
+    EmbeddedResourceResource,
+    ImageContentBlock,
+    MessageId,
+    NoticeSessionUpdate,
+    NoticeSeverity,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    PlanSessionUpdate,
+    ResourceContentBlock,
+    ResourceLinkContentBlock,
+    SessionConfigOption,
+    SessionInfoUpdateSessionUpdate,
+    SessionModeId,
+    TerminalId,
+    TerminalToolCallContent,
+    TextContentBlock,
+    TextResourceContents,
+    ToolCallContent,
+    ToolCallId,
+    ToolCallLocation,
+    ToolCallSessionUpdate,
+    ToolCallStatus,
+    ToolCallUpdateSessionUpdate,
+    ToolKind,
+    UsageUpdateSessionUpdate,
+    UserMessageChunkSessionUpdate,
+)
 
 __all__ = [
     'text',
@@ -108,7 +105,7 @@ def text(
     meta: dict[str, Any] | None = None,
 ) -> TextContentBlock:
     """Text content. May be plain text or formatted with Markdown."""
-    return _models.TextContentBlock(
+    return TextContentBlock(
         type='text',
         text=text,
         **given(
@@ -127,7 +124,7 @@ def image(
     meta: dict[str, Any] | None = None,
 ) -> ImageContentBlock:
     """Images for visual context or analysis."""
-    return _models.ImageContentBlock(
+    return ImageContentBlock(
         type='image',
         data=data,
         mime_type=mime_type,
@@ -147,7 +144,7 @@ def audio(
     meta: dict[str, Any] | None = None,
 ) -> AudioContentBlock:
     """Audio data for transcription or analysis."""
-    return _models.AudioContentBlock(
+    return AudioContentBlock(
         type='audio',
         data=data,
         mime_type=mime_type,
@@ -170,7 +167,7 @@ def resource_link(
     meta: dict[str, Any] | None = None,
 ) -> ResourceLinkContentBlock:
     """References to resources that the agent can access."""
-    return _models.ResourceLinkContentBlock(
+    return ResourceLinkContentBlock(
         type='resource_link',
         name=name,
         uri=uri,
@@ -192,7 +189,7 @@ def resource(
     meta: dict[str, Any] | None = None,
 ) -> ResourceContentBlock:
     """Complete resource contents embedded directly in the message."""
-    return _models.ResourceContentBlock(
+    return ResourceContentBlock(
         type='resource',
         resource=resource,
         **given(
@@ -209,7 +206,7 @@ def user_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
-    return _models.UserMessageChunkSessionUpdate(
+    return UserMessageChunkSessionUpdate(
         session_update='user_message_chunk',
         content=content,
         **given(
@@ -226,7 +223,7 @@ def agent_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
-    return _models.AgentMessageChunkSessionUpdate(
+    return AgentMessageChunkSessionUpdate(
         session_update='agent_message_chunk',
         content=content,
         **given(
@@ -243,7 +240,7 @@ def agent_thought_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
-    return _models.AgentThoughtChunkSessionUpdate(
+    return AgentThoughtChunkSessionUpdate(
         session_update='agent_thought_chunk',
         content=content,
         **given(
@@ -267,7 +264,7 @@ def tool_call(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallSessionUpdate:
     """Notification that a new tool call has been initiated."""
-    return _models.ToolCallSessionUpdate(
+    return ToolCallSessionUpdate(
         session_update='tool_call',
         tool_call_id=tool_call_id,
         title=title,
@@ -298,7 +295,7 @@ def tool_call_update(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallUpdateSessionUpdate:
     """Update on the status or results of a tool call."""
-    return _models.ToolCallUpdateSessionUpdate(
+    return ToolCallUpdateSessionUpdate(
         session_update='tool_call_update',
         tool_call_id=tool_call_id,
         **given(
@@ -324,7 +321,7 @@ def plan(
     The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
-    return _models.PlanSessionUpdate(
+    return PlanSessionUpdate(
         session_update='plan',
         entries=list(entries),
         **given(
@@ -339,7 +336,7 @@ def available_commands_update(
     meta: dict[str, Any] | None = None,
 ) -> AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
-    return _models.AvailableCommandsUpdateSessionUpdate(
+    return AvailableCommandsUpdateSessionUpdate(
         session_update='available_commands_update',
         available_commands=list(available_commands),
         **given(
@@ -354,7 +351,7 @@ def current_mode_update(
     meta: dict[str, Any] | None = None,
 ) -> CurrentModeUpdateSessionUpdate:
     """The current mode of the session has changed"""
-    return _models.CurrentModeUpdateSessionUpdate(
+    return CurrentModeUpdateSessionUpdate(
         session_update='current_mode_update',
         current_mode_id=current_mode_id,
         **given(
@@ -369,7 +366,7 @@ def config_option_update(
     meta: dict[str, Any] | None = None,
 ) -> ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
-    return _models.ConfigOptionUpdateSessionUpdate(
+    return ConfigOptionUpdateSessionUpdate(
         session_update='config_option_update',
         config_options=list(config_options),
         **given(
@@ -385,7 +382,7 @@ def session_info_update(
     meta: dict[str, Any] | None = None,
 ) -> SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return _models.SessionInfoUpdateSessionUpdate(
+    return SessionInfoUpdateSessionUpdate(
         session_update='session_info_update',
         **given(
             title=title,
@@ -403,7 +400,7 @@ def usage_update(
     meta: dict[str, Any] | None = None,
 ) -> UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
-    return _models.UsageUpdateSessionUpdate(
+    return UsageUpdateSessionUpdate(
         session_update='usage_update',
         used=used,
         size=size,
@@ -422,7 +419,7 @@ def notice(
     meta: dict[str, Any] | None = None,
 ) -> NoticeSessionUpdate:
     """Information for the user that is not part of session history."""
-    return _models.NoticeSessionUpdate(
+    return NoticeSessionUpdate(
         session_update='notice',
         severity=severity,
         title=title,
@@ -442,7 +439,7 @@ def compaction_update(
     meta: dict[str, Any] | None = None,
 ) -> CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
-    return _models.CompactionUpdateSessionUpdate(
+    return CompactionUpdateSessionUpdate(
         session_update='compaction_update',
         compaction_id=compaction_id,
         status=status,
@@ -461,7 +458,7 @@ def compaction_summary_chunk(
     meta: dict[str, Any] | None = None,
 ) -> CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
-    return _models.CompactionSummaryChunkSessionUpdate(
+    return CompactionSummaryChunkSessionUpdate(
         session_update='compaction_summary_chunk',
         compaction_id=compaction_id,
         content=content,
@@ -477,7 +474,7 @@ def tool_content(
     meta: dict[str, Any] | None = None,
 ) -> ContentToolCallContent:
     """Standard content block (text, images, resources)."""
-    return _models.ContentToolCallContent(
+    return ContentToolCallContent(
         type='content',
         content=content,
         **given(
@@ -494,7 +491,7 @@ def tool_diff(
     meta: dict[str, Any] | None = None,
 ) -> DiffToolCallContent:
     """File modification shown as a diff."""
-    return _models.DiffToolCallContent(
+    return DiffToolCallContent(
         type='diff',
         path=path,
         new_text=new_text,
@@ -511,7 +508,7 @@ def tool_terminal(
     meta: dict[str, Any] | None = None,
 ) -> TerminalToolCallContent:
     """Embed a terminal created with `terminal/create` by its id."""
-    return _models.TerminalToolCallContent(
+    return TerminalToolCallContent(
         type='terminal',
         terminal_id=terminal_id,
         **given(
@@ -528,7 +525,7 @@ def text_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> TextResourceContents:
     """Text-based resource contents."""
-    return _models.TextResourceContents(
+    return TextResourceContents(
         text=text,
         uri=uri,
         **given(
@@ -546,7 +543,7 @@ def blob_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> BlobResourceContents:
     """Binary resource contents."""
-    return _models.BlobResourceContents(
+    return BlobResourceContents(
         blob=blob,
         uri=uri,
         **given(
@@ -563,7 +560,7 @@ def tool_call_location(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallLocation:
     """A file location being accessed or modified by a tool."""
-    return _models.ToolCallLocation(
+    return ToolCallLocation(
         path=path,
         **given(
             line=line,
@@ -580,7 +577,7 @@ def plan_entry(
     meta: dict[str, Any] | None = None,
 ) -> PlanEntry:
     """A single entry in the execution plan."""
-    return _models.PlanEntry(
+    return PlanEntry(
         content=content,
         priority=priority,
         status=status,
@@ -598,7 +595,7 @@ def available_command(
     meta: dict[str, Any] | None = None,
 ) -> AvailableCommand:
     """Information about a command."""
-    return _models.AvailableCommand(
+    return AvailableCommand(
         name=name,
         description=description,
         **given(

@@ -20,72 +20,70 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from . import models as _models  # a model is created on first use
+from .models import (
+    AuthMethodId,
+    AuthenticateRequest,
+    AuthenticateResponse,
+    CancelNotification,
+    ClientCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    CompleteElicitationNotification,
+    ContentBlock,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    ElicitationId,
+    EnvVariable,
+    Implementation,
+    InitializeRequest,
+    InitializeResponse,
+    KillTerminalRequest,
+    KillTerminalResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    LoadSessionRequest,
+    LoadSessionResponse,
+    LogoutRequest,
+    LogoutResponse,
+    McpServer,
+    NewSessionRequest,
+    NewSessionResponse,
+    PermissionOption,
+    PromptRequest,
+    PromptResponse,
+    ProtocolVersion,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    ReleaseTerminalResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SessionId,
+    SessionModeId,
+    SessionNotification,
+    SessionUpdate,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+    TerminalId,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    ToolCallUpdate,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
+)
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
-
-    from .models import (
-        AuthMethodId,
-        AuthenticateRequest,
-        AuthenticateResponse,
-        CancelNotification,
-        ClientCapabilities,
-        CloseSessionRequest,
-        CloseSessionResponse,
-        CompleteElicitationNotification,
-        ContentBlock,
-        CreateElicitationRequest,
-        CreateElicitationResponse,
-        CreateTerminalRequest,
-        CreateTerminalResponse,
-        DeleteSessionRequest,
-        DeleteSessionResponse,
-        ElicitationId,
-        EnvVariable,
-        Implementation,
-        InitializeRequest,
-        InitializeResponse,
-        KillTerminalRequest,
-        KillTerminalResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        LoadSessionRequest,
-        LoadSessionResponse,
-        LogoutRequest,
-        LogoutResponse,
-        McpServer,
-        NewSessionRequest,
-        NewSessionResponse,
-        PermissionOption,
-        PromptRequest,
-        PromptResponse,
-        ProtocolVersion,
-        ReadTextFileRequest,
-        ReadTextFileResponse,
-        ReleaseTerminalRequest,
-        ReleaseTerminalResponse,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
-        SessionId,
-        SessionModeId,
-        SessionNotification,
-        SessionUpdate,
-        SetSessionConfigOptionRequest,
-        SetSessionConfigOptionResponse,
-        SetSessionModeRequest,
-        SetSessionModeResponse,
-        TerminalId,
-        TerminalOutputRequest,
-        TerminalOutputResponse,
-        ToolCallUpdate,
-        WaitForTerminalExitRequest,
-        WaitForTerminalExitResponse,
-        WriteTextFileRequest,
-        WriteTextFileResponse,
-    )
 
 __all__ = [
     'RemoteAgent',
@@ -117,7 +115,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            _models.CancelNotification(
+            CancelNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -139,7 +137,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTHENTICATE,
-            _models.AuthenticateRequest(
+            AuthenticateRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -165,7 +163,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            _models.InitializeRequest(
+            InitializeRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -188,7 +186,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.LOGOUT,
-            _models.LogoutRequest(
+            LogoutRequest(
                 **given(
                     meta=meta,
                 ),
@@ -213,7 +211,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            _models.CloseSessionRequest(
+            CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -235,7 +233,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            _models.DeleteSessionRequest(
+            DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -258,7 +256,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LIST,
-            _models.ListSessionsRequest(
+            ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -286,7 +284,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LOAD,
-            _models.LoadSessionRequest(
+            LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 session_id=session_id,
@@ -313,7 +311,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            _models.NewSessionRequest(
+            NewSessionRequest(
                 cwd=cwd,
                 mcp_servers=list(mcp_servers),
                 **given(
@@ -340,7 +338,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            _models.PromptRequest(
+            PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -369,7 +367,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            _models.ResumeSessionRequest(
+            ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -395,7 +393,7 @@ class RemoteAgent:
         """Request parameters for setting a session mode."""
         return self.connection.send_request(
             m.SESSION_SET_MODE,
-            _models.SetSessionModeRequest(
+            SetSessionModeRequest(
                 session_id=session_id,
                 mode_id=mode_id,
                 **given(
@@ -426,7 +424,7 @@ class RemoteClient:
         """Notification sent by the agent when a URL-based elicitation is complete."""
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            _models.CompleteElicitationNotification(
+            CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -451,7 +449,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            _models.SessionNotification(
+            SessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -487,7 +485,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_READ_TEXT_FILE,
-            _models.ReadTextFileRequest(
+            ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
                 **given(
@@ -514,7 +512,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_WRITE_TEXT_FILE,
-            _models.WriteTextFileRequest(
+            WriteTextFileRequest(
                 session_id=session_id,
                 path=path,
                 content=content,
@@ -542,7 +540,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            _models.RequestPermissionRequest(
+            RequestPermissionRequest(
                 session_id=session_id,
                 tool_call=tool_call,
                 options=list(options),
@@ -567,7 +565,7 @@ class RemoteClient:
         """Request to create a new terminal and execute a command."""
         return self.connection.send_request(
             m.TERMINAL_CREATE,
-            _models.CreateTerminalRequest(
+            CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 **given(
@@ -591,7 +589,7 @@ class RemoteClient:
         """Request to kill a terminal without releasing it."""
         return self.connection.send_request(
             m.TERMINAL_KILL,
-            _models.KillTerminalRequest(
+            KillTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -611,7 +609,7 @@ class RemoteClient:
         """Request to get the current output and status of a terminal."""
         return self.connection.send_request(
             m.TERMINAL_OUTPUT,
-            _models.TerminalOutputRequest(
+            TerminalOutputRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -631,7 +629,7 @@ class RemoteClient:
         """Request to release a terminal and free its resources."""
         return self.connection.send_request(
             m.TERMINAL_RELEASE,
-            _models.ReleaseTerminalRequest(
+            ReleaseTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -651,7 +649,7 @@ class RemoteClient:
         """Request to wait for a terminal command to exit."""
         return self.connection.send_request(
             m.TERMINAL_WAIT_FOR_EXIT,
-            _models.WaitForTerminalExitRequest(
+            WaitForTerminalExitRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(

@@ -15,69 +15,66 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from . import _shared_models as _models  # a model is created on first use
-
-if TYPE_CHECKING:
-    from ._shared_models import (
-        AbsolutePath,
-        AgentMessageChunkSessionUpdate,
-        AgentMessageSessionUpdate,
-        AgentThoughtChunkSessionUpdate,
-        AgentThoughtSessionUpdate,
-        Annotations,
-        AudioContentBlock,
-        AvailableCommand,
-        AvailableCommandsUpdateSessionUpdate,
-        BlobResourceContents,
-        CompactionId,
-        CompactionStatus,
-        CompactionSummaryChunkSessionUpdate,
-        CompactionUpdateSessionUpdate,
-        ConfigOptionUpdateSessionUpdate,
-        ContentBlock,
-        ContentToolCallContent,
-        Cost,
-        DiffChange,
-        DiffPatch,
-        DiffToolCallContent,
-        EmbeddedResourceResource,
-        Icon,
-        IconTheme,
-        ImageContentBlock,
-        MediaType,
-        MessageId,
-        NoticeSessionUpdate,
-        NoticeSeverity,
-        ResourceContentBlock,
-        ResourceLinkContentBlock,
-        SessionConfigOption,
-        SessionInfoUpdateSessionUpdate,
-        TerminalCapabilities,
-        TerminalExitStatus,
-        TerminalId,
-        TerminalOutput,
-        TerminalOutputChunkSessionUpdate,
-        TerminalSize,
-        TerminalToolCallContent,
-        TerminalUpdateSessionUpdate,
-        TextContentBlock,
-        TextResourceContents,
-        ToolCallCapabilities,
-        ToolCallContent,
-        ToolCallContentChunkSessionUpdate,
-        ToolCallId,
-        ToolCallLocation,
-        ToolCallStatus,
-        ToolCallUpdateSessionUpdate,
-        ToolKind,
-        UsageUpdateSessionUpdate,
-        UserMessageChunkSessionUpdate,
-        UserMessageSessionUpdate,
-    )
+from ._shared_models import (
+    AbsolutePath,
+    AgentMessageChunkSessionUpdate,
+    AgentMessageSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    AgentThoughtSessionUpdate,
+    Annotations,
+    AudioContentBlock,
+    AvailableCommand,
+    AvailableCommandsUpdateSessionUpdate,
+    BlobResourceContents,
+    CompactionId,
+    CompactionStatus,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    ContentBlock,
+    ContentToolCallContent,
+    Cost,
+    DiffChange,
+    DiffPatch,
+    DiffToolCallContent,
+    EmbeddedResourceResource,
+    Icon,
+    IconTheme,
+    ImageContentBlock,
+    MediaType,
+    MessageId,
+    NoticeSessionUpdate,
+    NoticeSeverity,
+    ResourceContentBlock,
+    ResourceLinkContentBlock,
+    SessionConfigOption,
+    SessionInfoUpdateSessionUpdate,
+    TerminalCapabilities,
+    TerminalExitStatus,
+    TerminalId,
+    TerminalOutput,
+    TerminalOutputChunkSessionUpdate,
+    TerminalSize,
+    TerminalToolCallContent,
+    TerminalUpdateSessionUpdate,
+    TextContentBlock,
+    TextResourceContents,
+    ToolCallCapabilities,
+    ToolCallContent,
+    ToolCallContentChunkSessionUpdate,
+    ToolCallId,
+    ToolCallLocation,
+    ToolCallStatus,
+    ToolCallUpdateSessionUpdate,
+    ToolKind,
+    UsageUpdateSessionUpdate,
+    UserMessageChunkSessionUpdate,
+    UserMessageSessionUpdate,
+)
 
 __all__ = [
     'text',
@@ -119,7 +116,7 @@ def text(
     meta: dict[str, Any] | None = None,
 ) -> TextContentBlock:
     """Text content. May be plain text or formatted with Markdown."""
-    return _models.TextContentBlock(
+    return TextContentBlock(
         type='text',
         text=text,
         **given(
@@ -138,7 +135,7 @@ def image(
     meta: dict[str, Any] | None = None,
 ) -> ImageContentBlock:
     """Images for visual context or analysis."""
-    return _models.ImageContentBlock(
+    return ImageContentBlock(
         type='image',
         data=data,
         mime_type=mime_type,
@@ -158,7 +155,7 @@ def audio(
     meta: dict[str, Any] | None = None,
 ) -> AudioContentBlock:
     """Audio data for transcription or analysis."""
-    return _models.AudioContentBlock(
+    return AudioContentBlock(
         type='audio',
         data=data,
         mime_type=mime_type,
@@ -182,7 +179,7 @@ def resource_link(
     meta: dict[str, Any] | None = None,
 ) -> ResourceLinkContentBlock:
     """References to resources that the receiver may be able to read."""
-    return _models.ResourceLinkContentBlock(
+    return ResourceLinkContentBlock(
         type='resource_link',
         name=name,
         uri=uri,
@@ -205,7 +202,7 @@ def resource(
     meta: dict[str, Any] | None = None,
 ) -> ResourceContentBlock:
     """Complete resource contents embedded directly in the message."""
-    return _models.ResourceContentBlock(
+    return ResourceContentBlock(
         type='resource',
         resource=resource,
         **given(
@@ -222,7 +219,7 @@ def user_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
-    return _models.UserMessageChunkSessionUpdate(
+    return UserMessageChunkSessionUpdate(
         session_update='user_message_chunk',
         message_id=message_id,
         content=content,
@@ -239,7 +236,7 @@ def user_message(
     meta: dict[str, Any] | None = None,
 ) -> UserMessageSessionUpdate:
     """A user message has been created or updated."""
-    return _models.UserMessageSessionUpdate(
+    return UserMessageSessionUpdate(
         session_update='user_message',
         message_id=message_id,
         **given(
@@ -256,7 +253,7 @@ def agent_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
-    return _models.AgentMessageChunkSessionUpdate(
+    return AgentMessageChunkSessionUpdate(
         session_update='agent_message_chunk',
         message_id=message_id,
         content=content,
@@ -273,7 +270,7 @@ def agent_message(
     meta: dict[str, Any] | None = None,
 ) -> AgentMessageSessionUpdate:
     """An agent message has been created or updated."""
-    return _models.AgentMessageSessionUpdate(
+    return AgentMessageSessionUpdate(
         session_update='agent_message',
         message_id=message_id,
         **given(
@@ -290,7 +287,7 @@ def agent_thought_chunk(
     meta: dict[str, Any] | None = None,
 ) -> AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
-    return _models.AgentThoughtChunkSessionUpdate(
+    return AgentThoughtChunkSessionUpdate(
         session_update='agent_thought_chunk',
         message_id=message_id,
         content=content,
@@ -307,7 +304,7 @@ def agent_thought(
     meta: dict[str, Any] | None = None,
 ) -> AgentThoughtSessionUpdate:
     """An agent thought or reasoning message has been created or updated."""
-    return _models.AgentThoughtSessionUpdate(
+    return AgentThoughtSessionUpdate(
         session_update='agent_thought',
         message_id=message_id,
         **given(
@@ -324,7 +321,7 @@ def tool_call_content_chunk(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallContentChunkSessionUpdate:
     """A chunk of tool-call content being streamed."""
-    return _models.ToolCallContentChunkSessionUpdate(
+    return ToolCallContentChunkSessionUpdate(
         session_update='tool_call_content_chunk',
         tool_call_id=tool_call_id,
         content=content,
@@ -349,7 +346,7 @@ def tool_call_update(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallUpdateSessionUpdate:
     """A tool call has been created or updated."""
-    return _models.ToolCallUpdateSessionUpdate(
+    return ToolCallUpdateSessionUpdate(
         session_update='tool_call_update',
         tool_call_id=tool_call_id,
         **given(
@@ -379,7 +376,7 @@ def terminal_update(
     meta: dict[str, Any] | None = None,
 ) -> TerminalUpdateSessionUpdate:
     """An agent-owned terminal has been created or updated."""
-    return _models.TerminalUpdateSessionUpdate(
+    return TerminalUpdateSessionUpdate(
         session_update='terminal_update',
         terminal_id=terminal_id,
         **given(
@@ -401,7 +398,7 @@ def terminal_output_chunk(
     meta: dict[str, Any] | None = None,
 ) -> TerminalOutputChunkSessionUpdate:
     """A chunk of bytes appended to an agent-owned terminal's output."""
-    return _models.TerminalOutputChunkSessionUpdate(
+    return TerminalOutputChunkSessionUpdate(
         session_update='terminal_output_chunk',
         terminal_id=terminal_id,
         data=data,
@@ -417,7 +414,7 @@ def available_commands_update(
     meta: dict[str, Any] | None = None,
 ) -> AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
-    return _models.AvailableCommandsUpdateSessionUpdate(
+    return AvailableCommandsUpdateSessionUpdate(
         session_update='available_commands_update',
         available_commands=list(available_commands),
         **given(
@@ -432,7 +429,7 @@ def config_option_update(
     meta: dict[str, Any] | None = None,
 ) -> ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
-    return _models.ConfigOptionUpdateSessionUpdate(
+    return ConfigOptionUpdateSessionUpdate(
         session_update='config_option_update',
         config_options=list(config_options),
         **given(
@@ -448,7 +445,7 @@ def session_info_update(
     meta: dict[str, Any] | None = None,
 ) -> SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return _models.SessionInfoUpdateSessionUpdate(
+    return SessionInfoUpdateSessionUpdate(
         session_update='session_info_update',
         **given(
             title=title,
@@ -466,7 +463,7 @@ def usage_update(
     meta: dict[str, Any] | None = None,
 ) -> UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
-    return _models.UsageUpdateSessionUpdate(
+    return UsageUpdateSessionUpdate(
         session_update='usage_update',
         used=used,
         size=size,
@@ -485,7 +482,7 @@ def notice(
     meta: dict[str, Any] | None = None,
 ) -> NoticeSessionUpdate:
     """Information for the user that is not part of session history."""
-    return _models.NoticeSessionUpdate(
+    return NoticeSessionUpdate(
         session_update='notice',
         severity=severity,
         title=title,
@@ -505,7 +502,7 @@ def compaction_update(
     meta: dict[str, Any] | None = None,
 ) -> CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
-    return _models.CompactionUpdateSessionUpdate(
+    return CompactionUpdateSessionUpdate(
         session_update='compaction_update',
         compaction_id=compaction_id,
         status=status,
@@ -524,7 +521,7 @@ def compaction_summary_chunk(
     meta: dict[str, Any] | None = None,
 ) -> CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
-    return _models.CompactionSummaryChunkSessionUpdate(
+    return CompactionSummaryChunkSessionUpdate(
         session_update='compaction_summary_chunk',
         compaction_id=compaction_id,
         content=content,
@@ -540,7 +537,7 @@ def tool_content(
     meta: dict[str, Any] | None = None,
 ) -> ContentToolCallContent:
     """Standard content block (text, images, resources)."""
-    return _models.ContentToolCallContent(
+    return ContentToolCallContent(
         type='content',
         content=content,
         **given(
@@ -556,7 +553,7 @@ def tool_diff(
     meta: dict[str, Any] | None = None,
 ) -> DiffToolCallContent:
     """File modification shown as a diff."""
-    return _models.DiffToolCallContent(
+    return DiffToolCallContent(
         type='diff',
         changes=list(changes),
         **given(
@@ -572,7 +569,7 @@ def tool_terminal(
     meta: dict[str, Any] | None = None,
 ) -> TerminalToolCallContent:
     """A display-only reference to an agent-owned terminal."""
-    return _models.TerminalToolCallContent(
+    return TerminalToolCallContent(
         type='terminal',
         terminal_id=terminal_id,
         **given(
@@ -590,7 +587,7 @@ def icon(
     meta: dict[str, Any] | None = None,
 ) -> Icon:
     """An optionally-sized icon that can be displayed in a user interface."""
-    return _models.Icon(
+    return Icon(
         src=src,
         **given(
             mime_type=mime_type,
@@ -609,7 +606,7 @@ def text_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> TextResourceContents:
     """Text-based resource contents."""
-    return _models.TextResourceContents(
+    return TextResourceContents(
         text=text,
         uri=uri,
         **given(
@@ -627,7 +624,7 @@ def blob_resource_contents(
     meta: dict[str, Any] | None = None,
 ) -> BlobResourceContents:
     """Binary resource contents."""
-    return _models.BlobResourceContents(
+    return BlobResourceContents(
         blob=blob,
         uri=uri,
         **given(
@@ -644,7 +641,7 @@ def tool_call_location(
     meta: dict[str, Any] | None = None,
 ) -> ToolCallLocation:
     """A file location being accessed or modified by a tool."""
-    return _models.ToolCallLocation(
+    return ToolCallLocation(
         path=path,
         **given(
             line=line,

@@ -15,31 +15,28 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from . import models as _models  # a model is created on first use
-
-if TYPE_CHECKING:
-    from .models import (
-        BackgroundWork,
-        CancelledIdleStateUpdateSessionUpdate,
-        EndTurnIdleStateUpdateSessionUpdate,
-        Error,
-        ErrorIdleStateUpdateSessionUpdate,
-        ItemsPlanUpdateContent,
-        MaxTokensIdleStateUpdateSessionUpdate,
-        MaxTurnRequestsIdleStateUpdateSessionUpdate,
-        NoneIdleStateUpdateSessionUpdate,
-        PlanEntry,
-        PlanId,
-        PlanUpdateContent,
-        PlanUpdateSessionUpdate,
-        RefusalIdleStateUpdateSessionUpdate,
-        RequiresActionStateUpdateSessionUpdate,
-        RunningStateUpdateSessionUpdate,
-    )
+from .models import (
+    BackgroundWork,
+    CancelledIdleStateUpdateSessionUpdate,
+    EndTurnIdleStateUpdateSessionUpdate,
+    Error,
+    ErrorIdleStateUpdateSessionUpdate,
+    ItemsPlanUpdateContent,
+    MaxTokensIdleStateUpdateSessionUpdate,
+    MaxTurnRequestsIdleStateUpdateSessionUpdate,
+    NoneIdleStateUpdateSessionUpdate,
+    PlanEntry,
+    PlanId,
+    PlanUpdateContent,
+    PlanUpdateSessionUpdate,
+    RefusalIdleStateUpdateSessionUpdate,
+    RequiresActionStateUpdateSessionUpdate,
+    RunningStateUpdateSessionUpdate,
+)
 
 from ._shared_builders import (
     text as text,
@@ -123,7 +120,7 @@ def state_update_running(
     meta: dict[str, Any] | None = None,
 ) -> RunningStateUpdateSessionUpdate:
     """Foreground work is in progress."""
-    return _models.RunningStateUpdateSessionUpdate(
+    return RunningStateUpdateSessionUpdate(
         session_update='state_update',
         state='running',
         **given(
@@ -142,7 +139,7 @@ def state_update_idle_end_turn(
     The active work ended successfully.
     Includes locally handled commands that required no model call.
     """
-    return _models.EndTurnIdleStateUpdateSessionUpdate(
+    return EndTurnIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='end_turn',
@@ -159,7 +156,7 @@ def state_update_idle_max_tokens(
     meta: dict[str, Any] | None = None,
 ) -> MaxTokensIdleStateUpdateSessionUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
-    return _models.MaxTokensIdleStateUpdateSessionUpdate(
+    return MaxTokensIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_tokens',
@@ -179,7 +176,7 @@ def state_update_idle_max_turn_requests(
     The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
     """
-    return _models.MaxTurnRequestsIdleStateUpdateSessionUpdate(
+    return MaxTurnRequestsIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_turn_requests',
@@ -196,7 +193,7 @@ def state_update_idle_refusal(
     meta: dict[str, Any] | None = None,
 ) -> RefusalIdleStateUpdateSessionUpdate:
     """The active work ended because the agent refused to continue."""
-    return _models.RefusalIdleStateUpdateSessionUpdate(
+    return RefusalIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='refusal',
@@ -219,7 +216,7 @@ def state_update_idle_cancelled(
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-    return _models.CancelledIdleStateUpdateSessionUpdate(
+    return CancelledIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='cancelled',
@@ -237,7 +234,7 @@ def state_update_idle_error(
     meta: dict[str, Any] | None = None,
 ) -> ErrorIdleStateUpdateSessionUpdate:
     """The active work ended because something failed."""
-    return _models.ErrorIdleStateUpdateSessionUpdate(
+    return ErrorIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='error',
@@ -256,7 +253,7 @@ def state_update_idle(
     stop_reason: None = None,
 ) -> NoneIdleStateUpdateSessionUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
-    return _models.NoneIdleStateUpdateSessionUpdate(
+    return NoneIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         **given(
@@ -273,7 +270,7 @@ def state_update_requires_action(
     meta: dict[str, Any] | None = None,
 ) -> RequiresActionStateUpdateSessionUpdate:
     """Foreground work is blocked on user action."""
-    return _models.RequiresActionStateUpdateSessionUpdate(
+    return RequiresActionStateUpdateSessionUpdate(
         session_update='state_update',
         state='requires_action',
         **given(
@@ -292,7 +289,7 @@ def plan_update(
     A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
     """
-    return _models.PlanUpdateSessionUpdate(
+    return PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -308,7 +305,7 @@ def items_plan_update_content(
     meta: dict[str, Any] | None = None,
 ) -> ItemsPlanUpdateContent:
     """Structured plan entries."""
-    return _models.ItemsPlanUpdateContent(
+    return ItemsPlanUpdateContent(
         type='items',
         plan_id=plan_id,
         entries=list(entries),

@@ -20,60 +20,58 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from . import models as _models  # a model is created on first use
+from .models import (
+    AbsolutePath,
+    AuthMethodId,
+    CancelSessionNotification,
+    CancelTerminalRequest,
+    CancelTerminalResponse,
+    CancelToolCallRequest,
+    CancelToolCallResponse,
+    ClientCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    CompleteElicitationNotification,
+    ContentBlock,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    ElicitationId,
+    Implementation,
+    InitializeRequest,
+    InitializeResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    LoginAuthRequest,
+    LoginAuthResponse,
+    LogoutAuthRequest,
+    LogoutAuthResponse,
+    McpServer,
+    NewSessionRequest,
+    NewSessionResponse,
+    PermissionOption,
+    PromptRequest,
+    PromptResponse,
+    ProtocolVersion,
+    ReplayFrom,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    RequestPermissionSubject,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SessionId,
+    SessionListCursor,
+    SessionUpdate,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    TerminalId,
+    ToolCallId,
+    UpdateSessionNotification,
+)
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
-
-    from .models import (
-        AbsolutePath,
-        AuthMethodId,
-        CancelSessionNotification,
-        CancelTerminalRequest,
-        CancelTerminalResponse,
-        CancelToolCallRequest,
-        CancelToolCallResponse,
-        ClientCapabilities,
-        CloseSessionRequest,
-        CloseSessionResponse,
-        CompleteElicitationNotification,
-        ContentBlock,
-        CreateElicitationRequest,
-        CreateElicitationResponse,
-        DeleteSessionRequest,
-        DeleteSessionResponse,
-        ElicitationId,
-        Implementation,
-        InitializeRequest,
-        InitializeResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        LoginAuthRequest,
-        LoginAuthResponse,
-        LogoutAuthRequest,
-        LogoutAuthResponse,
-        McpServer,
-        NewSessionRequest,
-        NewSessionResponse,
-        PermissionOption,
-        PromptRequest,
-        PromptResponse,
-        ProtocolVersion,
-        ReplayFrom,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        RequestPermissionSubject,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
-        SessionId,
-        SessionListCursor,
-        SessionUpdate,
-        SetSessionConfigOptionRequest,
-        SetSessionConfigOptionResponse,
-        TerminalId,
-        ToolCallId,
-        UpdateSessionNotification,
-    )
 
 __all__ = [
     'RemoteAgent',
@@ -105,7 +103,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            _models.CancelSessionNotification(
+            CancelSessionNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -131,7 +129,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGIN,
-            _models.LoginAuthRequest(
+            LoginAuthRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -156,7 +154,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGOUT,
-            _models.LogoutAuthRequest(
+            LogoutAuthRequest(
                 **given(
                     meta=meta,
                 ),
@@ -181,7 +179,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            _models.InitializeRequest(
+            InitializeRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -222,7 +220,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            _models.CloseSessionRequest(
+            CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -244,7 +242,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            _models.DeleteSessionRequest(
+            DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -263,7 +261,7 @@ class RemoteAgent:
         """Request parameters for listing existing sessions."""
         return self.connection.send_request(
             m.SESSION_LIST,
-            _models.ListSessionsRequest(
+            ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -288,7 +286,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            _models.NewSessionRequest(
+            NewSessionRequest(
                 cwd=cwd,
                 **given(
                     additional_directories=listed(additional_directories),
@@ -315,7 +313,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            _models.PromptRequest(
+            PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -343,7 +341,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            _models.ResumeSessionRequest(
+            ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -392,7 +390,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TERMINAL_CANCEL,
-            _models.CancelTerminalRequest(
+            CancelTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -425,7 +423,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TOOL_CALL_CANCEL,
-            _models.CancelToolCallRequest(
+            CancelToolCallRequest(
                 session_id=session_id,
                 tool_call_id=tool_call_id,
                 **given(
@@ -460,7 +458,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            _models.CompleteElicitationNotification(
+            CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -485,7 +483,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            _models.UpdateSessionNotification(
+            UpdateSessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -536,7 +534,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            _models.RequestPermissionRequest(
+            RequestPermissionRequest(
                 session_id=session_id,
                 title=title,
                 options=list(options),

@@ -2,7 +2,6 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): McpServerSse, SseMcpServer."""
 
-from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull

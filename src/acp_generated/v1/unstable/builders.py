@@ -15,27 +15,24 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from . import models as _models  # a model is created on first use
-
-if TYPE_CHECKING:
-    from .models import (
-        ContentBlock,
-        MessageId,
-        PlanId,
-        PlanRemovedSessionUpdate,
-        PlanUpdateContent,
-        PlanUpdateSessionUpdate,
-        SessionId,
-        SessionMessageChunkSessionUpdate,
-        SessionMessageSessionUpdate,
-        StateUpdate,
-        SubagentSessionCapabilities,
-        SubagentUpdateSessionUpdate,
-    )
+from .models import (
+    ContentBlock,
+    MessageId,
+    PlanId,
+    PlanRemovedSessionUpdate,
+    PlanUpdateContent,
+    PlanUpdateSessionUpdate,
+    SessionId,
+    SessionMessageChunkSessionUpdate,
+    SessionMessageSessionUpdate,
+    StateUpdate,
+    SubagentSessionCapabilities,
+    SubagentUpdateSessionUpdate,
+)
 
 from .._shared_builders import (
     text as text,
@@ -109,7 +106,7 @@ def plan_update(
     meta: dict[str, Any] | None = None,
 ) -> PlanUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return _models.PlanUpdateSessionUpdate(
+    return PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -124,7 +121,7 @@ def plan_removed(
     meta: dict[str, Any] | None = None,
 ) -> PlanRemovedSessionUpdate:
     """**UNSTABLE**"""
-    return _models.PlanRemovedSessionUpdate(
+    return PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
         **given(
@@ -145,7 +142,7 @@ def subagent_update(
     meta: dict[str, Any] | None = None,
 ) -> SubagentUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return _models.SubagentUpdateSessionUpdate(
+    return SubagentUpdateSessionUpdate(
         session_update='subagent_update',
         session_id=session_id,
         **given(
@@ -171,7 +168,7 @@ def session_message(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageSessionUpdate:
     """**UNSTABLE**"""
-    return _models.SessionMessageSessionUpdate(
+    return SessionMessageSessionUpdate(
         session_update='session_message',
         message_id=message_id,
         **given(
@@ -192,7 +189,7 @@ def session_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageChunkSessionUpdate:
     """**UNSTABLE**"""
-    return _models.SessionMessageChunkSessionUpdate(
+    return SessionMessageChunkSessionUpdate(
         session_update='session_message_chunk',
         message_id=message_id,
         content=content,

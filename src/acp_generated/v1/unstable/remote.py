@@ -20,107 +20,105 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from . import models as _models  # a model is created on first use
+from .models import (
+    ArchiveSessionRequest,
+    ArchiveSessionResponse,
+    AuthAccount,
+    AuthMethodId,
+    AuthState,
+    AuthStatusRequest,
+    AuthStatusResponse,
+    AuthStatusUpdateNotification,
+    AuthenticateRequest,
+    AuthenticateResponse,
+    CancelNotification,
+    ClientCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    CompleteElicitationNotification,
+    ContentBlock,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    DisableProviderRequest,
+    DisableProviderResponse,
+    ElicitationId,
+    EnvVariable,
+    ForkSessionRequest,
+    ForkSessionResponse,
+    Implementation,
+    InitializeProxyRequest,
+    InitializeProxyResponse,
+    InitializeRequest,
+    InitializeResponse,
+    KillTerminalRequest,
+    KillTerminalResponse,
+    ListProvidersRequest,
+    ListProvidersResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    LlmProtocol,
+    LoadSessionRequest,
+    LoadSessionResponse,
+    LogoutRequest,
+    LogoutResponse,
+    McpRequestId,
+    McpServer,
+    McpServerAcpId,
+    MessageMcpNotification,
+    MessageMcpRequest,
+    MessageMcpResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    PermissionOption,
+    PromptRequest,
+    PromptResponse,
+    ProtocolVersion,
+    ProviderId,
+    ProxySuccessorNotification,
+    ProxySuccessorRequest,
+    ProxySuccessorResponse,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    ReleaseTerminalResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SessionArchiveFilter,
+    SessionId,
+    SessionModeId,
+    SessionNotification,
+    SessionStatusRequest,
+    SessionStatusResponse,
+    SessionUpdate,
+    SetProviderRequest,
+    SetProviderResponse,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+    SetSessionTitleRequest,
+    SetSessionTitleResponse,
+    SystemPrompt,
+    TerminalId,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    ToolCallUpdate,
+    UnarchiveSessionRequest,
+    UnarchiveSessionResponse,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
+)
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
-
-    from .models import (
-        ArchiveSessionRequest,
-        ArchiveSessionResponse,
-        AuthAccount,
-        AuthMethodId,
-        AuthState,
-        AuthStatusRequest,
-        AuthStatusResponse,
-        AuthStatusUpdateNotification,
-        AuthenticateRequest,
-        AuthenticateResponse,
-        CancelNotification,
-        ClientCapabilities,
-        CloseSessionRequest,
-        CloseSessionResponse,
-        CompleteElicitationNotification,
-        ContentBlock,
-        CreateElicitationRequest,
-        CreateElicitationResponse,
-        CreateTerminalRequest,
-        CreateTerminalResponse,
-        DeleteSessionRequest,
-        DeleteSessionResponse,
-        DisableProviderRequest,
-        DisableProviderResponse,
-        ElicitationId,
-        EnvVariable,
-        ForkSessionRequest,
-        ForkSessionResponse,
-        Implementation,
-        InitializeProxyRequest,
-        InitializeProxyResponse,
-        InitializeRequest,
-        InitializeResponse,
-        KillTerminalRequest,
-        KillTerminalResponse,
-        ListProvidersRequest,
-        ListProvidersResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        LlmProtocol,
-        LoadSessionRequest,
-        LoadSessionResponse,
-        LogoutRequest,
-        LogoutResponse,
-        McpRequestId,
-        McpServer,
-        McpServerAcpId,
-        MessageMcpNotification,
-        MessageMcpRequest,
-        MessageMcpResponse,
-        NewSessionRequest,
-        NewSessionResponse,
-        PermissionOption,
-        PromptRequest,
-        PromptResponse,
-        ProtocolVersion,
-        ProviderId,
-        ProxySuccessorNotification,
-        ProxySuccessorRequest,
-        ProxySuccessorResponse,
-        ReadTextFileRequest,
-        ReadTextFileResponse,
-        ReleaseTerminalRequest,
-        ReleaseTerminalResponse,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
-        SessionArchiveFilter,
-        SessionId,
-        SessionModeId,
-        SessionNotification,
-        SessionStatusRequest,
-        SessionStatusResponse,
-        SessionUpdate,
-        SetProviderRequest,
-        SetProviderResponse,
-        SetSessionConfigOptionRequest,
-        SetSessionConfigOptionResponse,
-        SetSessionModeRequest,
-        SetSessionModeResponse,
-        SetSessionTitleRequest,
-        SetSessionTitleResponse,
-        SystemPrompt,
-        TerminalId,
-        TerminalOutputRequest,
-        TerminalOutputResponse,
-        ToolCallUpdate,
-        UnarchiveSessionRequest,
-        UnarchiveSessionResponse,
-        WaitForTerminalExitRequest,
-        WaitForTerminalExitResponse,
-        WriteTextFileRequest,
-        WriteTextFileResponse,
-    )
 
 __all__ = [
     'RemoteAgent',
@@ -161,7 +159,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.MCP_MESSAGE_NOTIFICATION,
-            _models.MessageMcpNotification(
+            MessageMcpNotification(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -186,7 +184,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            _models.CancelNotification(
+            CancelNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -214,7 +212,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_STATUS,
-            _models.AuthStatusRequest(
+            AuthStatusRequest(
                 **given(
                     meta=meta,
                 ),
@@ -235,7 +233,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTHENTICATE,
-            _models.AuthenticateRequest(
+            AuthenticateRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -261,7 +259,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            _models.InitializeRequest(
+            InitializeRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -284,7 +282,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.LOGOUT,
-            _models.LogoutRequest(
+            LogoutRequest(
                 **given(
                     meta=meta,
                 ),
@@ -307,7 +305,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_DISABLE,
-            _models.DisableProviderRequest(
+            DisableProviderRequest(
                 provider_id=provider_id,
                 **given(
                     meta=meta,
@@ -330,7 +328,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_LIST,
-            _models.ListProvidersRequest(
+            ListProvidersRequest(
                 **given(
                     meta=meta,
                 ),
@@ -358,7 +356,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_SET,
-            _models.SetProviderRequest(
+            SetProviderRequest(
                 provider_id=provider_id,
                 api_type=api_type,
                 base_url=base_url,
@@ -392,7 +390,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_ARCHIVE,
-            _models.ArchiveSessionRequest(
+            ArchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -418,7 +416,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            _models.CloseSessionRequest(
+            CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -440,7 +438,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            _models.DeleteSessionRequest(
+            DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -473,7 +471,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_FORK,
-            _models.ForkSessionRequest(
+            ForkSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -501,7 +499,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LIST,
-            _models.ListSessionsRequest(
+            ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -531,7 +529,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LOAD,
-            _models.LoadSessionRequest(
+            LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 session_id=session_id,
@@ -560,7 +558,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            _models.NewSessionRequest(
+            NewSessionRequest(
                 cwd=cwd,
                 mcp_servers=list(mcp_servers),
                 **given(
@@ -588,7 +586,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            _models.PromptRequest(
+            PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -618,7 +616,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            _models.ResumeSessionRequest(
+            ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -645,7 +643,7 @@ class RemoteAgent:
         """Request parameters for setting a session mode."""
         return self.connection.send_request(
             m.SESSION_SET_MODE,
-            _models.SetSessionModeRequest(
+            SetSessionModeRequest(
                 session_id=session_id,
                 mode_id=mode_id,
                 **given(
@@ -679,7 +677,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_SET_TITLE,
-            _models.SetSessionTitleRequest(
+            SetSessionTitleRequest(
                 session_id=session_id,
                 title=title,
                 **given(
@@ -710,7 +708,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_STATUS,
-            _models.SessionStatusRequest(
+            SessionStatusRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -742,7 +740,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_UNARCHIVE,
-            _models.UnarchiveSessionRequest(
+            UnarchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -783,7 +781,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.AUTH_STATUS_UPDATE,
-            _models.AuthStatusUpdateNotification(
+            AuthStatusUpdateNotification(
                 state=state,
                 **given(
                     accounts=listed(accounts),
@@ -802,7 +800,7 @@ class RemoteClient:
         """Notification sent by the agent when a URL-based elicitation is complete."""
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            _models.CompleteElicitationNotification(
+            CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -827,7 +825,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            _models.SessionNotification(
+            SessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -863,7 +861,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_READ_TEXT_FILE,
-            _models.ReadTextFileRequest(
+            ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
                 **given(
@@ -890,7 +888,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_WRITE_TEXT_FILE,
-            _models.WriteTextFileRequest(
+            WriteTextFileRequest(
                 session_id=session_id,
                 path=path,
                 content=content,
@@ -919,7 +917,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.MCP_MESSAGE,
-            _models.MessageMcpRequest(
+            MessageMcpRequest(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -948,7 +946,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            _models.RequestPermissionRequest(
+            RequestPermissionRequest(
                 session_id=session_id,
                 tool_call=tool_call,
                 options=list(options),
@@ -973,7 +971,7 @@ class RemoteClient:
         """Request to create a new terminal and execute a command."""
         return self.connection.send_request(
             m.TERMINAL_CREATE,
-            _models.CreateTerminalRequest(
+            CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 **given(
@@ -997,7 +995,7 @@ class RemoteClient:
         """Request to kill a terminal without releasing it."""
         return self.connection.send_request(
             m.TERMINAL_KILL,
-            _models.KillTerminalRequest(
+            KillTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1017,7 +1015,7 @@ class RemoteClient:
         """Request to get the current output and status of a terminal."""
         return self.connection.send_request(
             m.TERMINAL_OUTPUT,
-            _models.TerminalOutputRequest(
+            TerminalOutputRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1037,7 +1035,7 @@ class RemoteClient:
         """Request to release a terminal and free its resources."""
         return self.connection.send_request(
             m.TERMINAL_RELEASE,
-            _models.ReleaseTerminalRequest(
+            ReleaseTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1057,7 +1055,7 @@ class RemoteClient:
         """Request to wait for a terminal command to exit."""
         return self.connection.send_request(
             m.TERMINAL_WAIT_FOR_EXIT,
-            _models.WaitForTerminalExitRequest(
+            WaitForTerminalExitRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1101,7 +1099,7 @@ class RemoteProxy:
         """
         return self.connection.send_notification(
             m.PROXY_SUCCESSOR_NOTIFICATION,
-            _models.ProxySuccessorNotification(
+            ProxySuccessorNotification(
                 method=method,
                 **given(
                     params=params,
@@ -1138,7 +1136,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_INITIALIZE,
-            _models.InitializeProxyRequest(
+            InitializeProxyRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -1178,7 +1176,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_SUCCESSOR,
-            _models.ProxySuccessorRequest(
+            ProxySuccessorRequest(
                 method=method,
                 **given(
                     params=params,

@@ -2,7 +2,6 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): DeleteSessionRequest, DeleteSessionResponse."""
 
-from __future__ import annotations
 from typing import Annotated, Any
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError

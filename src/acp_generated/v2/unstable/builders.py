@@ -15,41 +15,38 @@ sequence; an optional argument left ``None`` is left unset, so it is not sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from . import models as _models  # a model is created on first use
-
-if TYPE_CHECKING:
-    from .models import (
-        AbsolutePath,
-        BackgroundWork,
-        CancelledIdleStateUpdateSessionUpdate,
-        ContentBlock,
-        EndTurnIdleStateUpdateSessionUpdate,
-        Error,
-        ErrorIdleStateUpdateSessionUpdate,
-        MaxTokensIdleStateUpdateSessionUpdate,
-        MaxTurnRequestsIdleStateUpdateSessionUpdate,
-        MessageId,
-        NoneIdleStateUpdateSessionUpdate,
-        PlanId,
-        PlanRemovedSessionUpdate,
-        PlanUpdateContent,
-        PlanUpdateSessionUpdate,
-        RefusalIdleStateUpdateSessionUpdate,
-        RequiresActionStateUpdateSessionUpdate,
-        RunningStateUpdateSessionUpdate,
-        SessionId,
-        SessionMessageChunkSessionUpdate,
-        SessionMessageSessionUpdate,
-        StateUpdate,
-        SubagentSessionCapabilities,
-        SubagentUpdateSessionUpdate,
-        UnknownStateUpdateSessionUpdate,
-        Usage,
-    )
+from .models import (
+    AbsolutePath,
+    BackgroundWork,
+    CancelledIdleStateUpdateSessionUpdate,
+    ContentBlock,
+    EndTurnIdleStateUpdateSessionUpdate,
+    Error,
+    ErrorIdleStateUpdateSessionUpdate,
+    MaxTokensIdleStateUpdateSessionUpdate,
+    MaxTurnRequestsIdleStateUpdateSessionUpdate,
+    MessageId,
+    NoneIdleStateUpdateSessionUpdate,
+    PlanId,
+    PlanRemovedSessionUpdate,
+    PlanUpdateContent,
+    PlanUpdateSessionUpdate,
+    RefusalIdleStateUpdateSessionUpdate,
+    RequiresActionStateUpdateSessionUpdate,
+    RunningStateUpdateSessionUpdate,
+    SessionId,
+    SessionMessageChunkSessionUpdate,
+    SessionMessageSessionUpdate,
+    StateUpdate,
+    SubagentSessionCapabilities,
+    SubagentUpdateSessionUpdate,
+    UnknownStateUpdateSessionUpdate,
+    Usage,
+)
 
 from .._shared_builders import (
     text as text,
@@ -137,7 +134,7 @@ def state_update_running(
     meta: dict[str, Any] | None = None,
 ) -> RunningStateUpdateSessionUpdate:
     """Foreground work is in progress."""
-    return _models.RunningStateUpdateSessionUpdate(
+    return RunningStateUpdateSessionUpdate(
         session_update='state_update',
         state='running',
         **given(
@@ -157,7 +154,7 @@ def state_update_idle_end_turn(
     The active work ended successfully.
     Includes locally handled commands that required no model call.
     """
-    return _models.EndTurnIdleStateUpdateSessionUpdate(
+    return EndTurnIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='end_turn',
@@ -176,7 +173,7 @@ def state_update_idle_max_tokens(
     meta: dict[str, Any] | None = None,
 ) -> MaxTokensIdleStateUpdateSessionUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
-    return _models.MaxTokensIdleStateUpdateSessionUpdate(
+    return MaxTokensIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_tokens',
@@ -198,7 +195,7 @@ def state_update_idle_max_turn_requests(
     The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
     """
-    return _models.MaxTurnRequestsIdleStateUpdateSessionUpdate(
+    return MaxTurnRequestsIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_turn_requests',
@@ -217,7 +214,7 @@ def state_update_idle_refusal(
     meta: dict[str, Any] | None = None,
 ) -> RefusalIdleStateUpdateSessionUpdate:
     """The active work ended because the agent refused to continue."""
-    return _models.RefusalIdleStateUpdateSessionUpdate(
+    return RefusalIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='refusal',
@@ -242,7 +239,7 @@ def state_update_idle_cancelled(
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-    return _models.CancelledIdleStateUpdateSessionUpdate(
+    return CancelledIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='cancelled',
@@ -262,7 +259,7 @@ def state_update_idle_error(
     meta: dict[str, Any] | None = None,
 ) -> ErrorIdleStateUpdateSessionUpdate:
     """The active work ended because something failed."""
-    return _models.ErrorIdleStateUpdateSessionUpdate(
+    return ErrorIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='error',
@@ -283,7 +280,7 @@ def state_update_idle(
     stop_reason: None = None,
 ) -> NoneIdleStateUpdateSessionUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
-    return _models.NoneIdleStateUpdateSessionUpdate(
+    return NoneIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         **given(
@@ -301,7 +298,7 @@ def state_update_requires_action(
     meta: dict[str, Any] | None = None,
 ) -> RequiresActionStateUpdateSessionUpdate:
     """Foreground work is blocked on user action."""
-    return _models.RequiresActionStateUpdateSessionUpdate(
+    return RequiresActionStateUpdateSessionUpdate(
         session_update='state_update',
         state='requires_action',
         **given(
@@ -317,7 +314,7 @@ def state_update_unknown(
     meta: dict[str, Any] | None = None,
 ) -> UnknownStateUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return _models.UnknownStateUpdateSessionUpdate(
+    return UnknownStateUpdateSessionUpdate(
         session_update='state_update',
         state='unknown',
         **given(
@@ -336,7 +333,7 @@ def plan_update(
     A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
     """
-    return _models.PlanUpdateSessionUpdate(
+    return PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -351,7 +348,7 @@ def plan_removed(
     meta: dict[str, Any] | None = None,
 ) -> PlanRemovedSessionUpdate:
     """**UNSTABLE**"""
-    return _models.PlanRemovedSessionUpdate(
+    return PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
         **given(
@@ -372,7 +369,7 @@ def subagent_update(
     meta: dict[str, Any] | None = None,
 ) -> SubagentUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return _models.SubagentUpdateSessionUpdate(
+    return SubagentUpdateSessionUpdate(
         session_update='subagent_update',
         session_id=session_id,
         **given(
@@ -398,7 +395,7 @@ def session_message(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageSessionUpdate:
     """**UNSTABLE**"""
-    return _models.SessionMessageSessionUpdate(
+    return SessionMessageSessionUpdate(
         session_update='session_message',
         message_id=message_id,
         **given(
@@ -419,7 +416,7 @@ def session_message_chunk(
     meta: dict[str, Any] | None = None,
 ) -> SessionMessageChunkSessionUpdate:
     """**UNSTABLE**"""
-    return _models.SessionMessageChunkSessionUpdate(
+    return SessionMessageChunkSessionUpdate(
         session_update='session_message_chunk',
         message_id=message_id,
         content=content,

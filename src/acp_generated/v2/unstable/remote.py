@@ -20,95 +20,93 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from . import models as _models  # a model is created on first use
+from .models import (
+    AbsolutePath,
+    ArchiveSessionRequest,
+    ArchiveSessionResponse,
+    AuthAccount,
+    AuthMethodId,
+    AuthState,
+    AuthStatusRequest,
+    AuthStatusResponse,
+    AuthStatusUpdateNotification,
+    CancelSessionNotification,
+    CancelTerminalRequest,
+    CancelTerminalResponse,
+    CancelToolCallRequest,
+    CancelToolCallResponse,
+    ClientCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    CompleteElicitationNotification,
+    ContentBlock,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    DisableProviderRequest,
+    DisableProviderResponse,
+    ElicitationId,
+    ForkSessionRequest,
+    ForkSessionResponse,
+    Implementation,
+    InitializeProxyRequest,
+    InitializeProxyResponse,
+    InitializeRequest,
+    InitializeResponse,
+    ListProvidersRequest,
+    ListProvidersResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    LlmProtocol,
+    LoginAuthRequest,
+    LoginAuthResponse,
+    LogoutAuthRequest,
+    LogoutAuthResponse,
+    McpRequestId,
+    McpServer,
+    McpServerAcpId,
+    MessageMcpNotification,
+    MessageMcpRequest,
+    MessageMcpResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    PermissionOption,
+    PromptRequest,
+    PromptResponse,
+    ProtocolVersion,
+    ProviderId,
+    ProxySuccessorNotification,
+    ProxySuccessorRequest,
+    ProxySuccessorResponse,
+    ReplayFrom,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    RequestPermissionSubject,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SessionArchiveFilter,
+    SessionId,
+    SessionListCursor,
+    SessionStatusRequest,
+    SessionStatusResponse,
+    SessionUpdate,
+    SetProviderRequest,
+    SetProviderResponse,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    SetSessionTitleRequest,
+    SetSessionTitleResponse,
+    SystemPrompt,
+    TerminalId,
+    ToolCallId,
+    UnarchiveSessionRequest,
+    UnarchiveSessionResponse,
+    UpdateSessionNotification,
+)
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
-
-    from .models import (
-        AbsolutePath,
-        ArchiveSessionRequest,
-        ArchiveSessionResponse,
-        AuthAccount,
-        AuthMethodId,
-        AuthState,
-        AuthStatusRequest,
-        AuthStatusResponse,
-        AuthStatusUpdateNotification,
-        CancelSessionNotification,
-        CancelTerminalRequest,
-        CancelTerminalResponse,
-        CancelToolCallRequest,
-        CancelToolCallResponse,
-        ClientCapabilities,
-        CloseSessionRequest,
-        CloseSessionResponse,
-        CompleteElicitationNotification,
-        ContentBlock,
-        CreateElicitationRequest,
-        CreateElicitationResponse,
-        DeleteSessionRequest,
-        DeleteSessionResponse,
-        DisableProviderRequest,
-        DisableProviderResponse,
-        ElicitationId,
-        ForkSessionRequest,
-        ForkSessionResponse,
-        Implementation,
-        InitializeProxyRequest,
-        InitializeProxyResponse,
-        InitializeRequest,
-        InitializeResponse,
-        ListProvidersRequest,
-        ListProvidersResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        LlmProtocol,
-        LoginAuthRequest,
-        LoginAuthResponse,
-        LogoutAuthRequest,
-        LogoutAuthResponse,
-        McpRequestId,
-        McpServer,
-        McpServerAcpId,
-        MessageMcpNotification,
-        MessageMcpRequest,
-        MessageMcpResponse,
-        NewSessionRequest,
-        NewSessionResponse,
-        PermissionOption,
-        PromptRequest,
-        PromptResponse,
-        ProtocolVersion,
-        ProviderId,
-        ProxySuccessorNotification,
-        ProxySuccessorRequest,
-        ProxySuccessorResponse,
-        ReplayFrom,
-        RequestPermissionRequest,
-        RequestPermissionResponse,
-        RequestPermissionSubject,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
-        SessionArchiveFilter,
-        SessionId,
-        SessionListCursor,
-        SessionStatusRequest,
-        SessionStatusResponse,
-        SessionUpdate,
-        SetProviderRequest,
-        SetProviderResponse,
-        SetSessionConfigOptionRequest,
-        SetSessionConfigOptionResponse,
-        SetSessionTitleRequest,
-        SetSessionTitleResponse,
-        SystemPrompt,
-        TerminalId,
-        ToolCallId,
-        UnarchiveSessionRequest,
-        UnarchiveSessionResponse,
-        UpdateSessionNotification,
-    )
 
 __all__ = [
     'RemoteAgent',
@@ -145,7 +143,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.MCP_MESSAGE_NOTIFICATION,
-            _models.MessageMcpNotification(
+            MessageMcpNotification(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -170,7 +168,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            _models.CancelSessionNotification(
+            CancelSessionNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -196,7 +194,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGIN,
-            _models.LoginAuthRequest(
+            LoginAuthRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -221,7 +219,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGOUT,
-            _models.LogoutAuthRequest(
+            LogoutAuthRequest(
                 **given(
                     meta=meta,
                 ),
@@ -248,7 +246,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_STATUS,
-            _models.AuthStatusRequest(
+            AuthStatusRequest(
                 **given(
                     meta=meta,
                 ),
@@ -273,7 +271,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            _models.InitializeRequest(
+            InitializeRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -299,7 +297,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_DISABLE,
-            _models.DisableProviderRequest(
+            DisableProviderRequest(
                 provider_id=provider_id,
                 **given(
                     meta=meta,
@@ -322,7 +320,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_LIST,
-            _models.ListProvidersRequest(
+            ListProvidersRequest(
                 **given(
                     meta=meta,
                 ),
@@ -350,7 +348,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_SET,
-            _models.SetProviderRequest(
+            SetProviderRequest(
                 provider_id=provider_id,
                 api_type=api_type,
                 base_url=base_url,
@@ -384,7 +382,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_ARCHIVE,
-            _models.ArchiveSessionRequest(
+            ArchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -423,7 +421,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            _models.CloseSessionRequest(
+            CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -445,7 +443,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            _models.DeleteSessionRequest(
+            DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -478,7 +476,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_FORK,
-            _models.ForkSessionRequest(
+            ForkSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -502,7 +500,7 @@ class RemoteAgent:
         """Request parameters for listing existing sessions."""
         return self.connection.send_request(
             m.SESSION_LIST,
-            _models.ListSessionsRequest(
+            ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -529,7 +527,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            _models.NewSessionRequest(
+            NewSessionRequest(
                 cwd=cwd,
                 **given(
                     additional_directories=listed(additional_directories),
@@ -557,7 +555,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            _models.PromptRequest(
+            PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -586,7 +584,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            _models.ResumeSessionRequest(
+            ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -636,7 +634,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_SET_TITLE,
-            _models.SetSessionTitleRequest(
+            SetSessionTitleRequest(
                 session_id=session_id,
                 title=title,
                 **given(
@@ -667,7 +665,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_STATUS,
-            _models.SessionStatusRequest(
+            SessionStatusRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -699,7 +697,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_UNARCHIVE,
-            _models.UnarchiveSessionRequest(
+            UnarchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -732,7 +730,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TERMINAL_CANCEL,
-            _models.CancelTerminalRequest(
+            CancelTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -765,7 +763,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TOOL_CALL_CANCEL,
-            _models.CancelToolCallRequest(
+            CancelToolCallRequest(
                 session_id=session_id,
                 tool_call_id=tool_call_id,
                 **given(
@@ -807,7 +805,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.AUTH_STATUS_UPDATE,
-            _models.AuthStatusUpdateNotification(
+            AuthStatusUpdateNotification(
                 state=state,
                 **given(
                     accounts=listed(accounts),
@@ -830,7 +828,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            _models.CompleteElicitationNotification(
+            CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -855,7 +853,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            _models.UpdateSessionNotification(
+            UpdateSessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -903,7 +901,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.MCP_MESSAGE,
-            _models.MessageMcpRequest(
+            MessageMcpRequest(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -934,7 +932,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            _models.RequestPermissionRequest(
+            RequestPermissionRequest(
                 session_id=session_id,
                 title=title,
                 options=list(options),
@@ -981,7 +979,7 @@ class RemoteProxy:
         """
         return self.connection.send_notification(
             m.PROXY_SUCCESSOR_NOTIFICATION,
-            _models.ProxySuccessorNotification(
+            ProxySuccessorNotification(
                 method=method,
                 **given(
                     params=params,
@@ -1018,7 +1016,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_INITIALIZE,
-            _models.InitializeProxyRequest(
+            InitializeProxyRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -1058,7 +1056,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_SUCCESSOR,
-            _models.ProxySuccessorRequest(
+            ProxySuccessorRequest(
                 method=method,
                 **given(
                     params=params,

@@ -2,7 +2,6 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): ResumeSessionRequest."""
 
-from __future__ import annotations
 from typing import Annotated, Any
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull

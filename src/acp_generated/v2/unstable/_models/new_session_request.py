@@ -2,7 +2,6 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): NewSessionRequest."""
 
-from __future__ import annotations
 from typing import Annotated, Any
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
