@@ -217,10 +217,15 @@ def render_part(part: Part, parts: list[Part], homes: list[Home], header: str, t
     shown = ", ".join(part.names[-3:]) + (" and what they use" if len(part.names) > 3 else "")
     text = "\n".join(comments) + f'\n"""{title}: {shown}."""\n\n'
     text += head.strip("\n") + "\n"
-    for module, names in sorted(imports.items()):
-        text += f"from {_relative(part.home.package, module)} import {', '.join(names)}\n"
-    text += "\n\n" + "\n\n\n".join(body) + "\n"
-    text = evaluated_annotations(_prune_imports(text))
+    text = _prune_imports(text + "\n\n" + "\n\n\n".join(body) + "\n")
+    # What the definitions use from other parts, a ``TypedRequest["X"]`` base's X included
+    # (which pruning would drop: checkers need it), after the imports of the source.
+    first = text.index("\n\n\n", text.index("from __future__"))
+    text = text[:first] + "\n" + "".join(
+        f"from {_relative(part.home.package, module)} import {', '.join(names)}\n"
+        for module, names in sorted(imports.items())
+    ) + text[first + 1 :]
+    text = evaluated_annotations(text)
     linked = dict(part.home.linked)
     consts = [linked[n] for n in part.names if n in linked]
     if consts:

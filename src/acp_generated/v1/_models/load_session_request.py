@@ -8,6 +8,7 @@ from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId
+from .load_session_response import LoadSessionResponse
 from .mcp_server import McpServer
 
 

@@ -8,6 +8,7 @@ from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .mcp_server import McpServer
+from .new_session_response import NewSessionResponse
 
 
 class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):

@@ -9,6 +9,7 @@ from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId
 from .mcp_server import McpServer
+from .resume_session_response import ResumeSessionResponse
 
 
 class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):

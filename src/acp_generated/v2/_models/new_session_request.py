@@ -9,6 +9,7 @@ from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import AbsolutePath
 from .mcp_server import McpServer
+from .new_session_response import NewSessionResponse
 
 
 class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):

@@ -10,6 +10,7 @@ from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import AbsolutePath, SessionId
 from .mcp_server import McpServer
 from .replay_from import ReplayFrom
+from .resume_session_response import ResumeSessionResponse
 
 
 class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):

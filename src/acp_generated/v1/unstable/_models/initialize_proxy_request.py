@@ -13,6 +13,7 @@ from ..._models.client_session_capabilities import ClientSessionCapabilities
 from ..._models.elicitation_capabilities import ElicitationCapabilities
 from ..._models.file_system_capabilities import FileSystemCapabilities
 from ..._models.implementation import Implementation
+from .initialize_response import InitializeResponse
 
 
 class SubagentCapabilities(AcpModel):

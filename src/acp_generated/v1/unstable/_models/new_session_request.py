@@ -7,6 +7,7 @@ from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
+from ..._models.new_session_response import NewSessionResponse
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
 

@@ -7,6 +7,7 @@ from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
+from ._scalars import ProxySuccessorResponse
 
 
 class ProxySuccessorRequest(AcpModel, TypedRequest["ProxySuccessorResponse"]):

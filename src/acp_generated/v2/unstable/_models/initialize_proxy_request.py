@@ -10,6 +10,7 @@ from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import ProtocolVersion
 from ..._models.client_capabilities import ClientCapabilities
 from ..._models.implementation import Implementation
+from .initialize_response import InitializeResponse
 
 
 class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):

@@ -9,6 +9,7 @@ from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import AbsolutePath, SessionId
 from ..._models.replay_from import ReplayFrom
+from ..._models.resume_session_response import ResumeSessionResponse
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
 
