@@ -221,10 +221,15 @@ def render_part(part: Part, parts: list[Part], homes: list[Home], header: str, t
     # What the definitions use from other parts, a ``TypedRequest["X"]`` base's X included
     # (which pruning would drop: checkers need it), after the imports of the source.
     first = text.index("\n\n\n", text.index("from __future__"))
-    text = text[:first] + "\n" + "".join(
-        f"from {_relative(part.home.package, module)} import {', '.join(names)}\n"
-        for module, names in sorted(imports.items())
-    ) + text[first + 1 :]
+    text = (
+        text[:first]
+        + "\n"
+        + "".join(
+            f"from {_relative(part.home.package, module)} import {', '.join(names)}\n"
+            for module, names in sorted(imports.items())
+        )
+        + text[first + 1 :]
+    )
     text = evaluated_annotations(text)
     linked = dict(part.home.linked)
     consts = [linked[n] for n in part.names if n in linked]
@@ -235,9 +240,7 @@ def render_part(part: Part, parts: list[Part], homes: list[Home], header: str, t
     return text
 
 
-def render_facade(
-    header: str, doc: str, package: str, base: str, exports: dict[str, Part]
-) -> str:
+def render_facade(header: str, doc: str, package: str, base: str, exports: dict[str, Part]) -> str:
     """A models facade in ``package``: every name imported for checkers, loaded on first
     access at run time from its part (a module under ``base``, the version's package)."""
     by_module: dict[str, list[str]] = {}
@@ -269,3 +272,43 @@ def render_facade(
         + "if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error\n"
         + f"    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, base={base!r})\n"
     )
+
+
+def through_facade(source: str) -> str:
+    """``source`` (a ``builders`` or ``remote`` module) reaching its models through their
+    facade, ``models.TextContentBlock``, instead of importing each one: importing the
+    module then creates no model, and ``typing.get_type_hints`` of a builder still
+    resolves (the facade is in the module's namespace and loads a name when read)."""
+    tree = ast.parse(source)
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and node.level == 1
+        and node.module in ("models", "_shared_models")
+    ]
+    if not found:
+        return source
+    (block,) = found
+    if any(isinstance(n, ast.arg) and n.arg == "models" for n in ast.walk(tree)):
+        raise RuntimeError("a parameter named `models` would hide the models facade")
+    names = {a.name for a in block.names}
+    data = source.encode()
+    starts = [0]
+    for line in data.split(b"\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    edits: list[tuple[int, int, bytes]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            assert node.end_col_offset is not None
+            begin = starts[node.lineno - 1] + node.col_offset
+            edits.append(
+                (begin, starts[node.lineno - 1] + node.end_col_offset, f"models.{node.id}".encode())
+            )
+    alias = "" if block.module == "models" else " as models"
+    statement = f"from . import {block.module}{alias}  # a model is created on its first use"
+    assert block.end_lineno is not None
+    edits.append((starts[block.lineno - 1], starts[block.end_lineno] - 1, statement.encode()))
+    for begin, end, text in sorted(edits, reverse=True):
+        data = data[:begin] + text + data[end:]
+    return data.decode()

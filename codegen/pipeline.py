@@ -10,7 +10,15 @@ from pathlib import Path
 
 from .authoring import Builder, ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
-from .lazy_models import PARTS, Home, Part, plan_parts, render_facade, render_part
+from .lazy_models import (
+    PARTS,
+    Home,
+    Part,
+    plan_parts,
+    render_facade,
+    render_part,
+    through_facade,
+)
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
 from .ordering import definitions
@@ -370,19 +378,21 @@ def _builders_py(
     """``builders.py`` of one package (or ``_shared_builders.py``): the builders not in
     ``shared`` are defined here, the others imported."""
     own = [b for b in built if b.name not in shared]
-    return render(
-        "builders.py.j2",
-        header=v.header(),
-        title=title,
-        package=v.package,
-        builders=own,
-        exported=[b.name for b in built],
-        shared_builders=[b.name for b in built if b.name in shared],
-        shared_builders_module=shared_builders_module,
-        models_module=models_module,
-        model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
-        any_sequence=any(b.construction.uses_sequence for b in own),
-        any_listed=any(b.construction.uses_listed for b in own),
+    return through_facade(
+        render(
+            "builders.py.j2",
+            header=v.header(),
+            title=title,
+            package=v.package,
+            builders=own,
+            exported=[b.name for b in built],
+            shared_builders=[b.name for b in built if b.name in shared],
+            shared_builders_module=shared_builders_module,
+            models_module=models_module,
+            model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
+            any_sequence=any(b.construction.uses_sequence for b in own),
+            any_listed=any(b.construction.uses_listed for b in own),
+        )
     )
 
 
@@ -434,17 +444,19 @@ def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> 
     )
     facades = remotes(index, methods, sides)
     constructions = [h.construction for r in facades for h in r.methods if h.construction]
-    remote_py = render(
-        "remote.py.j2",
-        **ctx,
-        remotes=facades,
-        model_imports=index.defined(
-            {h.params_type for r in facades for h in r.methods}
-            | {h.result_type for r in facades for h in r.methods}
-            | set().union(*(c.names() for c in constructions))
-        ),
-        any_sequence=any(c.uses_sequence for c in constructions),
-        any_listed=any(c.uses_listed for c in constructions),
+    remote_py = through_facade(
+        render(
+            "remote.py.j2",
+            **ctx,
+            remotes=facades,
+            model_imports=index.defined(
+                {h.params_type for r in facades for h in r.methods}
+                | {h.result_type for r in facades for h in r.methods}
+                | set().union(*(c.names() for c in constructions))
+            ),
+            any_sequence=any(c.uses_sequence for c in constructions),
+            any_listed=any(c.uses_listed for c in constructions),
+        )
     )
     # ``AcpModel`` comes from the runtime; re-exported so ``isinstance(x, v1.AcpModel)`` reads well.
     public_models = sorted({n for n in defined if not n.startswith("_")} | {"AcpModel"})
