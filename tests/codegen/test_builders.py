@@ -15,7 +15,6 @@ from acp_generated.v1 import builders as b
 from acp_generated.v1 import models as v1
 from codegen.authoring import BUILT_UNIONS, ModelIndex, builders, snake
 
-
 PACKAGES = [
     "acp_generated.v1",
     "acp_generated.v1.unstable",
