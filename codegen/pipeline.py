@@ -11,11 +11,14 @@ from pathlib import Path
 from .authoring import Builder, ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
 from .lazy_models import (
+    FIELDS,
     PARTS,
     Home,
     Part,
+    meta_annotation,
     plan_parts,
     render_facade,
+    render_fields,
     render_part,
     through_facade,
 )
@@ -258,11 +261,14 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
             stable.package,
             exports,
         )
+    meta = meta_annotation(homes)
+    if meta is not None:
+        files[f"{d}/{PARTS}/{FIELDS}.py"] = render_fields(homes[0], stable.header(), meta)
     for part in parts:
         variant = stable if part.home is not homes[2] else unstable
         path = part.qualified.replace(".", "/") + ".py"
         title = f"Models of {variant.title}"
-        files[path] = render_part(part, parts, homes, variant.header(), title)
+        files[path] = render_part(part, parts, homes, variant.header(), title, meta)
     files[f"{d}/{SHARED_BUILDERS}.py"] = _builders_py(
         stable,
         f"{stable.title}, shared with its unstable superset",

@@ -6,6 +6,7 @@ shows up as a diff of these lists."""
 from __future__ import annotations
 
 import importlib
+import typing
 from types import ModuleType
 
 import pytest
@@ -135,5 +136,5 @@ def test_the_builders_of_shared_models_are_shared(version: str) -> None:
     shared = [n for n in stable.__all__ if getattr(unstable, n, None) is getattr(stable, n)]
     assert len(shared) > len(stable.__all__) / 2
     for name in shared:  # a shared builder builds a shared model
-        model = getattr(stable, name).__annotations__["return"]
+        model = typing.get_type_hints(getattr(stable, name))["return"].__name__
         assert getattr(package, model) is getattr(superset, model), name

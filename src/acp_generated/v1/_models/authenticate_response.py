@@ -2,12 +2,12 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): AuthenticateRequest, AuthenticateResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import AuthMethodId
+from ._fields import Meta
 
 
 class AuthenticateRequest(AcpModel, TypedRequest["AuthenticateResponse"]):
@@ -22,7 +22,7 @@ class AuthenticateRequest(AcpModel, TypedRequest["AuthenticateResponse"]):
     The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -37,7 +37,7 @@ class AuthenticateResponse(AcpModel):
     Response to the `authenticate` method.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

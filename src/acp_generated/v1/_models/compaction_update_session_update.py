@@ -2,12 +2,13 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): CompactionUpdate, CompactionUpdateSessionUpdate."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import CompactionId, CompactionStatus
 from .content_block import ContentBlock
+from ._fields import Meta
 
 
 class CompactionUpdate(AcpModel):
@@ -38,7 +39,7 @@ class CompactionUpdate(AcpModel):
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     Extensible metadata patch for this compaction.
     """

@@ -2,11 +2,11 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): McpServerHttp, HttpMcpServer."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull
+from typing import TYPE_CHECKING, Annotated, Literal
+from acp_runtime.codegen_support import DefaultOnNull
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .http_header import HttpHeader
+from ._fields import Meta
 
 
 class McpServerHttp(AcpModel):
@@ -26,7 +26,7 @@ class McpServerHttp(AcpModel):
     """
     HTTP headers to set when making requests to the MCP server.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

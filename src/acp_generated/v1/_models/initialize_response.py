@@ -2,7 +2,7 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): ClientCapabilities, InitializeRequest, InitializeResponse and what they use."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, NotNull, SkipInvalidItems
 from acp_runtime.codegen_support import TypedRequest
@@ -21,6 +21,7 @@ from .session_close_capabilities import SessionCloseCapabilities
 from .session_delete_capabilities import SessionDeleteCapabilities
 from .session_list_capabilities import SessionListCapabilities
 from .session_resume_capabilities import SessionResumeCapabilities
+from ._fields import Meta
 
 
 class AgentAuthCapabilities(AcpModel):
@@ -35,7 +36,7 @@ class AgentAuthCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -58,7 +59,7 @@ class McpCapabilities(AcpModel):
     """
     Agent supports `sse` MCP servers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -121,7 +122,7 @@ class SessionCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -168,7 +169,7 @@ class AgentCapabilities(AcpModel):
     """
     Authentication-related capabilities supported by the agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -223,7 +224,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -260,7 +261,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -310,7 +311,7 @@ class InitializeResponse(AcpModel):
 
     Note: in future versions of the protocol, this will be required.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

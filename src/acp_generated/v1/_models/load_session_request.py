@@ -2,14 +2,15 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): LoadSessionRequest."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from acp_runtime.codegen_support import DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId
 from .load_session_response import LoadSessionResponse
 from .mcp_server import McpServer
+from ._fields import Meta
 
 
 class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
@@ -42,7 +43,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     """
     The ID of the session to load.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

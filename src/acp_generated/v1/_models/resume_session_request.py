@@ -2,14 +2,15 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): ResumeSessionRequest."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from acp_runtime.codegen_support import DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId
 from .mcp_server import McpServer
 from .resume_session_response import ResumeSessionResponse
+from ._fields import Meta
 
 
 class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
@@ -43,7 +44,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     """
     List of MCP servers to connect to for this session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -2,10 +2,9 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): SessionUpdate, SessionNotification."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field, SerializeAsAny
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedNotification
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId
@@ -23,6 +22,7 @@ from .tool_call_session_update import ToolCallSessionUpdate
 from .tool_call_update_session_update import ToolCallUpdateSessionUpdate
 from .usage_update_session_update import UsageUpdateSessionUpdate
 from .user_message_chunk_session_update import UserMessageChunkSessionUpdate
+from ._fields import Meta
 
 
 SessionUpdate = TypeAliasType(
@@ -58,7 +58,7 @@ class SessionNotification(AcpModel, TypedNotification):
     """
     The actual update content.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

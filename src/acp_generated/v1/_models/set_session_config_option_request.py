@@ -2,12 +2,12 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): BooleanSetSessionConfigOptionRequest, ValueIdSetSessionConfigOptionRequest, SetSessionConfigOptionRequest."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, SerializeAsAny
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionConfigId, SessionConfigValueId, SessionId
+from ._fields import Meta
 
 
 class BooleanSetSessionConfigOptionRequest(AcpModel):
@@ -23,7 +23,7 @@ class BooleanSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -58,7 +58,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpModel):
     """
     The ID of the configuration option to set.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

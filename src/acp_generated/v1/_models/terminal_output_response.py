@@ -2,12 +2,13 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, JsonInt
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId, TerminalId
+from ._fields import Meta
 
 
 class TerminalExitStatus(AcpModel):
@@ -23,7 +24,7 @@ class TerminalExitStatus(AcpModel):
     """
     The signal that terminated the process (may be null if exited normally).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -46,7 +47,7 @@ class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
     """
     The ID of the terminal to get output from.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -73,7 +74,7 @@ class TerminalOutputResponse(AcpModel):
     """
     Exit status if the command has completed.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -9,6 +9,7 @@ from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ToolCallId, ToolCallStatus, ToolKind
 from .tool_call_content import ToolCallContent
 from .tool_call_location import ToolCallLocation
+from ._fields import Meta
 
 
 class ToolCallUpdate(AcpModel):
@@ -60,7 +61,7 @@ class ToolCallUpdate(AcpModel):
     """
     Update the raw output.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -2,12 +2,12 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): CancelSessionNotification."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedNotification
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionId
+from ._fields import Meta
 
 
 class CancelSessionNotification(AcpModel, TypedNotification):
@@ -21,7 +21,7 @@ class CancelSessionNotification(AcpModel, TypedNotification):
     """
     The ID of the session to cancel operations for.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

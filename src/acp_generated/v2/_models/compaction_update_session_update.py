@@ -2,12 +2,13 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): CompactionUpdate, CompactionUpdateSessionUpdate."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import CompactionId, CompactionStatus
 from .content_block import ContentBlock
+from ._fields import Meta
 
 
 class CompactionUpdate(AcpModel):
@@ -37,7 +38,7 @@ class CompactionUpdate(AcpModel):
     """
     Human-readable error details for the compaction.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`

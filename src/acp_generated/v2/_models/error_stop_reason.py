@@ -8,6 +8,7 @@ from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ErrorCode, ProtocolVersion, SessionId
+from ._fields import Meta
 
 
 class UnsupportedProtocolVersionErrorData(AcpModel):
@@ -25,7 +26,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     """
     The protocol versions the Agent supports.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -47,7 +48,7 @@ class SessionNotFoundErrorData(AcpModel):
     """
     The session ID from the request.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -2,11 +2,11 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): RequiresActionStateUpdate."""
 
-from typing import Annotated, Any
-from pydantic import Field
+from typing import Annotated
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .background_work import BackgroundWork
+from ._fields import Meta
 
 
 class RequiresActionStateUpdate(AcpModel):
@@ -32,7 +32,7 @@ class RequiresActionStateUpdate(AcpModel):
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -2,12 +2,13 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): ResumeSessionResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, NotNull, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .available_command import AvailableCommand
 from .session_config_option import SessionConfigOption
+from ._fields import Meta
 
 
 class ResumeSessionResponse(AcpModel):
@@ -37,7 +38,7 @@ class ResumeSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -2,12 +2,13 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): SessionConfigOptionKnown, OtherSessionConfigOption, SessionConfigOption and what they use."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ._scalars import SessionConfigGroupId, SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId
+from ._fields import Meta
 
 
 class SessionConfigSelectOption(AcpModel):
@@ -29,7 +30,7 @@ class SessionConfigSelectOption(AcpModel):
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -68,7 +69,7 @@ class SessionConfigSelectGroup(AcpModel):
     """
     The set of option values in this group. MUST contain at least one value.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -137,7 +138,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -187,7 +188,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -243,7 +244,7 @@ class OtherSessionConfigOption(AcpModel):
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -2,12 +2,12 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): McpServerStdio, StdioMcpServer."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from typing import TYPE_CHECKING, Annotated, Literal
+from acp_runtime.codegen_support import DefaultOnNull, NotNull
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import AbsolutePath
 from .env_variable import EnvVariable
+from ._fields import Meta
 
 
 class McpServerStdio(AcpModel):
@@ -32,7 +32,7 @@ class McpServerStdio(AcpModel):
     Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -2,11 +2,11 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): TerminalOutputChunk, TerminalOutputChunkSessionUpdate."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import TerminalId
+from ._fields import Meta
 
 
 class TerminalOutputChunk(AcpModel):
@@ -22,7 +22,7 @@ class TerminalOutputChunk(AcpModel):
     """
     Independently base64-encoded terminal output bytes.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

@@ -2,10 +2,10 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): AuthAccount."""
 
-from typing import Annotated, Any
-from pydantic import Field
+from typing import Annotated
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel
+from ..._models._fields import Meta
 
 
 class AuthAccount(AcpModel):
@@ -53,7 +53,7 @@ class AuthAccount(AcpModel):
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

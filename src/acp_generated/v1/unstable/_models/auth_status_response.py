@@ -2,13 +2,13 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): AuthStatusRequest, AuthStatusResponse."""
 
-from typing import Annotated, Any
-from pydantic import Field
+from typing import Annotated
 from acp_runtime.codegen_support import DefaultOnError, NotNull, SkipInvalidItems
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import AuthState
 from .auth_account import AuthAccount
+from ..._models._fields import Meta
 
 
 class AuthStatusRequest(AcpModel, TypedRequest["AuthStatusResponse"]):
@@ -25,7 +25,7 @@ class AuthStatusRequest(AcpModel, TypedRequest["AuthStatusResponse"]):
     whether authentication is required.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -59,7 +59,7 @@ class AuthStatusResponse(AcpModel):
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

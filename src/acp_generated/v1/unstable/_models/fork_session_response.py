@@ -2,7 +2,7 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): ForkSessionRequest, ForkSessionResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.codegen_support import TypedRequest
@@ -12,6 +12,7 @@ from ..._models.session_config_option import SessionConfigOption
 from ..._models.session_mode_state import SessionModeState
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
+from ..._models._fields import Meta
 
 
 class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
@@ -62,7 +63,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     for the source session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -95,7 +96,7 @@ class ForkSessionResponse(AcpModel):
     """
     Initial session configuration options if supported by the Agent.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

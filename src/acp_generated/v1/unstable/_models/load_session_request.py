@@ -2,15 +2,16 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): LoadSessionRequest."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from acp_runtime.codegen_support import DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import SessionId
 from ..._models.load_session_response import LoadSessionResponse
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
+from ..._models._fields import Meta
 
 
 class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
@@ -57,7 +58,7 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

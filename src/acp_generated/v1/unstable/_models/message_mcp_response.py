@@ -5,10 +5,11 @@
 from typing import Annotated, Any
 from pydantic import Field, SerializeAsAny
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError, JsonInt
+from acp_runtime.codegen_support import JsonInt
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import McpRequestId, McpServerAcpId
+from ..._models._fields import Meta
 
 
 class McpError(AcpModel):
@@ -44,7 +45,7 @@ class ErrorMessageMcpResponse(AcpModel):
     """
     Required, non-null MCP error object.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     Optional ACP carrier metadata.
     """
@@ -77,7 +78,7 @@ class MessageMcpRequest(AcpModel, TypedRequest["MessageMcpResponse"]):
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -96,7 +97,7 @@ class ResultMessageMcpResponse(AcpModel):
     """
     Required, even if JSON null.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     Optional ACP carrier metadata.
     """

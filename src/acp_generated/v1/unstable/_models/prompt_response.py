@@ -2,7 +2,7 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): PromptRequest, PromptResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
@@ -10,6 +10,7 @@ from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import SessionId, StopReason
 from ..._models.content_block import ContentBlock
 from .usage import Usage
+from ..._models._fields import Meta
 
 
 class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
@@ -41,7 +42,7 @@ class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -70,7 +71,7 @@ class PromptResponse(AcpModel):
 
     Token usage for this turn (optional).
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

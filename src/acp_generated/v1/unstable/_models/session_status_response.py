@@ -2,13 +2,13 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): SessionStatusRequest, SessionStatusResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import SessionId
 from ._scalars import SessionStatus
+from ..._models._fields import Meta
 
 
 class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
@@ -30,7 +30,7 @@ class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
     """
     The ID of the session to check.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -58,7 +58,7 @@ class SessionStatusResponse(AcpModel):
 
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

@@ -2,12 +2,13 @@
 # (sha256 ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (unstable superset): SetProviderRequest, SetProviderResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, NotNull
+from acp_runtime.codegen_support import NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import LlmProtocol, ProviderId
+from ..._models._fields import Meta
 
 
 class SetProviderRequest(AcpModel, TypedRequest["SetProviderResponse"]):
@@ -38,7 +39,7 @@ class SetProviderRequest(AcpModel, TypedRequest["SetProviderResponse"]):
     Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -57,7 +58,7 @@ class SetProviderResponse(AcpModel):
     Response to `providers/set`.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at

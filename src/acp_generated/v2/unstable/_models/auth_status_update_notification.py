@@ -2,13 +2,13 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): AuthStatusUpdateNotification."""
 
-from typing import Annotated, Any
-from pydantic import Field
+from typing import Annotated
 from acp_runtime.codegen_support import DefaultOnError, NotNull, SkipInvalidItems
 from acp_runtime.codegen_support import TypedNotification
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import AuthState
 from .auth_account import AuthAccount
+from ..._models._fields import Meta
 
 
 class AuthStatusUpdateNotification(AcpModel, TypedNotification):
@@ -39,7 +39,7 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

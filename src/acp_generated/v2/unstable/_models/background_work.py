@@ -2,14 +2,14 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): BackgroundWorkKnown, OtherBackgroundWork, BackgroundWork and what they use."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field, SerializeAsAny
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ..._models._scalars import SessionId
 from ..._models.terminal_background_work import TerminalBackgroundWork
 from ..._models.tool_call_background_work import ToolCallBackgroundWork
+from ..._models._fields import Meta
 
 
 class BackgroundSubagent(AcpModel):
@@ -25,7 +25,7 @@ class BackgroundSubagent(AcpModel):
     """
     The ID of the listed session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

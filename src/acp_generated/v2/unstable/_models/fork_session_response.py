@@ -2,7 +2,7 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): ForkSessionRequest, ForkSessionResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from acp_runtime.codegen_support import TypedRequest
@@ -12,6 +12,7 @@ from ..._models.available_command import AvailableCommand
 from ..._models.session_config_option import SessionConfigOption
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
+from ..._models._fields import Meta
 
 
 class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
@@ -62,7 +63,7 @@ class ForkSessionRequest(AcpModel, TypedRequest["ForkSessionResponse"]):
     `session.systemPrompt`, and SHOULD send the same value they used for the
     source session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -101,7 +102,7 @@ class ForkSessionResponse(AcpModel):
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

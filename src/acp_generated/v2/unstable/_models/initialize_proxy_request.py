@@ -2,7 +2,7 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): InitializeRequest, InitializeProxyRequest."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
@@ -11,6 +11,7 @@ from ..._models._scalars import ProtocolVersion
 from ..._models.client_capabilities import ClientCapabilities
 from ..._models.implementation import Implementation
 from .initialize_response import InitializeResponse
+from ..._models._fields import Meta
 
 
 class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
@@ -34,7 +35,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Capabilities supported by the client.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

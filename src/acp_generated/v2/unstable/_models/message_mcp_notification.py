@@ -4,10 +4,10 @@
 
 from typing import Annotated, Any
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedNotification
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import McpRequestId, McpServerAcpId
+from ..._models._fields import Meta
 
 
 class MessageMcpNotification(AcpModel, TypedNotification):
@@ -34,7 +34,7 @@ class MessageMcpNotification(AcpModel, TypedNotification):
     """
     Optional inner MCP params. Null is equivalent to omission.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

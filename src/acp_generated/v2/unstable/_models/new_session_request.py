@@ -2,15 +2,16 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): NewSessionRequest."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from acp_runtime.codegen_support import DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import AbsolutePath
 from ..._models.new_session_response import NewSessionResponse
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
+from ..._models._fields import Meta
 
 
 class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
@@ -48,7 +49,7 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
     own default instructions. Clients MUST only send this when the Agent
     advertises `session.systemPrompt`.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

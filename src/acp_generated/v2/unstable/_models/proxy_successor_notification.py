@@ -2,11 +2,10 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): ProxySuccessorNotification."""
 
-from typing import Annotated, Any
-from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
+from typing import Any
 from acp_runtime.codegen_support import TypedNotification
 from acp_runtime.codegen_support import AcpModel as AcpModel
+from ..._models._fields import Meta
 
 
 class ProxySuccessorNotification(AcpModel, TypedNotification):
@@ -36,7 +35,7 @@ class ProxySuccessorNotification(AcpModel, TypedNotification):
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped notification's own `_meta` stays inside these params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message

@@ -2,12 +2,11 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): ProxySuccessorRequest."""
 
-from typing import Annotated, Any
-from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
+from typing import Any
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ProxySuccessorResponse
+from ..._models._fields import Meta
 
 
 class ProxySuccessorRequest(AcpModel, TypedRequest["ProxySuccessorResponse"]):
@@ -44,7 +43,7 @@ class ProxySuccessorRequest(AcpModel, TypedRequest["ProxySuccessorResponse"]):
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped request's own `_meta` stays inside these params.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message

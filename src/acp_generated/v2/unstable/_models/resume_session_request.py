@@ -2,9 +2,9 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): ResumeSessionRequest."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from acp_runtime.codegen_support import DefaultOnNull, NotNull
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import AbsolutePath, SessionId
@@ -12,6 +12,7 @@ from ..._models.replay_from import ReplayFrom
 from ..._models.resume_session_response import ResumeSessionResponse
 from .mcp_server import McpServer
 from .system_prompt import SystemPrompt
+from ..._models._fields import Meta
 
 
 class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
@@ -77,7 +78,7 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
     `session.systemPrompt`, and SHOULD send the same value they used when the
     session was created.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

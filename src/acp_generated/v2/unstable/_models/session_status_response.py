@@ -2,7 +2,7 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): SessionStatusRequest, SessionStatusResponse."""
 
-from typing import Annotated, Any
+from typing import Annotated
 from pydantic import Field
 from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
@@ -10,6 +10,7 @@ from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import SessionId
 from ._scalars import SessionStatus
 from .state_update import StateUpdate
+from ..._models._fields import Meta
 
 
 class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
@@ -31,7 +32,7 @@ class SessionStatusRequest(AcpModel, TypedRequest["SessionStatusResponse"]):
     """
     The ID of the session to check.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -69,7 +70,7 @@ class SessionStatusResponse(AcpModel):
     MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
     MUST NOT count an `idle` snapshot as a new completion.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.

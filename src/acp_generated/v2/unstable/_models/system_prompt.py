@@ -2,12 +2,10 @@
 # (sha256 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (unstable superset): SystemPrompt."""
 
-from typing import Annotated, Any
-from pydantic import Field
-from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models.content_block import ContentBlock
 from ._scalars import SystemPromptMode
+from ..._models._fields import Meta
 
 
 class SystemPrompt(AcpModel):
@@ -43,7 +41,7 @@ class SystemPrompt(AcpModel):
     Clients MUST NOT send an empty array. Agents MAY reject one with
     `-32602` without creating, resuming, or forking the session.
     """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
+    meta: Meta = None
     """
     The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
