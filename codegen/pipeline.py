@@ -8,11 +8,23 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .annotations import evaluated_annotations
 from .authoring import Builder, ModelIndex, builders, remotes
 from .dcg import DCG_VERSION, check_version, run_dcg
+from .lazy_models import (
+    FIELDS,
+    PARTS,
+    Home,
+    Part,
+    meta_annotation,
+    plan_parts,
+    render_facade,
+    render_fields,
+    render_part,
+    through_facade,
+)
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
+from .ordering import definitions
 from .postprocess import BASE_IMPORT, SUPPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
@@ -24,15 +36,18 @@ from .sharing import (
     Sharing,
     find_sharing,
     shared_builders,
-    split_models,
 )
 
 OUTPUT_ROOT = REPO_ROOT / "src"
 GENERATED_DIRS = (
     "acp_generated/v1",
+    "acp_generated/v1/_models",
     "acp_generated/v1/unstable",
+    "acp_generated/v1/unstable/_models",
     "acp_generated/v2",
+    "acp_generated/v2/_models",
     "acp_generated/v2/unstable",
+    "acp_generated/v2/unstable/_models",
 )
 REGENERATE = "python -m codegen generate"
 
@@ -167,7 +182,28 @@ def prepare_variant(v: Variant) -> Prepared:
 def generate_variant(v: Variant) -> dict[str, str]:
     """One package on its own, sharing nothing with the other (what the codegen bench times);
     the committed packages come from :func:`generate_version`."""
-    return render_variant(prepare_variant(v), Sharing(frozenset(), frozenset()), ".")
+    prepared = prepare_variant(v)
+    nothing = Sharing(frozenset(), frozenset())
+    files = render_variant(prepared, nothing, ".")
+    homes = [
+        Home(f"{v.package}.{PARTS}", prepared.models.source, frozenset(), "", ()),
+        Home(
+            f"{v.package}.{PARTS}",
+            prepared.models.source,
+            frozenset(d.name for d in definitions(ast.parse(prepared.models.source))),
+            f"{v.package}.methods",
+            _linked(prepared, nothing, False),
+        ),
+    ]
+    parts = plan_parts(homes)
+    files[f"{v.directory}/models.py"] = render_facade(
+        v.header(), '"""Models."""\n', v.package, v.package, {n: p for p in parts for n in p.names}
+    )
+    for part in parts:
+        files[part.qualified.replace(".", "/") + ".py"] = render_part(
+            part, parts, homes, v.header(), f"Models of {v.title}"
+        )
+    return files
 
 
 def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
@@ -188,19 +224,51 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
         "``models`` and\n``unstable.models`` import them from here, so a stable instance is an "
         'unstable one.\n"""\n'
     )
-    shared_models = split_models(ours.models.source, sharing, "", header=shared_header)
     shared_bindings = [
         binding(m, m.params in ours.models.linked, shared=True)
         for m in ours.models.methods
         if sharing.shares_method(m)
     ]
     d = stable.directory
+    homes, parts = _model_parts(ours, theirs, sharing)
     files = {
-        f"{d}/{SHARED_MODELS}.py": evaluated_annotations(shared_models),
+        f"{d}/{SHARED_MODELS}.py": render_facade(
+            stable.header(),
+            shared_header,
+            stable.package,
+            stable.package,
+            {n: p for p in parts if p.home is homes[0] for n in p.names},
+        ),
         f"{d}/{SHARED_METHODS}.py": _methods_py(
             stable, shared_bindings, f".{SHARED_MODELS}", [], "", shared_module=True
         ),
     }
+    for variant, own in ((stable, homes[1]), (unstable, homes[2])):
+        files[f"{variant.directory}/{PARTS}/__init__.py"] = (
+            variant.header()
+            + f'"""The models of {variant.title}, one module per group of definitions that '
+            "refer\nto each other: ``models`` imports a module on the first access of one "
+            'of its names."""\n'
+        )
+        exports = {n: p for p in parts if p.home in (homes[0], own) for n in p.names}
+        files[f"{variant.directory}/models.py"] = render_facade(
+            variant.header(),
+            f'"""Pydantic models of {variant.title}: camelCase on the wire, snake_case in '
+            "Python.\n\nEach class is created on its first access (PEP 562), with the "
+            "classes it refers to\n(``codegen/lazy_models.py``); its validator is built on "
+            'its first use.\n"""\n',
+            variant.package,
+            stable.package,
+            exports,
+        )
+    meta = meta_annotation(homes)
+    if meta is not None:
+        files[f"{d}/{PARTS}/{FIELDS}.py"] = render_fields(homes[0], stable.header(), meta)
+    for part in parts:
+        variant = stable if part.home is not homes[2] else unstable
+        path = part.qualified.replace(".", "/") + ".py"
+        title = f"Models of {variant.title}"
+        files[path] = render_part(part, parts, homes, variant.header(), title, meta)
     files[f"{d}/{SHARED_BUILDERS}.py"] = _builders_py(
         stable,
         f"{stable.title}, shared with its unstable superset",
@@ -213,6 +281,52 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
     files.update(render_variant(ours, sharing, "."))
     files.update(render_variant(theirs, sharing, ".."))
     return files
+
+
+def _linked(prepared: Prepared, sharing: Sharing, shared: bool) -> tuple[tuple[str, str], ...]:
+    """(params class, binding constant) of the linked params classes, shared or own."""
+    return tuple(
+        (m.params, m.const_name)
+        for m in prepared.models.methods
+        if m.params in prepared.models.linked and sharing.shares_method(m) == shared
+    )
+
+
+def _model_parts(
+    ours: Prepared, theirs: Prepared, sharing: Sharing
+) -> tuple[list[Home], list[Part]]:
+    """The shared definitions, the stable package's own and the unstable one's, in modules
+    (``lazy_models.py``)."""
+    stable, unstable = ours.variant, theirs.variant
+
+    def names(prepared: Prepared) -> frozenset[str]:
+        found = {d.name for d in definitions(ast.parse(prepared.models.source))}
+        return frozenset(found - sharing.names)
+
+    homes = [
+        Home(
+            f"{stable.package}.{PARTS}",
+            ours.models.source,
+            sharing.names,
+            f"{stable.package}.{SHARED_METHODS}",
+            _linked(ours, sharing, True),
+        ),
+        Home(
+            f"{stable.package}.{PARTS}",
+            ours.models.source,
+            names(ours),
+            f"{stable.package}.methods",
+            _linked(ours, sharing, False),
+        ),
+        Home(
+            f"{unstable.package}.{PARTS}",
+            theirs.models.source,
+            names(theirs),
+            f"{unstable.package}.methods",
+            _linked(theirs, sharing, False),
+        ),
+    ]
+    return homes, plan_parts(homes)
 
 
 def _methods_py(
@@ -242,10 +356,20 @@ def _methods_py(
         model_imports=sorted({b.params for b in own} | {b.result_type for b in own} - {"None"}),
         shared_bindings=shared,
         shared_bindings_module=shared_methods,
+        shared_bindings_absolute=_absolute(v.package, shared_methods),
         runtime_imports=runtime,
         shared_module=shared_module,
         protocol_version=v.protocol_version,
     )
+
+
+def _absolute(package: str, relative: str) -> str:
+    """``relative`` (``.._shared_methods``) as imported from a module of ``package``."""
+    if not relative:
+        return ""
+    dots = len(relative) - len(relative.lstrip("."))
+    parts = package.split(".")
+    return ".".join([*parts[: len(parts) - dots + 1], relative.lstrip(".")])
 
 
 def _builders_py(
@@ -260,26 +384,27 @@ def _builders_py(
     """``builders.py`` of one package (or ``_shared_builders.py``): the builders not in
     ``shared`` are defined here, the others imported."""
     own = [b for b in built if b.name not in shared]
-    return render(
-        "builders.py.j2",
-        header=v.header(),
-        title=title,
-        package=v.package,
-        builders=own,
-        exported=[b.name for b in built],
-        shared_builders=[b.name for b in built if b.name in shared],
-        shared_builders_module=shared_builders_module,
-        models_module=models_module,
-        model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
-        any_sequence=any(b.construction.uses_sequence for b in own),
-        any_listed=any(b.construction.uses_listed for b in own),
+    return through_facade(
+        render(
+            "builders.py.j2",
+            header=v.header(),
+            title=title,
+            package=v.package,
+            builders=own,
+            exported=[b.name for b in built],
+            shared_builders=[b.name for b in built if b.name in shared],
+            shared_builders_module=shared_builders_module,
+            models_module=models_module,
+            model_imports=index.defined(set().union(*(b.construction.names() for b in own))),
+            any_sequence=any(b.construction.uses_sequence for b in own),
+            any_listed=any(b.construction.uses_listed for b in own),
+        )
     )
 
 
 def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> dict[str, str]:
     """Every generated file of one package, keyed by path relative to ``src/``; what it
     shares comes from ``{shared_prefix}_shared_*`` (``.`` for stable, ``..`` for unstable)."""
-    shared_models = f"{shared_prefix}{SHARED_MODELS}"
     shared_methods = f"{shared_prefix}{SHARED_METHODS}"
     v = prepared.variant
     models, methods, linked = (
@@ -325,17 +450,19 @@ def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> 
     )
     facades = remotes(index, methods, sides)
     constructions = [h.construction for r in facades for h in r.methods if h.construction]
-    remote_py = render(
-        "remote.py.j2",
-        **ctx,
-        remotes=facades,
-        model_imports=index.defined(
-            {h.params_type for r in facades for h in r.methods}
-            | {h.result_type for r in facades for h in r.methods}
-            | set().union(*(c.names() for c in constructions))
-        ),
-        any_sequence=any(c.uses_sequence for c in constructions),
-        any_listed=any(c.uses_listed for c in constructions),
+    remote_py = through_facade(
+        render(
+            "remote.py.j2",
+            **ctx,
+            remotes=facades,
+            model_imports=index.defined(
+                {h.params_type for r in facades for h in r.methods}
+                | {h.result_type for r in facades for h in r.methods}
+                | set().union(*(c.names() for c in constructions))
+            ),
+            any_sequence=any(c.uses_sequence for c in constructions),
+            any_listed=any(c.uses_listed for c in constructions),
+        )
     )
     # ``AcpModel`` comes from the runtime; re-exported so ``isinstance(x, v1.AcpModel)`` reads well.
     public_models = sorted({n for n in defined if not n.startswith("_")} | {"AcpModel"})
@@ -357,7 +484,6 @@ def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> 
     init_py = render("init.py.j2", **ctx, exports=exports, has_unstable=has_unstable)
     d = v.directory
     return {
-        f"{d}/models.py": evaluated_annotations(split_models(models, sharing, shared_models)),
         f"{d}/methods.py": methods_py,
         f"{d}/handlers.py": handlers_py,
         f"{d}/builders.py": builders_py,

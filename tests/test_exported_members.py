@@ -98,6 +98,8 @@ SUBMODULE_NAMES: dict[str, list[str]] = {
         "TypedRequest",
         "UriFormat",
         "given",
+        "lazy_bindings",
+        "lazy_exports",
         "listed",
         "refuse_unknown_methods",
         "unknown_tag",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 
@@ -34,5 +34,43 @@ def lazy_exports(
 
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[package]), *exports})
+
+    return __getattr__, __dir__
+
+
+def lazy_bindings(
+    module: str,
+    factories: Mapping[str, Callable[[], Any]],
+    *,
+    linked: Collection[str] = (),
+    shared: Mapping[str, str] | None = None,
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of a generated ``methods`` module: each binding
+    is made by its factory on first access (which imports its params and result models),
+    so registering a handler for ``session/prompt`` creates the prompt's models and no
+    other's. ``shared`` maps the bindings defined in another module (``_shared_methods``)
+    to it. A ``linked`` binding is set as its params class's ``__acp_method__``.
+
+    A factory may run twice when creating its params class imports this binding (the
+    class's module links itself on import): the first value stored is the one kept."""
+    shared = shared or {}
+    names = {*factories, *shared}
+
+    def __getattr__(name: str) -> Any:
+        namespace = vars(sys.modules[module])
+        factory = factories.get(name)
+        if factory is not None:
+            value = namespace.setdefault(name, factory())
+            if name in linked:
+                value.params.type.__acp_method__ = value
+            return value
+        source = shared.get(name)
+        if source is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = namespace[name] = getattr(importlib.import_module(source), name)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[module]), *names})
 
     return __getattr__, __dir__

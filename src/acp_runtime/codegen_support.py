@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ._handler_class import refuse_unknown_methods
 from ._kwargs import given, listed
+from ._lazy import lazy_bindings, lazy_exports
 from ._lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from ._methods import (
     JsonValue,
@@ -39,6 +40,8 @@ __all__ = [
     "TypedRequest",
     "UriFormat",
     "given",
+    "lazy_bindings",
+    "lazy_exports",
     "listed",
     "refuse_unknown_methods",
     "unknown_tag",

@@ -15,8 +15,6 @@ from acp_generated.v1 import builders as b
 from acp_generated.v1 import models as v1
 from codegen.authoring import BUILT_UNIONS, ModelIndex, builders, snake
 
-SHARED_AND_OWN = ("_shared_models.py", "models.py")
-
 PACKAGES = [
     "acp_generated.v1",
     "acp_generated.v1.unstable",
@@ -139,9 +137,10 @@ def test_other_content_blocks() -> None:
 
 
 def test_builder_names_come_from_the_tags() -> None:
-    # The package's models: its own and those it shares with v1.unstable (_shared_models).
-    here = Path(v1.__file__).parent
-    index = ModelIndex("".join((here / f).read_text("utf-8") for f in SHARED_AND_OWN))
+    # The package's models: its own and those it shares with v1.unstable, in the modules
+    # under v1/_models (codegen/lazy_models.py).
+    parts = sorted((Path(v1.__file__).parent / "_models").glob("*.py"))
+    index = ModelIndex("".join(p.read_text("utf-8") for p in parts))
     names = {x.name: x.construction.model for x in builders(index)}
     assert names["resource_link"] == "ResourceLinkContentBlock"
     assert names["tool_diff"] == "DiffToolCallContent"

@@ -19,53 +19,7 @@ from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from ._shared_models import (
-    AgentMessageChunkSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    Annotations,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandInput,
-    AvailableCommandsUpdateSessionUpdate,
-    BlobResourceContents,
-    CompactionId,
-    CompactionStatus,
-    CompactionSummaryChunkSessionUpdate,
-    CompactionUpdateSessionUpdate,
-    ConfigOptionUpdateSessionUpdate,
-    ContentBlock,
-    ContentToolCallContent,
-    Cost,
-    CurrentModeUpdateSessionUpdate,
-    DiffToolCallContent,
-    EmbeddedResourceResource,
-    ImageContentBlock,
-    MessageId,
-    NoticeSessionUpdate,
-    NoticeSeverity,
-    PlanEntry,
-    PlanEntryPriority,
-    PlanEntryStatus,
-    PlanSessionUpdate,
-    ResourceContentBlock,
-    ResourceLinkContentBlock,
-    SessionConfigOption,
-    SessionInfoUpdateSessionUpdate,
-    SessionModeId,
-    TerminalId,
-    TerminalToolCallContent,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallContent,
-    ToolCallId,
-    ToolCallLocation,
-    ToolCallSessionUpdate,
-    ToolCallStatus,
-    ToolCallUpdateSessionUpdate,
-    ToolKind,
-    UsageUpdateSessionUpdate,
-    UserMessageChunkSessionUpdate,
-)
+from . import _shared_models as models  # a model is created on its first use
 
 __all__ = [
     'text',
@@ -100,12 +54,12 @@ __all__ = [
 
 def text(
     *,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     text: str,
     meta: dict[str, Any] | None = None,
-) -> TextContentBlock:
+) -> models.TextContentBlock:
     """Text content. May be plain text or formatted with Markdown."""
-    return TextContentBlock(
+    return models.TextContentBlock(
         type='text',
         text=text,
         **given(
@@ -117,14 +71,14 @@ def text(
 
 def image(
     *,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     data: str,
     mime_type: str,
     uri: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> ImageContentBlock:
+) -> models.ImageContentBlock:
     """Images for visual context or analysis."""
-    return ImageContentBlock(
+    return models.ImageContentBlock(
         type='image',
         data=data,
         mime_type=mime_type,
@@ -138,13 +92,13 @@ def image(
 
 def audio(
     *,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     data: str,
     mime_type: str,
     meta: dict[str, Any] | None = None,
-) -> AudioContentBlock:
+) -> models.AudioContentBlock:
     """Audio data for transcription or analysis."""
-    return AudioContentBlock(
+    return models.AudioContentBlock(
         type='audio',
         data=data,
         mime_type=mime_type,
@@ -157,7 +111,7 @@ def audio(
 
 def resource_link(
     *,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     description: str | None = None,
     mime_type: str | None = None,
     name: str,
@@ -165,9 +119,9 @@ def resource_link(
     title: str | None = None,
     uri: str,
     meta: dict[str, Any] | None = None,
-) -> ResourceLinkContentBlock:
+) -> models.ResourceLinkContentBlock:
     """References to resources that the agent can access."""
-    return ResourceLinkContentBlock(
+    return models.ResourceLinkContentBlock(
         type='resource_link',
         name=name,
         uri=uri,
@@ -184,12 +138,12 @@ def resource_link(
 
 def resource(
     *,
-    annotations: Annotations | None = None,
-    resource: EmbeddedResourceResource,
+    annotations: models.Annotations | None = None,
+    resource: models.EmbeddedResourceResource,
     meta: dict[str, Any] | None = None,
-) -> ResourceContentBlock:
+) -> models.ResourceContentBlock:
     """Complete resource contents embedded directly in the message."""
-    return ResourceContentBlock(
+    return models.ResourceContentBlock(
         type='resource',
         resource=resource,
         **given(
@@ -201,12 +155,12 @@ def resource(
 
 def user_message_chunk(
     *,
-    content: ContentBlock,
-    message_id: MessageId | None = None,
+    content: models.ContentBlock,
+    message_id: models.MessageId | None = None,
     meta: dict[str, Any] | None = None,
-) -> UserMessageChunkSessionUpdate:
+) -> models.UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
-    return UserMessageChunkSessionUpdate(
+    return models.UserMessageChunkSessionUpdate(
         session_update='user_message_chunk',
         content=content,
         **given(
@@ -218,12 +172,12 @@ def user_message_chunk(
 
 def agent_message_chunk(
     *,
-    content: ContentBlock,
-    message_id: MessageId | None = None,
+    content: models.ContentBlock,
+    message_id: models.MessageId | None = None,
     meta: dict[str, Any] | None = None,
-) -> AgentMessageChunkSessionUpdate:
+) -> models.AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
-    return AgentMessageChunkSessionUpdate(
+    return models.AgentMessageChunkSessionUpdate(
         session_update='agent_message_chunk',
         content=content,
         **given(
@@ -235,12 +189,12 @@ def agent_message_chunk(
 
 def agent_thought_chunk(
     *,
-    content: ContentBlock,
-    message_id: MessageId | None = None,
+    content: models.ContentBlock,
+    message_id: models.MessageId | None = None,
     meta: dict[str, Any] | None = None,
-) -> AgentThoughtChunkSessionUpdate:
+) -> models.AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
-    return AgentThoughtChunkSessionUpdate(
+    return models.AgentThoughtChunkSessionUpdate(
         session_update='agent_thought_chunk',
         content=content,
         **given(
@@ -252,19 +206,19 @@ def agent_thought_chunk(
 
 def tool_call(
     *,
-    tool_call_id: ToolCallId,
+    tool_call_id: models.ToolCallId,
     title: str,
     name: str | None = None,
-    kind: ToolKind | None = None,
-    status: ToolCallStatus | None = None,
-    content: Sequence[ToolCallContent] | None = None,
-    locations: Sequence[ToolCallLocation] | None = None,
+    kind: models.ToolKind | None = None,
+    status: models.ToolCallStatus | None = None,
+    content: Sequence[models.ToolCallContent] | None = None,
+    locations: Sequence[models.ToolCallLocation] | None = None,
     raw_input: Any | None = None,
     raw_output: Any | None = None,
     meta: dict[str, Any] | None = None,
-) -> ToolCallSessionUpdate:
+) -> models.ToolCallSessionUpdate:
     """Notification that a new tool call has been initiated."""
-    return ToolCallSessionUpdate(
+    return models.ToolCallSessionUpdate(
         session_update='tool_call',
         tool_call_id=tool_call_id,
         title=title,
@@ -283,19 +237,19 @@ def tool_call(
 
 def tool_call_update(
     *,
-    tool_call_id: ToolCallId,
-    kind: ToolKind | None = None,
-    status: ToolCallStatus | None = None,
+    tool_call_id: models.ToolCallId,
+    kind: models.ToolKind | None = None,
+    status: models.ToolCallStatus | None = None,
     title: str | None = None,
     name: str | None = None,
-    content: Sequence[ToolCallContent] | None = None,
-    locations: Sequence[ToolCallLocation] | None = None,
+    content: Sequence[models.ToolCallContent] | None = None,
+    locations: Sequence[models.ToolCallLocation] | None = None,
     raw_input: Any | None = None,
     raw_output: Any | None = None,
     meta: dict[str, Any] | None = None,
-) -> ToolCallUpdateSessionUpdate:
+) -> models.ToolCallUpdateSessionUpdate:
     """Update on the status or results of a tool call."""
-    return ToolCallUpdateSessionUpdate(
+    return models.ToolCallUpdateSessionUpdate(
         session_update='tool_call_update',
         tool_call_id=tool_call_id,
         **given(
@@ -314,14 +268,14 @@ def tool_call_update(
 
 def plan(
     *,
-    entries: Sequence[PlanEntry],
+    entries: Sequence[models.PlanEntry],
     meta: dict[str, Any] | None = None,
-) -> PlanSessionUpdate:
+) -> models.PlanSessionUpdate:
     """
     The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
     """
-    return PlanSessionUpdate(
+    return models.PlanSessionUpdate(
         session_update='plan',
         entries=list(entries),
         **given(
@@ -332,11 +286,11 @@ def plan(
 
 def available_commands_update(
     *,
-    available_commands: Sequence[AvailableCommand],
+    available_commands: Sequence[models.AvailableCommand],
     meta: dict[str, Any] | None = None,
-) -> AvailableCommandsUpdateSessionUpdate:
+) -> models.AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
-    return AvailableCommandsUpdateSessionUpdate(
+    return models.AvailableCommandsUpdateSessionUpdate(
         session_update='available_commands_update',
         available_commands=list(available_commands),
         **given(
@@ -347,11 +301,11 @@ def available_commands_update(
 
 def current_mode_update(
     *,
-    current_mode_id: SessionModeId,
+    current_mode_id: models.SessionModeId,
     meta: dict[str, Any] | None = None,
-) -> CurrentModeUpdateSessionUpdate:
+) -> models.CurrentModeUpdateSessionUpdate:
     """The current mode of the session has changed"""
-    return CurrentModeUpdateSessionUpdate(
+    return models.CurrentModeUpdateSessionUpdate(
         session_update='current_mode_update',
         current_mode_id=current_mode_id,
         **given(
@@ -362,11 +316,11 @@ def current_mode_update(
 
 def config_option_update(
     *,
-    config_options: Sequence[SessionConfigOption],
+    config_options: Sequence[models.SessionConfigOption],
     meta: dict[str, Any] | None = None,
-) -> ConfigOptionUpdateSessionUpdate:
+) -> models.ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
-    return ConfigOptionUpdateSessionUpdate(
+    return models.ConfigOptionUpdateSessionUpdate(
         session_update='config_option_update',
         config_options=list(config_options),
         **given(
@@ -380,9 +334,9 @@ def session_info_update(
     title: str | None = None,
     updated_at: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> SessionInfoUpdateSessionUpdate:
+) -> models.SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return SessionInfoUpdateSessionUpdate(
+    return models.SessionInfoUpdateSessionUpdate(
         session_update='session_info_update',
         **given(
             title=title,
@@ -396,11 +350,11 @@ def usage_update(
     *,
     used: int,
     size: int,
-    cost: Cost | None = None,
+    cost: models.Cost | None = None,
     meta: dict[str, Any] | None = None,
-) -> UsageUpdateSessionUpdate:
+) -> models.UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
-    return UsageUpdateSessionUpdate(
+    return models.UsageUpdateSessionUpdate(
         session_update='usage_update',
         used=used,
         size=size,
@@ -413,13 +367,13 @@ def usage_update(
 
 def notice(
     *,
-    severity: NoticeSeverity,
+    severity: models.NoticeSeverity,
     title: str,
     description: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> NoticeSessionUpdate:
+) -> models.NoticeSessionUpdate:
     """Information for the user that is not part of session history."""
-    return NoticeSessionUpdate(
+    return models.NoticeSessionUpdate(
         session_update='notice',
         severity=severity,
         title=title,
@@ -432,14 +386,14 @@ def notice(
 
 def compaction_update(
     *,
-    compaction_id: CompactionId,
-    status: CompactionStatus,
-    summary: Sequence[ContentBlock] | None = None,
+    compaction_id: models.CompactionId,
+    status: models.CompactionStatus,
+    summary: Sequence[models.ContentBlock] | None = None,
     error: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> CompactionUpdateSessionUpdate:
+) -> models.CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
-    return CompactionUpdateSessionUpdate(
+    return models.CompactionUpdateSessionUpdate(
         session_update='compaction_update',
         compaction_id=compaction_id,
         status=status,
@@ -453,12 +407,12 @@ def compaction_update(
 
 def compaction_summary_chunk(
     *,
-    compaction_id: CompactionId,
-    content: ContentBlock,
+    compaction_id: models.CompactionId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> CompactionSummaryChunkSessionUpdate:
+) -> models.CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
-    return CompactionSummaryChunkSessionUpdate(
+    return models.CompactionSummaryChunkSessionUpdate(
         session_update='compaction_summary_chunk',
         compaction_id=compaction_id,
         content=content,
@@ -470,11 +424,11 @@ def compaction_summary_chunk(
 
 def tool_content(
     *,
-    content: ContentBlock,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> ContentToolCallContent:
+) -> models.ContentToolCallContent:
     """Standard content block (text, images, resources)."""
-    return ContentToolCallContent(
+    return models.ContentToolCallContent(
         type='content',
         content=content,
         **given(
@@ -489,9 +443,9 @@ def tool_diff(
     old_text: str | None = None,
     new_text: str,
     meta: dict[str, Any] | None = None,
-) -> DiffToolCallContent:
+) -> models.DiffToolCallContent:
     """File modification shown as a diff."""
-    return DiffToolCallContent(
+    return models.DiffToolCallContent(
         type='diff',
         path=path,
         new_text=new_text,
@@ -504,11 +458,11 @@ def tool_diff(
 
 def tool_terminal(
     *,
-    terminal_id: TerminalId,
+    terminal_id: models.TerminalId,
     meta: dict[str, Any] | None = None,
-) -> TerminalToolCallContent:
+) -> models.TerminalToolCallContent:
     """Embed a terminal created with `terminal/create` by its id."""
-    return TerminalToolCallContent(
+    return models.TerminalToolCallContent(
         type='terminal',
         terminal_id=terminal_id,
         **given(
@@ -523,9 +477,9 @@ def text_resource_contents(
     text: str,
     uri: str,
     meta: dict[str, Any] | None = None,
-) -> TextResourceContents:
+) -> models.TextResourceContents:
     """Text-based resource contents."""
-    return TextResourceContents(
+    return models.TextResourceContents(
         text=text,
         uri=uri,
         **given(
@@ -541,9 +495,9 @@ def blob_resource_contents(
     mime_type: str | None = None,
     uri: str,
     meta: dict[str, Any] | None = None,
-) -> BlobResourceContents:
+) -> models.BlobResourceContents:
     """Binary resource contents."""
-    return BlobResourceContents(
+    return models.BlobResourceContents(
         blob=blob,
         uri=uri,
         **given(
@@ -558,9 +512,9 @@ def tool_call_location(
     path: str,
     line: int | None = None,
     meta: dict[str, Any] | None = None,
-) -> ToolCallLocation:
+) -> models.ToolCallLocation:
     """A file location being accessed or modified by a tool."""
-    return ToolCallLocation(
+    return models.ToolCallLocation(
         path=path,
         **given(
             line=line,
@@ -572,12 +526,12 @@ def tool_call_location(
 def plan_entry(
     *,
     content: str,
-    priority: PlanEntryPriority,
-    status: PlanEntryStatus,
+    priority: models.PlanEntryPriority,
+    status: models.PlanEntryStatus,
     meta: dict[str, Any] | None = None,
-) -> PlanEntry:
+) -> models.PlanEntry:
     """A single entry in the execution plan."""
-    return PlanEntry(
+    return models.PlanEntry(
         content=content,
         priority=priority,
         status=status,
@@ -591,11 +545,11 @@ def available_command(
     *,
     name: str,
     description: str,
-    input: AvailableCommandInput | None = None,
+    input: models.AvailableCommandInput | None = None,
     meta: dict[str, Any] | None = None,
-) -> AvailableCommand:
+) -> models.AvailableCommand:
     """Information about a command."""
-    return AvailableCommand(
+    return models.AvailableCommand(
         name=name,
         description=description,
         **given(

@@ -3,119 +3,240 @@
 
 """Typed method bindings ACP protocol v1 (stable) share: the stable and the unstable package import these.
 
-Importing this module also links their params classes to them (``__acp_method__``).
+Each binding is made on its first access (PEP 562), which imports its params and result
+models and links a params class to it (``__acp_method__``); a params class's module
+imports its binding, so the link is there whichever is used first.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod
+from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
 
-from ._shared_models import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    CancelRequestNotification,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    LogoutRequest,
-    LogoutResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+if TYPE_CHECKING:
+    from ._shared_models import (
+        AuthenticateRequest,
+        AuthenticateResponse,
+        CancelNotification,
+        CancelRequestNotification,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        CreateTerminalRequest,
+        CreateTerminalResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        KillTerminalRequest,
+        KillTerminalResponse,
+        LogoutRequest,
+        LogoutResponse,
+        ReadTextFileRequest,
+        ReadTextFileResponse,
+        ReleaseTerminalRequest,
+        ReleaseTerminalResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        SetSessionModeRequest,
+        SetSessionModeResponse,
+        TerminalOutputRequest,
+        TerminalOutputResponse,
+        WaitForTerminalExitRequest,
+        WaitForTerminalExitResponse,
+        WriteTextFileRequest,
+        WriteTextFileResponse,
+    )
 
-SESSION_CANCEL: Final[NotificationMethod[CancelNotification]] = NotificationMethod(
-    'session/cancel', CancelNotification, side='agent', doc='Notification to cancel ongoing operations for a session.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)'
-)
-AUTHENTICATE: Final[RequestMethod[AuthenticateRequest, AuthenticateResponse]] = RequestMethod(
-    'authenticate', AuthenticateRequest, AuthenticateResponse, side='agent', doc='Request parameters for the authenticate method.\n\nSpecifies which authentication method to use.'
-)
-LOGOUT: Final[RequestMethod[LogoutRequest, LogoutResponse]] = RequestMethod(
-    'logout', LogoutRequest, LogoutResponse, side='agent', doc='Request parameters for the logout method.\n\nTerminates the current authenticated session.'
-)
-SESSION_CLOSE: Final[RequestMethod[CloseSessionRequest, CloseSessionResponse]] = RequestMethod(
-    'session/close', CloseSessionRequest, CloseSessionResponse, side='agent', doc='Request parameters for closing an active session.\n\nIf supported, the agent **must** cancel any ongoing work related to the session\n(treat it as if `session/cancel` was called) and then free up any resources\nassociated with the session.\n\nOnly available if the Agent supports the `sessionCapabilities.close` capability.'
-)
-SESSION_DELETE: Final[RequestMethod[DeleteSessionRequest, DeleteSessionResponse]] = RequestMethod(
-    'session/delete', DeleteSessionRequest, DeleteSessionResponse, side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `sessionCapabilities.delete` capability.'
-)
-SESSION_SET_CONFIG_OPTION: Final[RequestMethod[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]] = RequestMethod(
-    'session/set_config_option', SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, side='agent', doc='Request parameters for setting a session configuration option.'
-)
-SESSION_SET_MODE: Final[RequestMethod[SetSessionModeRequest, SetSessionModeResponse]] = RequestMethod(
-    'session/set_mode', SetSessionModeRequest, SetSessionModeResponse, side='agent', doc='Request parameters for setting a session mode.'
-)
-ELICITATION_COMPLETE: Final[NotificationMethod[CompleteElicitationNotification]] = NotificationMethod(
-    'elicitation/complete', CompleteElicitationNotification, side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.'
-)
-ELICITATION_CREATE: Final[RequestMethod[CreateElicitationRequest, CreateElicitationResponse]] = RequestMethod(
-    'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
-)
-FS_READ_TEXT_FILE: Final[RequestMethod[ReadTextFileRequest, ReadTextFileResponse]] = RequestMethod(
-    'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.', requires='fs.readTextFile'
-)
-FS_WRITE_TEXT_FILE: Final[RequestMethod[WriteTextFileRequest, WriteTextFileResponse]] = RequestMethod(
-    'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.', requires='fs.writeTextFile'
-)
-SESSION_REQUEST_PERMISSION: Final[RequestMethod[RequestPermissionRequest, RequestPermissionResponse]] = RequestMethod(
-    'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)'
-)
-TERMINAL_CREATE: Final[RequestMethod[CreateTerminalRequest, CreateTerminalResponse]] = RequestMethod(
-    'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.', requires='terminal'
-)
-TERMINAL_KILL: Final[RequestMethod[KillTerminalRequest, KillTerminalResponse]] = RequestMethod(
-    'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.', requires='terminal'
-)
-TERMINAL_OUTPUT: Final[RequestMethod[TerminalOutputRequest, TerminalOutputResponse]] = RequestMethod(
-    'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.', requires='terminal'
-)
-TERMINAL_RELEASE: Final[RequestMethod[ReleaseTerminalRequest, ReleaseTerminalResponse]] = RequestMethod(
-    'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.', requires='terminal'
-)
-TERMINAL_WAIT_FOR_EXIT: Final[RequestMethod[WaitForTerminalExitRequest, WaitForTerminalExitResponse]] = RequestMethod(
-    'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.', requires='terminal'
-)
-CANCEL_REQUEST: Final[NotificationMethod[CancelRequestNotification]] = NotificationMethod(
-    '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)'
-)
 
-CancelNotification.__acp_method__ = SESSION_CANCEL
-AuthenticateRequest.__acp_method__ = AUTHENTICATE
-LogoutRequest.__acp_method__ = LOGOUT
-CloseSessionRequest.__acp_method__ = SESSION_CLOSE
-DeleteSessionRequest.__acp_method__ = SESSION_DELETE
-SetSessionModeRequest.__acp_method__ = SESSION_SET_MODE
-CompleteElicitationNotification.__acp_method__ = ELICITATION_COMPLETE
-ReadTextFileRequest.__acp_method__ = FS_READ_TEXT_FILE
-WriteTextFileRequest.__acp_method__ = FS_WRITE_TEXT_FILE
-RequestPermissionRequest.__acp_method__ = SESSION_REQUEST_PERMISSION
-CreateTerminalRequest.__acp_method__ = TERMINAL_CREATE
-KillTerminalRequest.__acp_method__ = TERMINAL_KILL
-TerminalOutputRequest.__acp_method__ = TERMINAL_OUTPUT
-ReleaseTerminalRequest.__acp_method__ = TERMINAL_RELEASE
-WaitForTerminalExitRequest.__acp_method__ = TERMINAL_WAIT_FOR_EXIT
-CancelRequestNotification.__acp_method__ = CANCEL_REQUEST
+def _session_cancel() -> NotificationMethod[CancelNotification]:
+    from ._shared_models import CancelNotification
+
+    return NotificationMethod(
+        'session/cancel', CancelNotification, side='agent', doc='Notification to cancel ongoing operations for a session.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)'
+    )
+
+def _authenticate() -> RequestMethod[AuthenticateRequest, AuthenticateResponse]:
+    from ._shared_models import AuthenticateRequest, AuthenticateResponse
+
+    return RequestMethod(
+        'authenticate', AuthenticateRequest, AuthenticateResponse, side='agent', doc='Request parameters for the authenticate method.\n\nSpecifies which authentication method to use.'
+    )
+
+def _logout() -> RequestMethod[LogoutRequest, LogoutResponse]:
+    from ._shared_models import LogoutRequest, LogoutResponse
+
+    return RequestMethod(
+        'logout', LogoutRequest, LogoutResponse, side='agent', doc='Request parameters for the logout method.\n\nTerminates the current authenticated session.'
+    )
+
+def _session_close() -> RequestMethod[CloseSessionRequest, CloseSessionResponse]:
+    from ._shared_models import CloseSessionRequest, CloseSessionResponse
+
+    return RequestMethod(
+        'session/close', CloseSessionRequest, CloseSessionResponse, side='agent', doc='Request parameters for closing an active session.\n\nIf supported, the agent **must** cancel any ongoing work related to the session\n(treat it as if `session/cancel` was called) and then free up any resources\nassociated with the session.\n\nOnly available if the Agent supports the `sessionCapabilities.close` capability.'
+    )
+
+def _session_delete() -> RequestMethod[DeleteSessionRequest, DeleteSessionResponse]:
+    from ._shared_models import DeleteSessionRequest, DeleteSessionResponse
+
+    return RequestMethod(
+        'session/delete', DeleteSessionRequest, DeleteSessionResponse, side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `sessionCapabilities.delete` capability.'
+    )
+
+def _session_set_config_option() -> RequestMethod[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]:
+    from ._shared_models import SetSessionConfigOptionRequest, SetSessionConfigOptionResponse
+
+    return RequestMethod(
+        'session/set_config_option', SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, side='agent', doc='Request parameters for setting a session configuration option.'
+    )
+
+def _session_set_mode() -> RequestMethod[SetSessionModeRequest, SetSessionModeResponse]:
+    from ._shared_models import SetSessionModeRequest, SetSessionModeResponse
+
+    return RequestMethod(
+        'session/set_mode', SetSessionModeRequest, SetSessionModeResponse, side='agent', doc='Request parameters for setting a session mode.'
+    )
+
+def _elicitation_complete() -> NotificationMethod[CompleteElicitationNotification]:
+    from ._shared_models import CompleteElicitationNotification
+
+    return NotificationMethod(
+        'elicitation/complete', CompleteElicitationNotification, side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.'
+    )
+
+def _elicitation_create() -> RequestMethod[CreateElicitationRequest, CreateElicitationResponse]:
+    from ._shared_models import CreateElicitationRequest, CreateElicitationResponse
+
+    return RequestMethod(
+        'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
+    )
+
+def _fs_read_text_file() -> RequestMethod[ReadTextFileRequest, ReadTextFileResponse]:
+    from ._shared_models import ReadTextFileRequest, ReadTextFileResponse
+
+    return RequestMethod(
+        'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.', requires='fs.readTextFile'
+    )
+
+def _fs_write_text_file() -> RequestMethod[WriteTextFileRequest, WriteTextFileResponse]:
+    from ._shared_models import WriteTextFileRequest, WriteTextFileResponse
+
+    return RequestMethod(
+        'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.', requires='fs.writeTextFile'
+    )
+
+def _session_request_permission() -> RequestMethod[RequestPermissionRequest, RequestPermissionResponse]:
+    from ._shared_models import RequestPermissionRequest, RequestPermissionResponse
+
+    return RequestMethod(
+        'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)'
+    )
+
+def _terminal_create() -> RequestMethod[CreateTerminalRequest, CreateTerminalResponse]:
+    from ._shared_models import CreateTerminalRequest, CreateTerminalResponse
+
+    return RequestMethod(
+        'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.', requires='terminal'
+    )
+
+def _terminal_kill() -> RequestMethod[KillTerminalRequest, KillTerminalResponse]:
+    from ._shared_models import KillTerminalRequest, KillTerminalResponse
+
+    return RequestMethod(
+        'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.', requires='terminal'
+    )
+
+def _terminal_output() -> RequestMethod[TerminalOutputRequest, TerminalOutputResponse]:
+    from ._shared_models import TerminalOutputRequest, TerminalOutputResponse
+
+    return RequestMethod(
+        'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.', requires='terminal'
+    )
+
+def _terminal_release() -> RequestMethod[ReleaseTerminalRequest, ReleaseTerminalResponse]:
+    from ._shared_models import ReleaseTerminalRequest, ReleaseTerminalResponse
+
+    return RequestMethod(
+        'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.', requires='terminal'
+    )
+
+def _terminal_wait_for_exit() -> RequestMethod[WaitForTerminalExitRequest, WaitForTerminalExitResponse]:
+    from ._shared_models import WaitForTerminalExitRequest, WaitForTerminalExitResponse
+
+    return RequestMethod(
+        'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.', requires='terminal'
+    )
+
+def _cancel_request() -> NotificationMethod[CancelRequestNotification]:
+    from ._shared_models import CancelRequestNotification
+
+    return NotificationMethod(
+        '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)'
+    )
+
+
+if TYPE_CHECKING:  # what each name is; at run time, made on first access
+    SESSION_CANCEL: Final = _session_cancel()
+    AUTHENTICATE: Final = _authenticate()
+    LOGOUT: Final = _logout()
+    SESSION_CLOSE: Final = _session_close()
+    SESSION_DELETE: Final = _session_delete()
+    SESSION_SET_CONFIG_OPTION: Final = _session_set_config_option()
+    SESSION_SET_MODE: Final = _session_set_mode()
+    ELICITATION_COMPLETE: Final = _elicitation_complete()
+    ELICITATION_CREATE: Final = _elicitation_create()
+    FS_READ_TEXT_FILE: Final = _fs_read_text_file()
+    FS_WRITE_TEXT_FILE: Final = _fs_write_text_file()
+    SESSION_REQUEST_PERMISSION: Final = _session_request_permission()
+    TERMINAL_CREATE: Final = _terminal_create()
+    TERMINAL_KILL: Final = _terminal_kill()
+    TERMINAL_OUTPUT: Final = _terminal_output()
+    TERMINAL_RELEASE: Final = _terminal_release()
+    TERMINAL_WAIT_FOR_EXIT: Final = _terminal_wait_for_exit()
+    CANCEL_REQUEST: Final = _cancel_request()
+else:  # checkers see the assignments above, so a misspelt name is an error
+    __getattr__, __dir__ = lazy_bindings(
+        __name__,
+        {
+            'SESSION_CANCEL': _session_cancel,
+            'AUTHENTICATE': _authenticate,
+            'LOGOUT': _logout,
+            'SESSION_CLOSE': _session_close,
+            'SESSION_DELETE': _session_delete,
+            'SESSION_SET_CONFIG_OPTION': _session_set_config_option,
+            'SESSION_SET_MODE': _session_set_mode,
+            'ELICITATION_COMPLETE': _elicitation_complete,
+            'ELICITATION_CREATE': _elicitation_create,
+            'FS_READ_TEXT_FILE': _fs_read_text_file,
+            'FS_WRITE_TEXT_FILE': _fs_write_text_file,
+            'SESSION_REQUEST_PERMISSION': _session_request_permission,
+            'TERMINAL_CREATE': _terminal_create,
+            'TERMINAL_KILL': _terminal_kill,
+            'TERMINAL_OUTPUT': _terminal_output,
+            'TERMINAL_RELEASE': _terminal_release,
+            'TERMINAL_WAIT_FOR_EXIT': _terminal_wait_for_exit,
+            'CANCEL_REQUEST': _cancel_request,
+        },
+        linked=(
+            'SESSION_CANCEL',
+            'AUTHENTICATE',
+            'LOGOUT',
+            'SESSION_CLOSE',
+            'SESSION_DELETE',
+            'SESSION_SET_MODE',
+            'ELICITATION_COMPLETE',
+            'FS_READ_TEXT_FILE',
+            'FS_WRITE_TEXT_FILE',
+            'SESSION_REQUEST_PERMISSION',
+            'TERMINAL_CREATE',
+            'TERMINAL_KILL',
+            'TERMINAL_OUTPUT',
+            'TERMINAL_RELEASE',
+            'TERMINAL_WAIT_FOR_EXIT',
+            'CANCEL_REQUEST',
+        ),
+    )

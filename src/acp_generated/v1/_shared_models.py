@@ -4,4191 +4,800 @@
 ``unstable.models`` import them from here, so a stable instance is an unstable one.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import AfterValidator, Field, SerializeAsAny
-from typing_extensions import TypeAliasType
-
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, JsonInt, NotNull, SkipInvalidItems, UriFormat
-from acp_runtime.codegen_support import TypedNotification, TypedRequest
-from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
-
-
-class LogoutCapabilities(AcpModel):
-    """
-    Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class PromptCapabilities(AcpModel):
-    """
-    Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
-    """
-
-    image: Annotated[bool, DefaultOnError] = False
-    """
-    Agent supports `image` content blocks.
-    """
-    audio: Annotated[bool, DefaultOnError] = False
-    """
-    Agent supports `audio` content blocks.
-    """
-    embedded_context: Annotated[bool, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = False
-    """
-    Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionListCapabilities(AcpModel):
-    """
-    Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """
-    Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """
-    Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionResumeCapabilities(AcpModel):
-    """
-    Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionCloseCapabilities(AcpModel):
-    """
-    Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
-
-
-class Annotations(AcpModel):
-    """
-    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
-
-    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Intended recipients for this content, such as the user or assistant.
-    """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
-    """
-    Timestamp indicating when the underlying resource was last modified.
-    """
-    priority: Annotated[int | float | None, DefaultOnError] = None
-    """
-    Relative importance of this content when clients choose what to surface.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AudioContent(AcpModel):
-    """
-    Audio provided to or from an LLM.
-    """
-
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    data: str
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[str, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AudioContentBlock(AudioContent):
-    """
-    Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["audio"] = "audio"
-    else:
-        type: Literal["audio"]
-
-
-class AuthCapabilities(AcpModel):
-    """
-    Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
-    """
-
-    terminal: Annotated[bool, DefaultOnError] = False
-    """
-    Whether the client supports `terminal` authentication methods.
-
-    The client should set this to `true` only when it can reproduce the
-    configured agent invocation in an interactive terminal. When `true`, the
-    agent may include `terminal` entries in its authentication methods.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-AuthMethodId = TypeAliasType("AuthMethodId", str)
-"""
-Typed identifier used for auth method values on the wire.
-"""
-
-
-class AuthMethodAgent(AcpModel):
-    """
-    Agent handles authentication itself through `authenticate`.
-
-    This is the default authentication method type.
-    """
-
-    id: AuthMethodId
-    """
-    Unique identifier for this authentication method.
-    """
-    name: str
-    """
-    Human-readable name of the authentication method.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable description of this authentication method.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AuthMethodTerminal(AcpModel):
-    """
-    Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `authenticate`.
-    """
-
-    id: AuthMethodId
-    """
-    Unique identifier for this authentication method.
-    """
-    name: str
-    """
-    Human-readable name of the authentication method.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable description of this authentication method.
-    """
-    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
-    """
-    Additional arguments to append to the configured agent invocation for terminal auth.
-    """
-    env: Annotated[dict[str, str] | None, DefaultOnNull, NotNull] = None
-    """
-    Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AuthenticateRequest(AcpModel, TypedRequest["AuthenticateResponse"]):
-    """
-    Request parameters for the authenticate method.
-
-    Specifies which authentication method to use.
-    """
-
-    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
-    """
-    The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AuthenticateResponse(AcpModel):
-    """
-    Response to the `authenticate` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class UnstructuredCommandInput(AcpModel):
-    """
-    All text that was typed after the command name is provided as input.
-    """
-
-    hint: str
-    """
-    A hint to display when the input hasn't been provided yet
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", UnstructuredCommandInput)
-"""
-The input specification for a command.
-"""
-
-
-class AvailableCommand(AcpModel):
-    """
-    Information about a command.
-    """
-
-    name: str
-    """
-    Command name (e.g., `create_plan`, `research_codebase`).
-    """
-    description: str
-    """
-    Human-readable description of what the command does.
-    """
-    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
-    """
-    Input for the command if required
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AvailableCommandsUpdate(AcpModel):
-    """
-    Available commands are ready or have changed
-    """
-
-    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems]
-    """
-    Commands the agent can execute
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
-    """
-    Available commands are ready or have changed
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "available_commands_update"
-    else:
-        session_update: Annotated[
-            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class BlobResourceContents(AcpModel):
-    """
-    Binary resource contents.
-    """
-
-    blob: str
-    """
-    Base64-encoded bytes for a binary resource payload.
-    """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class BooleanConfigOptionCapabilities(AcpModel):
-    """
-    Capabilities for boolean session configuration options.
-
-    Supplying `{}` means the client supports boolean session configuration options.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class BooleanPropertySchema(AcpModel):
-    """
-    Schema for boolean properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    default: Annotated[bool | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class BooleanElicitationPropertySchema(BooleanPropertySchema):
-    """
-    Boolean property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["boolean"] = "boolean"
-    else:
-        type: Literal["boolean"]
-
-
-SessionId = TypeAliasType("SessionId", str)
-"""
-A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)
-"""
-
-
-SessionConfigId = TypeAliasType("SessionConfigId", str)
-"""
-Unique identifier for a session configuration option.
-"""
-
-
-class BooleanSetSessionConfigOptionRequest(AcpModel):
-    """
-    A boolean value (`type: "boolean"`).
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to set the configuration option for.
-    """
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    The ID of the configuration option to set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["boolean"] = "boolean"
-    else:
-        type: Literal["boolean"]
-    value: bool
-    """
-    The boolean value.
-    """
-
-
-class CancelCreateElicitationResponse(AcpModel):
-    """
-    The elicitation was cancelled.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        action: Literal["cancel"] = "cancel"
-    else:
-        action: Literal["cancel"]
-
-
-class CancelNotification(AcpModel, TypedNotification):
-    """
-    Notification to cancel ongoing operations for a session.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to cancel operations for.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-RequestId = TypeAliasType("RequestId", JsonInt | str | None)
-"""
-JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-"""
-
-
-class CancelRequestNotification(AcpModel, TypedNotification):
-    """
-    Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
-    """
-
-    request_id: Annotated[RequestId, Field(validation_alias="requestId", serialization_alias="requestId")]
-    """
-    The ID of the request to cancel.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class CancelledRequestPermissionOutcome(AcpModel):
-    """
-    The prompt turn was cancelled before the user responded.
-
-    When a client sends a `session/cancel` notification to cancel an ongoing
-    prompt turn, it MUST respond to all pending `session/request_permission`
-    requests with this `cancelled` outcome.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
-    """
-
-    if TYPE_CHECKING:
-        outcome: Literal["cancelled"] = "cancelled"
-    else:
-        outcome: Literal["cancelled"]
-
-
-class FileSystemCapabilities(AcpModel):
-    """
-    File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
-    """
-
-    read_text_file: Annotated[bool, Field(validation_alias="readTextFile", serialization_alias="readTextFile"), DefaultOnError] = False
-    """
-    Whether the Client supports `fs/read_text_file` requests.
-    """
-    write_text_file: Annotated[bool, Field(validation_alias="writeTextFile", serialization_alias="writeTextFile"), DefaultOnError] = False
-    """
-    Whether the Client supports `fs/write_text_file` requests.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class CompactionCapabilities(AcpModel):
-    """
-    Client support for ID-addressed context compaction updates.
-    """
-
-
-class SessionConfigOptionsCapabilities(AcpModel):
-    """
-    Session configuration option capabilities supported by the client.
-    """
-
-    boolean: Annotated[BooleanConfigOptionCapabilities | None, DefaultOnError] = None
-    """
-    Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means agents may include `type: "boolean"` entries in
-    `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class NoticeCapabilities(AcpModel):
-    """
-    Client support for presenting live notices to the user.
-    """
-
-
-class ClientSessionCapabilities(AcpModel):
-    """
-    Session-related capabilities supported by the client.
-    """
-
-    compaction: Annotated[CompactionCapabilities | None, DefaultOnError] = None
-    """
-    Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported. `{}` advertises the complete compaction contract.
-    """
-    config_options: Annotated[SessionConfigOptionsCapabilities | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError] = None
-    """
-    Config option capabilities supported by the client.
-
-    Omitted or `null` both mean the client does not advertise support for any
-    config option extensions.
-    """
-    notices: Annotated[NoticeCapabilities | None, DefaultOnError] = None
-    """
-    Support for live user-facing `notice` session updates.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client can present notices to the user.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """
-    Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """
-    URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ElicitationCapabilities(AcpModel):
-    """
-    Elicitation capabilities supported by the client.
-    """
-
-    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
-    """
-    Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
-    """
-    Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
-    """
-    Request parameters for closing an active session.
-
-    If supported, the agent **must** cancel any ongoing work related to the session
-    (treat it as if `session/cancel` was called) and then free up any resources
-    associated with the session.
-
-    Only available if the Agent supports the `sessionCapabilities.close` capability.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to close.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class CloseSessionResponse(AcpModel):
-    """
-    Response from closing a session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-CompactionId = TypeAliasType("CompactionId", str)
-"""
-Unique identifier for a context compaction within a session.
-"""
-
-
-CompactionStatus = TypeAliasType("CompactionStatus", Literal["in_progress"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
-"""
-Lifecycle state of a context compaction.
-"""
-
-
-class TextContent(AcpModel):
-    """
-    Text provided to or from an LLM.
-    """
-
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TextContentBlock(TextContent):
-    """
-    Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as Markdown.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["text"] = "text"
-    else:
-        type: Literal["text"]
-
-
-class ImageContent(AcpModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    data: str
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[str, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    uri: Annotated[str | None, DefaultOnError] = None
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ImageContentBlock(ImageContent):
-    """
-    Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["image"] = "image"
-    else:
-        type: Literal["image"]
-
-
-class ResourceLink(AcpModel):
-    """
-    A resource that the server is capable of reading, included in a prompt or tool call result.
-    """
-
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable details shown with this protocol object.
-    """
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    name: str
-    """
-    Human-readable name shown for this protocol object.
-    """
-    size: Annotated[JsonInt | None, DefaultOnError] = None
-    """
-    Optional size of the linked resource in bytes, if known.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional display title for end-user UI.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ResourceLinkContentBlock(ResourceLink):
-    """
-    References to resources that the agent can access.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["resource_link"] = "resource_link"
-    else:
-        type: Literal["resource_link"]
-
-
-class TextResourceContents(AcpModel):
-    """
-    Text-based resource contents.
-    """
-
-    mime_type: Annotated[str | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type describing the encoded media payload.
-    """
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    uri: str
-    """
-    URI associated with this resource or media payload.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
-"""
-Resource content that can be embedded in a message.
-"""
-
-
-class EmbeddedResource(AcpModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-    """
-
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-    """
-    resource: EmbeddedResourceResource
-    """
-    Embedded resource payload, either text or binary data.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ResourceContentBlock(EmbeddedResource):
-    """
-    Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["resource"] = "resource"
-    else:
-        type: Literal["resource"]
-
-
-ContentBlock = TypeAliasType(
-    "ContentBlock",
-    SerializeAsAny[Annotated[
-        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
-"""
-
-
-class CompactionSummaryChunk(AcpModel):
-    """
-    A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-    """
-
-    compaction_id: Annotated[CompactionId, Field(validation_alias="compactionId", serialization_alias="compactionId")]
-    """
-    ID of the compaction whose summary receives this content.
-    """
-    content: ContentBlock
-    """
-    One content block to append.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    Metadata scoped to this chunk. Omission and `null` both mean absent.
-    """
-
-
-class CompactionSummaryChunkSessionUpdate(CompactionSummaryChunk):
-    """
-    A content block appended to a context compaction's retained summary.
-
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "compaction_summary_chunk"
-    else:
-        session_update: Annotated[
-            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class CompactionUpdate(AcpModel):
-    """
-    A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-
-    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-    stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary.
-    """
-
-    compaction_id: Annotated[CompactionId, Field(validation_alias="compactionId", serialization_alias="compactionId")]
-    """
-    The Agent-owned ID of this compaction, unique within the session.
-    """
-    status: CompactionStatus
-    """
-    Current lifecycle status.
-    """
-    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Complete replacement user-displayable summary content for the compaction.
-    """
-    error: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable error details for the compaction.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    Extensible metadata patch for this compaction.
-    """
-
-
-class CompactionUpdateSessionUpdate(CompactionUpdate):
-    """
-    A context compaction has been created or updated.
-
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "compaction_update"
-    else:
-        session_update: Annotated[
-            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-ElicitationId = TypeAliasType("ElicitationId", str)
-"""
-Unique identifier for an elicitation.
-"""
-
-
-class CompleteElicitationNotification(AcpModel, TypedNotification):
-    """
-    Notification sent by the agent when a URL-based elicitation is complete.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The ID of the elicitation that completed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
-"""
-Unique identifier for a session configuration option value.
-"""
-
-
-class SessionConfigSelectOption(AcpModel):
-    """
-    A possible value for a session configuration option.
-    """
-
-    value: SessionConfigValueId
-    """
-    Unique identifier for this option value.
-    """
-    name: str
-    """
-    Human-readable label for this option value.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for this option value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-UngroupedSessionConfigSelectOptions = TypeAliasType(
-    "UngroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectOption],
-        Field(title="UngroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A flat list of options with no grouping.
-"""
-
-
-SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
-"""
-Unique identifier for a session configuration option value group.
-"""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """
-    A group of possible values for a session configuration option.
-    """
-
-    group: SessionConfigGroupId
-    """
-    Unique identifier for this group.
-    """
-    name: str
-    """
-    Human-readable label for this group.
-    """
-    options: Annotated[list[SessionConfigSelectOption], DefaultOnError, SkipInvalidItems]
-    """
-    The set of option values in this group.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-GroupedSessionConfigSelectOptions = TypeAliasType(
-    "GroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectGroup], Field(title="GroupedSessionConfigSelectOptions")
-    ],
-)
-"""
-A list of options grouped under headers.
-"""
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
-"""
-Possible values for a session configuration option.
-"""
-
-
-class SessionConfigSelect(AcpModel):
-    """
-    A single-value selector (dropdown) session configuration option payload.
-    """
-
-    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The currently selected value.
-    """
-    options: SessionConfigSelectOptions
-    """
-    The set of selectable options.
-    """
-
-
-SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
-"""
-Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-
-class SelectSessionConfigOption(SessionConfigSelect):
-    """
-    Single-value selector (dropdown).
-    """
-
-    id: SessionConfigId
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for the Client to display to the user.
-    """
-    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
-    """
-    Optional semantic category for this option (UX only).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["select"] = "select"
-    else:
-        type: Literal["select"]
-
-
-class SessionConfigBoolean(AcpModel):
-    """
-    A boolean on/off toggle session configuration option payload.
-    """
-
-    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The current value of the boolean option.
-    """
-
-
-class BooleanSessionConfigOption(SessionConfigBoolean):
-    """
-    Boolean on/off toggle.
-    """
-
-    id: SessionConfigId
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for the Client to display to the user.
-    """
-    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
-    """
-    Optional semantic category for this option (UX only).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["boolean"] = "boolean"
-    else:
-        type: Literal["boolean"]
-
-
-SessionConfigOption = TypeAliasType(
-    "SessionConfigOption",
-    SerializeAsAny[Annotated[
-        SelectSessionConfigOption | BooleanSessionConfigOption,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-A session configuration option selector and its current state.
-"""
-
-
-class ConfigOptionUpdate(AcpModel):
-    """
-    Session configuration options have been updated.
-    """
-
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
-    """
-    The full set of configuration options and their current values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
-    """
-    Session configuration options have been updated.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "config_option_update"
-    else:
-        session_update: Annotated[
-            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class Content(AcpModel):
-    """
-    Standard content block (text, images, resources).
-    """
-
-    content: ContentBlock
-    """
-    The actual content block.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-MessageId = TypeAliasType("MessageId", str)
-"""
-Unique identifier for a message within a session.
-"""
-
-
-class ContentChunk(AcpModel):
-    """
-    A streamed item of content
-    """
-
-    content: ContentBlock
-    """
-    A single item of content
-    """
-    message_id: Annotated[MessageId | None, Field(validation_alias="messageId", serialization_alias="messageId"), DefaultOnError] = None
-    """
-    A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class AgentMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the agent's response being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "agent_message_chunk"
-    else:
-        session_update: Annotated[
-            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class AgentThoughtChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the agent's internal reasoning being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "agent_thought_chunk"
-    else:
-        session_update: Annotated[
-            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class ContentToolCallContent(Content):
-    """
-    Standard content block (text, images, resources).
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["content"] = "content"
-    else:
-        type: Literal["content"]
-
-
-class Cost(AcpModel):
-    """
-    Cost information for a session.
-    """
-
-    amount: int | float
-    """
-    Total cumulative cost for session.
-    """
-    currency: str
-    """
-    Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits".
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class EnvVariable(AcpModel):
-    """
-    An environment variable to set when launching an MCP server.
-    """
-
-    name: str
-    """
-    The name of the environment variable.
-    """
-    value: str
-    """
-    The value to set for the environment variable.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class CreateTerminalRequest(AcpModel, TypedRequest["CreateTerminalResponse"]):
-    """
-    Request to create a new terminal and execute a command.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    command: str
-    """
-    The command to execute.
-    """
-    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
-    """
-    Array of command arguments.
-    """
-    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
-    """
-    Environment variables for the command.
-    """
-    cwd: str | None = None
-    """
-    Working directory for the command. Must be an absolute path.
-    """
-    output_byte_limit: Annotated[JsonInt | None, Field(validation_alias="outputByteLimit", serialization_alias="outputByteLimit", ge=0)] = (
-        None
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acp_runtime.codegen_support import AcpModel as AcpModel
+from acp_runtime.codegen_support import lazy_exports
+
+if TYPE_CHECKING:
+    from ._models._scalars import (
+        AuthMethodId as AuthMethodId,
+        CompactionId as CompactionId,
+        CompactionStatus as CompactionStatus,
+        ElicitationId as ElicitationId,
+        ElicitationSchemaType as ElicitationSchemaType,
+        ErrorCode as ErrorCode,
+        MessageId as MessageId,
+        NoticeSeverity as NoticeSeverity,
+        PermissionOptionId as PermissionOptionId,
+        PermissionOptionKind as PermissionOptionKind,
+        PlanEntryPriority as PlanEntryPriority,
+        PlanEntryStatus as PlanEntryStatus,
+        ProtocolVersion as ProtocolVersion,
+        RequestId as RequestId,
+        Role as Role,
+        SessionConfigGroupId as SessionConfigGroupId,
+        SessionConfigId as SessionConfigId,
+        SessionConfigOptionCategory as SessionConfigOptionCategory,
+        SessionConfigValueId as SessionConfigValueId,
+        SessionId as SessionId,
+        SessionModeId as SessionModeId,
+        StopReason as StopReason,
+        StringArrayElicitationContentValue as StringArrayElicitationContentValue,
+        StringFormat as StringFormat,
+        TerminalId as TerminalId,
+        ToolCallId as ToolCallId,
+        ToolCallStatus as ToolCallStatus,
+        ToolKind as ToolKind,
     )
-    """
-    Maximum number of output bytes to retain.
-
-    When the limit is exceeded, the Client truncates from the beginning of the output
-    to stay within the limit.
-
-    The Client MUST ensure truncation happens at a character boundary to maintain valid
-    string output, even if this means the retained output is slightly less than the
-    specified limit.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-TerminalId = TypeAliasType("TerminalId", str)
-"""
-Typed identifier used for terminal values on the wire.
-"""
-
-
-class CreateTerminalResponse(AcpModel):
-    """
-    Response containing the ID of the created terminal.
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The unique identifier for the created terminal.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-SessionModeId = TypeAliasType("SessionModeId", str)
-"""
-Unique identifier for a Session Mode.
-"""
-
-
-class CurrentModeUpdate(AcpModel):
-    """
-    The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-
-    current_mode_id: Annotated[SessionModeId, Field(validation_alias="currentModeId", serialization_alias="currentModeId")]
-    """
-    The ID of the current mode
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class CurrentModeUpdateSessionUpdate(CurrentModeUpdate):
-    """
-    The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "current_mode_update"
-    else:
-        session_update: Annotated[
-            Literal["current_mode_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class DeclineCreateElicitationResponse(AcpModel):
-    """
-    The user declined the elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        action: Literal["decline"] = "decline"
-    else:
-        action: Literal["decline"]
-
-
-class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
-    """
-    Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `sessionCapabilities.delete` capability.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to delete.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class DeleteSessionResponse(AcpModel):
-    """
-    Response from deleting a session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class Diff(AcpModel):
-    """
-    A diff representing file modifications.
-
-    Shows changes to files in a format suitable for display in the client UI.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
-    """
-
-    path: str
-    """
-    The absolute file path being modified.
-    """
-    old_text: Annotated[str | None, Field(validation_alias="oldText", serialization_alias="oldText"), DefaultOnError] = None
-    """
-    The original content (omitted or `null` for new files).
-    """
-    new_text: Annotated[str, Field(validation_alias="newText", serialization_alias="newText")]
-    """
-    The new content after modification.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class DiffToolCallContent(Diff):
-    """
-    File modification shown as a diff.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["diff"] = "diff"
-    else:
-        type: Literal["diff"]
-
-
-StringArrayElicitationContentValue = TypeAliasType(
-    "StringArrayElicitationContentValue",
-    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
-)
-"""
-String array value accepted in elicitation response content.
-"""
-
-
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue)
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
-class ElicitationAcceptAction(AcpModel):
-    """
-    The user accepted the elicitation and provided content.
-    """
-
-    content: dict[str, ElicitationContentValue] | None = None
-    """
-    The user-provided content, if any, as an object matching the requested schema.
-    """
-
-
-class AcceptCreateElicitationResponse(ElicitationAcceptAction):
-    """
-    The user accepted and provided content.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        action: Literal["accept"] = "accept"
-    else:
-        action: Literal["accept"]
-
-
-CreateElicitationResponseKnown = TypeAliasType(
-    "CreateElicitationResponseKnown",
-    SerializeAsAny[Annotated[
-        AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse,
-        Field(discriminator="action"),
-    ]],
-)
-
-
-class ElicitationRequestScope(AcpModel):
-    """
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: Annotated[RequestId, Field(validation_alias="requestId", serialization_alias="requestId")]
-    """
-    The request this elicitation is tied to.
-    """
-
-
-ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
-"""
-Type discriminator for elicitation schemas.
-"""
-
-
-StringFormat = TypeAliasType("StringFormat", Literal["email", "uri", "date", "date-time"])
-"""
-String format types for string properties in elicitation schemas.
-"""
-
-
-class EnumOption(AcpModel):
-    """
-    A titled enum option with a const value, human-readable title, and optional description.
-    """
-
-    const: str
-    """
-    The constant value for this option.
-    """
-    title: str
-    """
-    Human-readable title for this option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class StringPropertySchema(AcpModel):
-    """
-    Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_length: Annotated[JsonInt | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
-    """
-    Minimum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
-    """
-    max_length: Annotated[JsonInt | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
-    """
-    Maximum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
-    """
-    pattern: str | None = None
-    """
-    Pattern the string must match.
-
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    """
-    format: StringFormat | None = None
-    """
-    String format.
-
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
-    """
-    default: Annotated[str | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    enum: list[str] | None = None
-    """
-    Enum values for untitled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf")] = None
-    """
-    Titled enum options for titled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class StringElicitationPropertySchema(StringPropertySchema):
-    """
-    String property (or single-select enum when `enum`/`oneOf` is set).
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["string"] = "string"
-    else:
-        type: Literal["string"]
-
-
-class NumberPropertySchema(AcpModel):
-    """
-    Schema for number (floating-point) properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | float | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | float | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: Annotated[int | float | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class NumberElicitationPropertySchema(NumberPropertySchema):
-    """
-    Number (floating-point) property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["number"] = "number"
-    else:
-        type: Literal["number"]
-
-
-class IntegerPropertySchema(AcpModel):
-    """
-    Schema for integer properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: JsonInt | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: JsonInt | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: Annotated[JsonInt | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class IntegerElicitationPropertySchema(IntegerPropertySchema):
-    """
-    Integer property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["integer"] = "integer"
-    else:
-        type: Literal["integer"]
-
-
-class StringMultiSelectItems(AcpModel):
-    """
-    String item schema for multi-select enum properties.
-    """
-
-    enum: list[str]
-    """
-    Allowed enum values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class StringMultiSelectItemsVariant(StringMultiSelectItems):
-    """
-    Multi-select string items with plain string values.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["string"] = "string"
-    else:
-        type: Literal["string"]
-
-
-class TitledMultiSelectItems(AcpModel):
-    """
-    Items definition for titled multi-select enum properties.
-    """
-
-    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf")]
-    """
-    Titled enum options.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class OtherMultiSelectItems(AcpModel):
-    """
-    Custom or future typed multi-select items.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"string"})))]
-    """
-    Custom or future multi-select item type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
-"""
-Items for a multi-select (array) property schema.
-"""
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """
-    Schema for multi-select (array) properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: Annotated[JsonInt | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
-    """
-    Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: Annotated[JsonInt | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
-    """
-    Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """
-    The items definition describing allowed values.
-    """
-    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
-    """
-    Multi-select array property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["array"] = "array"
-    else:
-        type: Literal["array"]
-
-
-ElicitationPropertySchemaKnown = TypeAliasType(
-    "ElicitationPropertySchemaKnown",
-    SerializeAsAny[Annotated[
-        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-class OtherElicitationPropertySchema(AcpModel):
-    """
-    Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
-    """
-    Custom or future elicitation property schema type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
-"""
-Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`.
-"""
-
-
-class ElicitationSchema(AcpModel):
-    """
-    Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification.
-    """
-
-    type: Annotated[ElicitationSchemaType, DefaultOnError] = "object"
-    """
-    Type discriminator. Always `"object"`.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the schema.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    properties: Annotated[dict[str, ElicitationPropertySchema], Field(), NotNull] = Field(default_factory=lambda: dict[str, ElicitationPropertySchema]())
-    """
-    Property definitions (must be primitive types).
-    """
-    required: list[str] | None = None
-    """
-    List of required property names.
-
-    Optional. Omitted and `null` are equivalent and mean no property names are required.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description of what this schema represents.
-
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-ToolCallId = TypeAliasType("ToolCallId", str)
-"""
-Unique identifier for a tool call within a session.
-"""
-
-
-class ElicitationSessionScope(AcpModel):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session this elicitation is tied to.
-    """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | JsonInt)
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-"""
-
-
-class Error(AcpModel):
-    """
-    JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """
-    A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-    message: str
-    """
-    A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-    data: Annotated[Any | None, DefaultOnError] = None
-    """
-    Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-    """
-
-
-class HttpHeader(AcpModel):
-    """
-    An HTTP header to set when making requests to the MCP server.
-    """
-
-    name: str
-    """
-    The name of the HTTP header.
-    """
-    value: str
-    """
-    The value to set for the HTTP header.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class Implementation(AcpModel):
-    """
-    Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """
-    Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Intended for UI and end-user contexts and optimized to be human-readable
-    and easily understood.
-
-    If not provided, the name should be used for display.
-    """
-    version: str
-    """
-    Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[JsonInt, Field(ge=0, le=65535)]
-)
-"""
-Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-
-class TerminalAuthMethod(AuthMethodTerminal):
-    """
-    Client runs the configured agent program as a separate interactive
-    process, without passing this method to `authenticate`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["terminal"] = "terminal"
-    else:
-        type: Literal["terminal"]
-
-
-AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[TerminalAuthMethod | AuthMethodAgent, Field(union_mode="left_to_right")]])
-"""
-Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`.
-"""
-
-
-class KillTerminalRequest(AcpModel, TypedRequest["KillTerminalResponse"]):
-    """
-    Request to kill a terminal without releasing it.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to kill.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class KillTerminalResponse(AcpModel):
-    """
-    Response to `terminal/kill` method
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class McpServerHttp(AcpModel):
-    """
-    HTTP transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    url: str
-    """
-    URL to the MCP server.
-    """
-    headers: Annotated[list[HttpHeader], DefaultOnNull]
-    """
-    HTTP headers to set when making requests to the MCP server.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class HttpMcpServer(McpServerHttp):
-    """
-    HTTP transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["http"] = "http"
-    else:
-        type: Literal["http"]
-
-
-class McpServerSse(AcpModel):
-    """
-    SSE transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    url: str
-    """
-    URL to the MCP server.
-    """
-    headers: Annotated[list[HttpHeader], DefaultOnNull]
-    """
-    HTTP headers to set when making requests to the MCP server.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SseMcpServer(McpServerSse):
-    """
-    SSE transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["sse"] = "sse"
-    else:
-        type: Literal["sse"]
-
-
-class McpServerStdio(AcpModel):
-    """
-    Stdio transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    command: str
-    """
-    Absolute path to the MCP server executable.
-    """
-    args: Annotated[list[str], DefaultOnNull]
-    """
-    Command-line arguments to pass to the MCP server.
-    """
-    env: Annotated[list[EnvVariable], DefaultOnNull]
-    """
-    Environment variables to set when launching the MCP server.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionMode(AcpModel):
-    """
-    A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-
-    id: SessionModeId
-    """
-    Stable identifier used to refer to this protocol object in later messages.
-    """
-    name: str
-    """
-    Human-readable name shown for this protocol object.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable details shown with this protocol object.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionModeState(AcpModel):
-    """
-    The set of modes and the one currently active.
-    """
-
-    current_mode_id: Annotated[SessionModeId, Field(validation_alias="currentModeId", serialization_alias="currentModeId")]
-    """
-    The current mode the Agent is in.
-    """
-    available_modes: Annotated[list[SessionMode], Field(validation_alias="availableModes", serialization_alias="availableModes"), DefaultOnError, SkipInvalidItems]
-    """
-    The set of modes that the Agent can operate in
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LoadSessionResponse(AcpModel):
-    """
-    Response from loading an existing session.
-    """
-
-    modes: Annotated[SessionModeState | None, DefaultOnError] = None
-    """
-    Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
-    """
-    Initial session configuration options if supported by the Agent.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LogoutRequest(AcpModel, TypedRequest["LogoutResponse"]):
-    """
-    Request parameters for the logout method.
-
-    Terminates the current authenticated session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class LogoutResponse(AcpModel):
-    """
-    Response to the `logout` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class NewSessionResponse(AcpModel):
-    """
-    Response from creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    Unique identifier for the created session.
-
-    Used in all subsequent requests for this conversation.
-    """
-    modes: Annotated[SessionModeState | None, DefaultOnError] = None
-    """
-    Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
-    """
-    Initial session configuration options if supported by the Agent.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
-"""
-Severity hint for a session notice.
-"""
-
-
-class Notice(AcpModel):
-    """
-    Fire-and-forget information for the user.
-
-    Notices are live events rather than session history. Agents must not rely on
-    a notice being received, displayed, or seen by the user.
-    Agents MUST only send notices when the Client advertised
-    the `session.notices` Client capability. Otherwise, Agents may use an agent
-    message when the information should still be surfaced to the user.
-
-    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
-    """
-
-    severity: NoticeSeverity
-    """
-    Presentation severity hint.
-    """
-    title: Annotated[str, Field(min_length=1)]
-    """
-    Required non-empty plain-text title that can stand alone.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional plain-text detail or guidance.
-
-    Omitted and `null` are equivalent and mean no description was supplied.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    Metadata scoped to this notice.
-
-    Omitted and `null` are equivalent and mean no metadata was supplied.
-    """
-
-
-class NoticeSessionUpdate(Notice):
-    """
-    Information for the user that is not part of session history.
-
-    Agents MUST only send this update when the Client advertised
-    the `session.notices` Client capability.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "notice"
-    else:
-        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class OtherCreateElicitationResponse(AcpModel):
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses. They MUST NOT treat it as a known elicitation action.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    action: Annotated[str, AfterValidator(unknown_tag(frozenset({"accept", "cancel", "decline"})))]
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
-"""
-Response from the client to an elicitation request.
-"""
-
-
-PermissionOptionId = TypeAliasType("PermissionOptionId", str)
-"""
-Unique identifier for a permission option.
-"""
-
-
-PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once", "allow_always", "reject_once", "reject_always"])
-"""
-The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-
-class PermissionOption(AcpModel):
-    """
-    An option presented to the user when requesting permission.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    Unique identifier for this permission option.
-    """
-    name: str
-    """
-    Human-readable label to display to the user.
-    """
-    kind: PermissionOptionKind
-    """
-    Hint about the nature of this permission option.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high", "medium", "low"])
-"""
-Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-"""
-
-
-PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending", "in_progress", "completed"])
-"""
-Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-"""
-
-
-class PlanEntry(AcpModel):
-    """
-    A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-    """
-
-    content: str
-    """
-    Human-readable description of what this task aims to accomplish.
-    """
-    priority: PlanEntryPriority
-    """
-    The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-    status: PlanEntryStatus
-    """
-    Current execution status of this task.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class Plan(AcpModel):
-    """
-    An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
-    """
-
-    entries: Annotated[list[PlanEntry], DefaultOnError, SkipInvalidItems]
-    """
-    The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class PlanSessionUpdate(Plan):
-    """
-    The agent's execution plan for complex tasks.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "plan"
-    else:
-        session_update: Annotated[Literal["plan"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-StopReason = TypeAliasType("StopReason", Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"])
-"""
-Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
-"""
-
-
-class ReadTextFileRequest(AcpModel, TypedRequest["ReadTextFileResponse"]):
-    """
-    Request to read content from a text file.
-
-    Only available if the client supports the `fs.readTextFile` capability.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    path: str
-    """
-    Absolute path to the file to read.
-    """
-    line: Annotated[JsonInt | None, Field(ge=0)] = None
-    """
-    Line number to start reading from (1-based).
-    """
-    limit: Annotated[JsonInt | None, Field(ge=0)] = None
-    """
-    Maximum number of lines to read.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ReadTextFileResponse(AcpModel):
-    """
-    Response containing the contents of a text file.
-    """
-
-    content: str
-    """
-    Content payload returned by this response.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ReleaseTerminalRequest(AcpModel, TypedRequest["ReleaseTerminalResponse"]):
-    """
-    Request to release a terminal and free its resources.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to release.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ReleaseTerminalResponse(AcpModel):
-    """
-    Response to terminal/release method
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class RequestElicitationFormMode(ElicitationRequestScope):
-    """
-    Form-based elicitation mode where the client renders a form from the provided schema.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-class RequestElicitationUrlMode(ElicitationRequestScope):
-    """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-class RequestFormCreateElicitationRequest(ElicitationRequestScope):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["form"] = "form"
-    else:
-        mode: Literal["form"]
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-ToolKind = TypeAliasType("ToolKind", Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"])
-"""
-Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/tool-calls#creating)
-"""
-
-
-ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending", "in_progress", "completed", "failed"])
-"""
-Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/tool-calls#status)
-"""
-
-
-class Terminal(AcpModel):
-    """
-    Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    Identifier of the terminal instance to embed in the content stream.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TerminalToolCallContent(Terminal):
-    """
-    Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["terminal"] = "terminal"
-    else:
-        type: Literal["terminal"]
-
-
-ToolCallContent = TypeAliasType(
-    "ToolCallContent",
-    SerializeAsAny[Annotated[
-        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
-        Field(discriminator="type"),
-    ]],
-)
-"""
-Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
-"""
-
-
-class ToolCallLocation(AcpModel):
-    """
-    A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
-    """
-
-    path: str
-    """
-    The absolute file path being accessed or modified.
-    """
-    line: Annotated[JsonInt | None, Field(ge=0), DefaultOnError] = None
-    """
-    Optional 1-based line number within the file.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ToolCallUpdate(AcpModel):
-    """
-    An update to an existing tool call.
-
-    Used to report progress and results as tools execute. All fields except
-    the tool call ID are optional - only changed fields need to be included.
-
-    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    The ID of the tool call being updated.
-    """
-    kind: Annotated[ToolKind | None, DefaultOnError] = None
-    """
-    Update the tool kind.
-    """
-    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
-    """
-    Update the execution status.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Update the human-readable title.
-    """
-    name: Annotated[str | None, DefaultOnError] = None
-    """
-    Update the programmatic name of the tool being invoked.
-
-    This field is optional. Omitting it or sending `null` both mean that
-    the existing name is left unchanged.
-    """
-    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Replace the content collection.
-    """
-    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Replace the locations collection.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
-    """
-    Update the raw input.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
-    """
-    Update the raw output.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
-    """
-    Request for user permission to execute a tool call.
-
-    Sent when the agent needs authorization before performing a sensitive operation.
-
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    tool_call: Annotated[ToolCallUpdate, Field(validation_alias="toolCall", serialization_alias="toolCall")]
-    """
-    Details about the tool call requiring permission.
-    """
-    options: list[PermissionOption]
-    """
-    Available permission options for the user to choose from.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SelectedPermissionOutcome(AcpModel):
-    """
-    The user selected one of the provided options.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    The ID of the option the user selected.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
-    """
-    The user selected one of the provided options.
-    """
-
-    if TYPE_CHECKING:
-        outcome: Literal["selected"] = "selected"
-    else:
-        outcome: Literal["selected"]
-
-
-RequestPermissionOutcome = TypeAliasType(
-    "RequestPermissionOutcome",
-    SerializeAsAny[Annotated[
-        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
-        Field(discriminator="outcome"),
-    ]],
-)
-"""
-The outcome of a permission request.
-"""
-
-
-class RequestPermissionResponse(AcpModel):
-    """
-    Response to a permission request.
-    """
-
-    outcome: RequestPermissionOutcome
-    """
-    The user's decision on the permission request.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["url"] = "url"
-    else:
-        mode: Literal["url"]
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-class ResumeSessionResponse(AcpModel):
-    """
-    Response from resuming an existing session.
-    """
-
-    modes: Annotated[SessionModeState | None, DefaultOnError] = None
-    """
-    Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
-    """
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems] = None
-    """
-    Initial session configuration options if supported by the Agent.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionElicitationFormMode(ElicitationSessionScope):
-    """
-    Form-based elicitation mode where the client renders a form from the provided schema.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-ElicitationFormMode = TypeAliasType("ElicitationFormMode", SerializeAsAny[SessionElicitationFormMode | RequestElicitationFormMode])
-"""
-Form-based elicitation mode where the client renders a form from the provided schema.
-"""
-
-
-class SessionElicitationUrlMode(ElicitationSessionScope):
-    """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SerializeAsAny[SessionElicitationUrlMode | RequestElicitationUrlMode])
-"""
-URL-based elicitation mode where the client directs the user to a URL.
-"""
-
-
-class SessionFormCreateElicitationRequest(ElicitationSessionScope):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["form"] = "form"
-    else:
-        mode: Literal["form"]
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SerializeAsAny[SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest])
-"""
-Form-based elicitation where the client renders a form from the provided schema.
-"""
-
-
-class SessionInfoUpdate(AcpModel):
-    """
-    Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable title for the session. Set to null to clear.
-    """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
-    """
-    ISO 8601 timestamp of last activity. Set to null to clear.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
-    """
-    Session metadata has been updated (title, timestamps, custom metadata)
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "session_info_update"
-    else:
-        session_update: Annotated[
-            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class UserMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the user's message being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "user_message_chunk"
-    else:
-        session_update: Annotated[
-            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class ToolCall(AcpModel):
-    """
-    Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    Unique identifier for this tool call within the session.
-    """
-    title: str
-    """
-    Human-readable title describing what the tool is doing.
-    """
-    name: Annotated[str | None, DefaultOnError] = None
-    """
-    Programmatic name of the tool being invoked.
-
-    This field is optional. Omitting it or sending `null` both mean that no
-    tool name is available.
-    """
-    kind: Annotated[ToolKind | None, DefaultOnError] = None
-    """
-    The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
-    """
-    Current execution status of the tool call.
-    """
-    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
-    """
-    Content produced by the tool call.
-    """
-    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems, NotNull] = None
-    """
-    File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
-    """
-    Raw input parameters sent to the tool.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
-    """
-    Raw output returned by the tool.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class ToolCallSessionUpdate(ToolCall):
-    """
-    Notification that a new tool call has been initiated.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call"
-    else:
-        session_update: Annotated[Literal["tool_call"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class ToolCallUpdateSessionUpdate(ToolCallUpdate):
-    """
-    Update on the status or results of a tool call.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call_update"
-    else:
-        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class UsageUpdate(AcpModel):
-    """
-    Context window and cost update for a session.
-    """
-
-    used: Annotated[JsonInt, Field(ge=0)]
-    """
-    Tokens currently in context.
-    """
-    size: Annotated[JsonInt, Field(ge=0)]
-    """
-    Total context window size in tokens.
-    """
-    cost: Annotated[Cost | None, DefaultOnError] = None
-    """
-    Cumulative session cost (optional).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class UsageUpdateSessionUpdate(UsageUpdate):
-    """
-    Context window and cost update for the session.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "usage_update"
-    else:
-        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SerializeAsAny[SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest])
-"""
-Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode.
-"""
-
-
-class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["url"] = "url"
-    else:
-        mode: Literal["url"]
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-class SetSessionConfigOptionResponse(AcpModel):
-    """
-    Response to `session/set_config_option` method.
-    """
-
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems]
-    """
-    The full set of configuration options and their current values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SetSessionModeRequest(AcpModel, TypedRequest["SetSessionModeResponse"]):
-    """
-    Request parameters for setting a session mode.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to set the mode for.
-    """
-    mode_id: Annotated[SessionModeId, Field(validation_alias="modeId", serialization_alias="modeId")]
-    """
-    The ID of the mode to set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class SetSessionModeResponse(AcpModel):
-    """
-    Response to `session/set_mode` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TerminalExitStatus(AcpModel):
-    """
-    Exit status of a terminal command.
-    """
-
-    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
-    """
-    The process exit code (may be null if terminated by signal).
-    """
-    signal: Annotated[str | None, DefaultOnError] = None
-    """
-    The signal that terminated the process (may be null if exited normally).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TerminalOutputRequest(AcpModel, TypedRequest["TerminalOutputResponse"]):
-    """
-    Request to get the current output and status of a terminal.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to get output from.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class TerminalOutputResponse(AcpModel):
-    """
-    Response containing the terminal output and exit status.
-    """
-
-    output: str
-    """
-    The terminal output captured so far.
-    """
-    truncated: bool
-    """
-    Whether the output was truncated due to byte limits.
-    """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
-    """
-    Exit status if the command has completed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
-"""
-URL-based elicitation where the client directs the user to a URL.
-"""
-
-
-CreateElicitationRequestKnown = TypeAliasType(
-    "CreateElicitationRequestKnown",
-    SerializeAsAny[Annotated[
-        FormCreateElicitationRequest | UrlCreateElicitationRequest,
-        Field(discriminator="mode"),
-    ]],
-)
-
-
-CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", SerializeAsAny[Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")]])
-"""
-Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request.
-"""
-
-
-class ValueIdSetSessionConfigOptionRequest(AcpModel):
-    """
-    A `SessionConfigValueId` string value.
-
-    This is the default when `type` is absent on the wire. Unknown `type`
-    values with string payloads also gracefully deserialize into this
-    variant.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to set the configuration option for.
-    """
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    The ID of the configuration option to set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-    value: SessionConfigValueId
-    """
-    The value ID.
-    """
-
-
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
-"""
-Request parameters for setting a session configuration option.
-"""
-
-
-class WaitForTerminalExitRequest(AcpModel, TypedRequest["WaitForTerminalExitResponse"]):
-    """
-    Request to wait for a terminal command to exit.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to wait for.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class WaitForTerminalExitResponse(AcpModel):
-    """
-    Response containing the exit status of a terminal command.
-    """
-
-    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode", ge=0), DefaultOnError] = None
-    """
-    The process exit code (may be null if terminated by signal).
-    """
-    signal: Annotated[str | None, DefaultOnError] = None
-    """
-    The signal that terminated the process (may be null if exited normally).
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class WriteTextFileRequest(AcpModel, TypedRequest["WriteTextFileResponse"]):
-    """
-    Request to write content to a text file.
-
-    Only available if the client supports the `fs.writeTextFile` capability.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    path: str
-    """
-    Absolute path to the file to write.
-    """
-    content: str
-    """
-    The text content to write to the file.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-class WriteTextFileResponse(AcpModel):
-    """
-    Response to `fs/write_text_file`
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-
-# Link every params class to its binding (``__acp_method__``); methods.py imports this module.
-importlib.import_module(f"{__package__}._shared_methods")
+    from ._models.agent_message_chunk_session_update import (
+        AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
+    )
+    from ._models.agent_thought_chunk_session_update import (
+        AgentThoughtChunkSessionUpdate as AgentThoughtChunkSessionUpdate,
+    )
+    from ._models.auth_capabilities import (
+        AuthCapabilities as AuthCapabilities,
+    )
+    from ._models.auth_method import (
+        AuthMethod as AuthMethod,
+        AuthMethodAgent as AuthMethodAgent,
+        AuthMethodTerminal as AuthMethodTerminal,
+        TerminalAuthMethod as TerminalAuthMethod,
+    )
+    from ._models.authenticate_response import (
+        AuthenticateRequest as AuthenticateRequest,
+        AuthenticateResponse as AuthenticateResponse,
+    )
+    from ._models.available_commands_update_session_update import (
+        AvailableCommand as AvailableCommand,
+        AvailableCommandInput as AvailableCommandInput,
+        AvailableCommandsUpdate as AvailableCommandsUpdate,
+        AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
+        UnstructuredCommandInput as UnstructuredCommandInput,
+    )
+    from ._models.cancel_notification import (
+        CancelNotification as CancelNotification,
+    )
+    from ._models.cancel_request_notification import (
+        CancelRequestNotification as CancelRequestNotification,
+    )
+    from ._models.client_session_capabilities import (
+        BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
+        ClientSessionCapabilities as ClientSessionCapabilities,
+        CompactionCapabilities as CompactionCapabilities,
+        NoticeCapabilities as NoticeCapabilities,
+        SessionConfigOptionsCapabilities as SessionConfigOptionsCapabilities,
+    )
+    from ._models.close_session_response import (
+        CloseSessionRequest as CloseSessionRequest,
+        CloseSessionResponse as CloseSessionResponse,
+    )
+    from ._models.compaction_summary_chunk_session_update import (
+        CompactionSummaryChunk as CompactionSummaryChunk,
+        CompactionSummaryChunkSessionUpdate as CompactionSummaryChunkSessionUpdate,
+    )
+    from ._models.compaction_update_session_update import (
+        CompactionUpdate as CompactionUpdate,
+        CompactionUpdateSessionUpdate as CompactionUpdateSessionUpdate,
+    )
+    from ._models.complete_elicitation_notification import (
+        CompleteElicitationNotification as CompleteElicitationNotification,
+    )
+    from ._models.config_option_update_session_update import (
+        ConfigOptionUpdate as ConfigOptionUpdate,
+        ConfigOptionUpdateSessionUpdate as ConfigOptionUpdateSessionUpdate,
+    )
+    from ._models.content_block import (
+        Annotations as Annotations,
+        AudioContent as AudioContent,
+        AudioContentBlock as AudioContentBlock,
+        BlobResourceContents as BlobResourceContents,
+        ContentBlock as ContentBlock,
+        EmbeddedResource as EmbeddedResource,
+        EmbeddedResourceResource as EmbeddedResourceResource,
+        ImageContent as ImageContent,
+        ImageContentBlock as ImageContentBlock,
+        ResourceContentBlock as ResourceContentBlock,
+        ResourceLink as ResourceLink,
+        ResourceLinkContentBlock as ResourceLinkContentBlock,
+        TextContent as TextContent,
+        TextContentBlock as TextContentBlock,
+        TextResourceContents as TextResourceContents,
+    )
+    from ._models.content_chunk import (
+        ContentChunk as ContentChunk,
+    )
+    from ._models.create_elicitation_request import (
+        CreateElicitationRequest as CreateElicitationRequest,
+        CreateElicitationRequestKnown as CreateElicitationRequestKnown,
+        FormCreateElicitationRequest as FormCreateElicitationRequest,
+        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
+        RequestFormCreateElicitationRequest as RequestFormCreateElicitationRequest,
+        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
+        RequestUrlCreateElicitationRequest as RequestUrlCreateElicitationRequest,
+        SessionFormCreateElicitationRequest as SessionFormCreateElicitationRequest,
+        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
+        SessionUrlCreateElicitationRequest as SessionUrlCreateElicitationRequest,
+        UrlCreateElicitationRequest as UrlCreateElicitationRequest,
+    )
+    from ._models.create_elicitation_response import (
+        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
+        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
+        CreateElicitationResponse as CreateElicitationResponse,
+        CreateElicitationResponseKnown as CreateElicitationResponseKnown,
+        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
+        ElicitationAcceptAction as ElicitationAcceptAction,
+        ElicitationContentValue as ElicitationContentValue,
+        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from ._models.create_terminal_response import (
+        CreateTerminalRequest as CreateTerminalRequest,
+        CreateTerminalResponse as CreateTerminalResponse,
+    )
+    from ._models.current_mode_update_session_update import (
+        CurrentModeUpdate as CurrentModeUpdate,
+        CurrentModeUpdateSessionUpdate as CurrentModeUpdateSessionUpdate,
+    )
+    from ._models.delete_session_response import (
+        DeleteSessionRequest as DeleteSessionRequest,
+        DeleteSessionResponse as DeleteSessionResponse,
+    )
+    from ._models.elicitation_capabilities import (
+        ElicitationCapabilities as ElicitationCapabilities,
+        ElicitationFormCapabilities as ElicitationFormCapabilities,
+        ElicitationUrlCapabilities as ElicitationUrlCapabilities,
+    )
+    from ._models.elicitation_form_mode import (
+        ElicitationFormMode as ElicitationFormMode,
+        RequestElicitationFormMode as RequestElicitationFormMode,
+        SessionElicitationFormMode as SessionElicitationFormMode,
+    )
+    from ._models.elicitation_request_scope import (
+        ElicitationRequestScope as ElicitationRequestScope,
+    )
+    from ._models.elicitation_schema import (
+        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
+        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
+        BooleanPropertySchema as BooleanPropertySchema,
+        ElicitationPropertySchema as ElicitationPropertySchema,
+        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
+        ElicitationSchema as ElicitationSchema,
+        EnumOption as EnumOption,
+        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
+        IntegerPropertySchema as IntegerPropertySchema,
+        MultiSelectItems as MultiSelectItems,
+        MultiSelectPropertySchema as MultiSelectPropertySchema,
+        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
+        NumberPropertySchema as NumberPropertySchema,
+        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
+        OtherMultiSelectItems as OtherMultiSelectItems,
+        StringElicitationPropertySchema as StringElicitationPropertySchema,
+        StringMultiSelectItems as StringMultiSelectItems,
+        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
+        StringPropertySchema as StringPropertySchema,
+        TitledMultiSelectItems as TitledMultiSelectItems,
+    )
+    from ._models.elicitation_session_scope import (
+        ElicitationSessionScope as ElicitationSessionScope,
+    )
+    from ._models.elicitation_url_mode import (
+        ElicitationUrlMode as ElicitationUrlMode,
+        RequestElicitationUrlMode as RequestElicitationUrlMode,
+        SessionElicitationUrlMode as SessionElicitationUrlMode,
+    )
+    from ._models.env_variable import (
+        EnvVariable as EnvVariable,
+    )
+    from ._models.error import (
+        Error as Error,
+    )
+    from ._models.file_system_capabilities import (
+        FileSystemCapabilities as FileSystemCapabilities,
+    )
+    from ._models.http_header import (
+        HttpHeader as HttpHeader,
+    )
+    from ._models.http_mcp_server import (
+        HttpMcpServer as HttpMcpServer,
+        McpServerHttp as McpServerHttp,
+    )
+    from ._models.implementation import (
+        Implementation as Implementation,
+    )
+    from ._models.kill_terminal_response import (
+        KillTerminalRequest as KillTerminalRequest,
+        KillTerminalResponse as KillTerminalResponse,
+    )
+    from ._models.load_session_response import (
+        LoadSessionResponse as LoadSessionResponse,
+    )
+    from ._models.logout_capabilities import (
+        LogoutCapabilities as LogoutCapabilities,
+    )
+    from ._models.logout_response import (
+        LogoutRequest as LogoutRequest,
+        LogoutResponse as LogoutResponse,
+    )
+    from ._models.mcp_server_stdio import (
+        McpServerStdio as McpServerStdio,
+    )
+    from ._models.new_session_response import (
+        NewSessionResponse as NewSessionResponse,
+    )
+    from ._models.notice_session_update import (
+        Notice as Notice,
+        NoticeSessionUpdate as NoticeSessionUpdate,
+    )
+    from ._models.plan_entry import (
+        PlanEntry as PlanEntry,
+    )
+    from ._models.plan_session_update import (
+        Plan as Plan,
+        PlanSessionUpdate as PlanSessionUpdate,
+    )
+    from ._models.prompt_capabilities import (
+        PromptCapabilities as PromptCapabilities,
+    )
+    from ._models.read_text_file_response import (
+        ReadTextFileRequest as ReadTextFileRequest,
+        ReadTextFileResponse as ReadTextFileResponse,
+    )
+    from ._models.release_terminal_response import (
+        ReleaseTerminalRequest as ReleaseTerminalRequest,
+        ReleaseTerminalResponse as ReleaseTerminalResponse,
+    )
+    from ._models.request_permission_response import (
+        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
+        PermissionOption as PermissionOption,
+        RequestPermissionOutcome as RequestPermissionOutcome,
+        RequestPermissionRequest as RequestPermissionRequest,
+        RequestPermissionResponse as RequestPermissionResponse,
+        SelectedPermissionOutcome as SelectedPermissionOutcome,
+        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
+    )
+    from ._models.resume_session_response import (
+        ResumeSessionResponse as ResumeSessionResponse,
+    )
+    from ._models.session_additional_directories_capabilities import (
+        SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
+    )
+    from ._models.session_close_capabilities import (
+        SessionCloseCapabilities as SessionCloseCapabilities,
+    )
+    from ._models.session_config_option import (
+        BooleanSessionConfigOption as BooleanSessionConfigOption,
+        GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
+        SelectSessionConfigOption as SelectSessionConfigOption,
+        SessionConfigBoolean as SessionConfigBoolean,
+        SessionConfigOption as SessionConfigOption,
+        SessionConfigSelect as SessionConfigSelect,
+        SessionConfigSelectGroup as SessionConfigSelectGroup,
+        SessionConfigSelectOption as SessionConfigSelectOption,
+        SessionConfigSelectOptions as SessionConfigSelectOptions,
+        UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
+    )
+    from ._models.session_delete_capabilities import (
+        SessionDeleteCapabilities as SessionDeleteCapabilities,
+    )
+    from ._models.session_info_update_session_update import (
+        SessionInfoUpdate as SessionInfoUpdate,
+        SessionInfoUpdateSessionUpdate as SessionInfoUpdateSessionUpdate,
+    )
+    from ._models.session_list_capabilities import (
+        SessionListCapabilities as SessionListCapabilities,
+    )
+    from ._models.session_mode_state import (
+        SessionMode as SessionMode,
+        SessionModeState as SessionModeState,
+    )
+    from ._models.session_resume_capabilities import (
+        SessionResumeCapabilities as SessionResumeCapabilities,
+    )
+    from ._models.set_session_config_option_request import (
+        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+        SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
+        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
+    )
+    from ._models.set_session_config_option_response import (
+        SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
+    )
+    from ._models.set_session_mode_response import (
+        SetSessionModeRequest as SetSessionModeRequest,
+        SetSessionModeResponse as SetSessionModeResponse,
+    )
+    from ._models.sse_mcp_server import (
+        McpServerSse as McpServerSse,
+        SseMcpServer as SseMcpServer,
+    )
+    from ._models.terminal_output_response import (
+        TerminalExitStatus as TerminalExitStatus,
+        TerminalOutputRequest as TerminalOutputRequest,
+        TerminalOutputResponse as TerminalOutputResponse,
+    )
+    from ._models.tool_call_content import (
+        Content as Content,
+        ContentToolCallContent as ContentToolCallContent,
+        Diff as Diff,
+        DiffToolCallContent as DiffToolCallContent,
+        Terminal as Terminal,
+        TerminalToolCallContent as TerminalToolCallContent,
+        ToolCallContent as ToolCallContent,
+    )
+    from ._models.tool_call_location import (
+        ToolCallLocation as ToolCallLocation,
+    )
+    from ._models.tool_call_session_update import (
+        ToolCall as ToolCall,
+        ToolCallSessionUpdate as ToolCallSessionUpdate,
+    )
+    from ._models.tool_call_update import (
+        ToolCallUpdate as ToolCallUpdate,
+    )
+    from ._models.tool_call_update_session_update import (
+        ToolCallUpdateSessionUpdate as ToolCallUpdateSessionUpdate,
+    )
+    from ._models.usage_update_session_update import (
+        Cost as Cost,
+        UsageUpdate as UsageUpdate,
+        UsageUpdateSessionUpdate as UsageUpdateSessionUpdate,
+    )
+    from ._models.user_message_chunk_session_update import (
+        UserMessageChunkSessionUpdate as UserMessageChunkSessionUpdate,
+    )
+    from ._models.wait_for_terminal_exit_response import (
+        WaitForTerminalExitRequest as WaitForTerminalExitRequest,
+        WaitForTerminalExitResponse as WaitForTerminalExitResponse,
+    )
+    from ._models.write_text_file_response import (
+        WriteTextFileRequest as WriteTextFileRequest,
+        WriteTextFileResponse as WriteTextFileResponse,
+    )
+
+_EXPORTS: dict[str, str] = {
+    'AcceptCreateElicitationResponse': '_models.create_elicitation_response',
+    'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
+    'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
+    'Annotations': '_models.content_block',
+    'ArrayElicitationPropertySchema': '_models.elicitation_schema',
+    'AudioContent': '_models.content_block',
+    'AudioContentBlock': '_models.content_block',
+    'AuthCapabilities': '_models.auth_capabilities',
+    'AuthMethod': '_models.auth_method',
+    'AuthMethodAgent': '_models.auth_method',
+    'AuthMethodId': '_models._scalars',
+    'AuthMethodTerminal': '_models.auth_method',
+    'AuthenticateRequest': '_models.authenticate_response',
+    'AuthenticateResponse': '_models.authenticate_response',
+    'AvailableCommand': '_models.available_commands_update_session_update',
+    'AvailableCommandInput': '_models.available_commands_update_session_update',
+    'AvailableCommandsUpdate': '_models.available_commands_update_session_update',
+    'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
+    'BlobResourceContents': '_models.content_block',
+    'BooleanConfigOptionCapabilities': '_models.client_session_capabilities',
+    'BooleanElicitationPropertySchema': '_models.elicitation_schema',
+    'BooleanPropertySchema': '_models.elicitation_schema',
+    'BooleanSessionConfigOption': '_models.session_config_option',
+    'BooleanSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'CancelCreateElicitationResponse': '_models.create_elicitation_response',
+    'CancelNotification': '_models.cancel_notification',
+    'CancelRequestNotification': '_models.cancel_request_notification',
+    'CancelledRequestPermissionOutcome': '_models.request_permission_response',
+    'ClientSessionCapabilities': '_models.client_session_capabilities',
+    'CloseSessionRequest': '_models.close_session_response',
+    'CloseSessionResponse': '_models.close_session_response',
+    'CompactionCapabilities': '_models.client_session_capabilities',
+    'CompactionId': '_models._scalars',
+    'CompactionStatus': '_models._scalars',
+    'CompactionSummaryChunk': '_models.compaction_summary_chunk_session_update',
+    'CompactionSummaryChunkSessionUpdate': '_models.compaction_summary_chunk_session_update',
+    'CompactionUpdate': '_models.compaction_update_session_update',
+    'CompactionUpdateSessionUpdate': '_models.compaction_update_session_update',
+    'CompleteElicitationNotification': '_models.complete_elicitation_notification',
+    'ConfigOptionUpdate': '_models.config_option_update_session_update',
+    'ConfigOptionUpdateSessionUpdate': '_models.config_option_update_session_update',
+    'Content': '_models.tool_call_content',
+    'ContentBlock': '_models.content_block',
+    'ContentChunk': '_models.content_chunk',
+    'ContentToolCallContent': '_models.tool_call_content',
+    'Cost': '_models.usage_update_session_update',
+    'CreateElicitationRequest': '_models.create_elicitation_request',
+    'CreateElicitationRequestKnown': '_models.create_elicitation_request',
+    'CreateElicitationResponse': '_models.create_elicitation_response',
+    'CreateElicitationResponseKnown': '_models.create_elicitation_response',
+    'CreateTerminalRequest': '_models.create_terminal_response',
+    'CreateTerminalResponse': '_models.create_terminal_response',
+    'CurrentModeUpdate': '_models.current_mode_update_session_update',
+    'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
+    'DeclineCreateElicitationResponse': '_models.create_elicitation_response',
+    'DeleteSessionRequest': '_models.delete_session_response',
+    'DeleteSessionResponse': '_models.delete_session_response',
+    'Diff': '_models.tool_call_content',
+    'DiffToolCallContent': '_models.tool_call_content',
+    'ElicitationAcceptAction': '_models.create_elicitation_response',
+    'ElicitationCapabilities': '_models.elicitation_capabilities',
+    'ElicitationContentValue': '_models.create_elicitation_response',
+    'ElicitationFormCapabilities': '_models.elicitation_capabilities',
+    'ElicitationFormMode': '_models.elicitation_form_mode',
+    'ElicitationId': '_models._scalars',
+    'ElicitationPropertySchema': '_models.elicitation_schema',
+    'ElicitationPropertySchemaKnown': '_models.elicitation_schema',
+    'ElicitationRequestScope': '_models.elicitation_request_scope',
+    'ElicitationSchema': '_models.elicitation_schema',
+    'ElicitationSchemaType': '_models._scalars',
+    'ElicitationSessionScope': '_models.elicitation_session_scope',
+    'ElicitationUrlCapabilities': '_models.elicitation_capabilities',
+    'ElicitationUrlMode': '_models.elicitation_url_mode',
+    'EmbeddedResource': '_models.content_block',
+    'EmbeddedResourceResource': '_models.content_block',
+    'EnumOption': '_models.elicitation_schema',
+    'EnvVariable': '_models.env_variable',
+    'Error': '_models.error',
+    'ErrorCode': '_models._scalars',
+    'FileSystemCapabilities': '_models.file_system_capabilities',
+    'FormCreateElicitationRequest': '_models.create_elicitation_request',
+    'GroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'HttpHeader': '_models.http_header',
+    'HttpMcpServer': '_models.http_mcp_server',
+    'ImageContent': '_models.content_block',
+    'ImageContentBlock': '_models.content_block',
+    'Implementation': '_models.implementation',
+    'IntegerElicitationPropertySchema': '_models.elicitation_schema',
+    'IntegerPropertySchema': '_models.elicitation_schema',
+    'KillTerminalRequest': '_models.kill_terminal_response',
+    'KillTerminalResponse': '_models.kill_terminal_response',
+    'LoadSessionResponse': '_models.load_session_response',
+    'LogoutCapabilities': '_models.logout_capabilities',
+    'LogoutRequest': '_models.logout_response',
+    'LogoutResponse': '_models.logout_response',
+    'McpServerHttp': '_models.http_mcp_server',
+    'McpServerSse': '_models.sse_mcp_server',
+    'McpServerStdio': '_models.mcp_server_stdio',
+    'MessageId': '_models._scalars',
+    'MultiSelectItems': '_models.elicitation_schema',
+    'MultiSelectPropertySchema': '_models.elicitation_schema',
+    'NewSessionResponse': '_models.new_session_response',
+    'Notice': '_models.notice_session_update',
+    'NoticeCapabilities': '_models.client_session_capabilities',
+    'NoticeSessionUpdate': '_models.notice_session_update',
+    'NoticeSeverity': '_models._scalars',
+    'NumberElicitationPropertySchema': '_models.elicitation_schema',
+    'NumberPropertySchema': '_models.elicitation_schema',
+    'OtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'OtherCreateElicitationResponse': '_models.create_elicitation_response',
+    'OtherElicitationPropertySchema': '_models.elicitation_schema',
+    'OtherMultiSelectItems': '_models.elicitation_schema',
+    'PermissionOption': '_models.request_permission_response',
+    'PermissionOptionId': '_models._scalars',
+    'PermissionOptionKind': '_models._scalars',
+    'Plan': '_models.plan_session_update',
+    'PlanEntry': '_models.plan_entry',
+    'PlanEntryPriority': '_models._scalars',
+    'PlanEntryStatus': '_models._scalars',
+    'PlanSessionUpdate': '_models.plan_session_update',
+    'PromptCapabilities': '_models.prompt_capabilities',
+    'ProtocolVersion': '_models._scalars',
+    'ReadTextFileRequest': '_models.read_text_file_response',
+    'ReadTextFileResponse': '_models.read_text_file_response',
+    'ReleaseTerminalRequest': '_models.release_terminal_response',
+    'ReleaseTerminalResponse': '_models.release_terminal_response',
+    'RequestElicitationFormMode': '_models.elicitation_form_mode',
+    'RequestElicitationUrlMode': '_models.elicitation_url_mode',
+    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestId': '_models._scalars',
+    'RequestOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestPermissionOutcome': '_models.request_permission_response',
+    'RequestPermissionRequest': '_models.request_permission_response',
+    'RequestPermissionResponse': '_models.request_permission_response',
+    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'ResourceContentBlock': '_models.content_block',
+    'ResourceLink': '_models.content_block',
+    'ResourceLinkContentBlock': '_models.content_block',
+    'ResumeSessionResponse': '_models.resume_session_response',
+    'Role': '_models._scalars',
+    'SelectSessionConfigOption': '_models.session_config_option',
+    'SelectedPermissionOutcome': '_models.request_permission_response',
+    'SelectedRequestPermissionOutcome': '_models.request_permission_response',
+    'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
+    'SessionCloseCapabilities': '_models.session_close_capabilities',
+    'SessionConfigBoolean': '_models.session_config_option',
+    'SessionConfigGroupId': '_models._scalars',
+    'SessionConfigId': '_models._scalars',
+    'SessionConfigOption': '_models.session_config_option',
+    'SessionConfigOptionCategory': '_models._scalars',
+    'SessionConfigOptionsCapabilities': '_models.client_session_capabilities',
+    'SessionConfigSelect': '_models.session_config_option',
+    'SessionConfigSelectGroup': '_models.session_config_option',
+    'SessionConfigSelectOption': '_models.session_config_option',
+    'SessionConfigSelectOptions': '_models.session_config_option',
+    'SessionConfigValueId': '_models._scalars',
+    'SessionDeleteCapabilities': '_models.session_delete_capabilities',
+    'SessionElicitationFormMode': '_models.elicitation_form_mode',
+    'SessionElicitationUrlMode': '_models.elicitation_url_mode',
+    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionId': '_models._scalars',
+    'SessionInfoUpdate': '_models.session_info_update_session_update',
+    'SessionInfoUpdateSessionUpdate': '_models.session_info_update_session_update',
+    'SessionListCapabilities': '_models.session_list_capabilities',
+    'SessionMode': '_models.session_mode_state',
+    'SessionModeId': '_models._scalars',
+    'SessionModeState': '_models.session_mode_state',
+    'SessionOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionResumeCapabilities': '_models.session_resume_capabilities',
+    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'SetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'SetSessionConfigOptionResponse': '_models.set_session_config_option_response',
+    'SetSessionModeRequest': '_models.set_session_mode_response',
+    'SetSessionModeResponse': '_models.set_session_mode_response',
+    'SseMcpServer': '_models.sse_mcp_server',
+    'StopReason': '_models._scalars',
+    'StringArrayElicitationContentValue': '_models._scalars',
+    'StringElicitationPropertySchema': '_models.elicitation_schema',
+    'StringFormat': '_models._scalars',
+    'StringMultiSelectItems': '_models.elicitation_schema',
+    'StringMultiSelectItemsVariant': '_models.elicitation_schema',
+    'StringPropertySchema': '_models.elicitation_schema',
+    'Terminal': '_models.tool_call_content',
+    'TerminalAuthMethod': '_models.auth_method',
+    'TerminalExitStatus': '_models.terminal_output_response',
+    'TerminalId': '_models._scalars',
+    'TerminalOutputRequest': '_models.terminal_output_response',
+    'TerminalOutputResponse': '_models.terminal_output_response',
+    'TerminalToolCallContent': '_models.tool_call_content',
+    'TextContent': '_models.content_block',
+    'TextContentBlock': '_models.content_block',
+    'TextResourceContents': '_models.content_block',
+    'TitledMultiSelectItems': '_models.elicitation_schema',
+    'ToolCall': '_models.tool_call_session_update',
+    'ToolCallContent': '_models.tool_call_content',
+    'ToolCallId': '_models._scalars',
+    'ToolCallLocation': '_models.tool_call_location',
+    'ToolCallSessionUpdate': '_models.tool_call_session_update',
+    'ToolCallStatus': '_models._scalars',
+    'ToolCallUpdate': '_models.tool_call_update',
+    'ToolCallUpdateSessionUpdate': '_models.tool_call_update_session_update',
+    'ToolKind': '_models._scalars',
+    'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'UnstructuredCommandInput': '_models.available_commands_update_session_update',
+    'UrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'UsageUpdate': '_models.usage_update_session_update',
+    'UsageUpdateSessionUpdate': '_models.usage_update_session_update',
+    'UserMessageChunkSessionUpdate': '_models.user_message_chunk_session_update',
+    'ValueIdSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'WaitForTerminalExitRequest': '_models.wait_for_terminal_exit_response',
+    'WaitForTerminalExitResponse': '_models.wait_for_terminal_exit_response',
+    'WriteTextFileRequest': '_models.write_text_file_response',
+    'WriteTextFileResponse': '_models.write_text_file_response',
+}
+
+__all__ = [
+    'AcceptCreateElicitationResponse',
+    'AcpModel',
+    'AgentMessageChunkSessionUpdate',
+    'AgentThoughtChunkSessionUpdate',
+    'Annotations',
+    'ArrayElicitationPropertySchema',
+    'AudioContent',
+    'AudioContentBlock',
+    'AuthCapabilities',
+    'AuthMethod',
+    'AuthMethodAgent',
+    'AuthMethodId',
+    'AuthMethodTerminal',
+    'AuthenticateRequest',
+    'AuthenticateResponse',
+    'AvailableCommand',
+    'AvailableCommandInput',
+    'AvailableCommandsUpdate',
+    'AvailableCommandsUpdateSessionUpdate',
+    'BlobResourceContents',
+    'BooleanConfigOptionCapabilities',
+    'BooleanElicitationPropertySchema',
+    'BooleanPropertySchema',
+    'BooleanSessionConfigOption',
+    'BooleanSetSessionConfigOptionRequest',
+    'CancelCreateElicitationResponse',
+    'CancelNotification',
+    'CancelRequestNotification',
+    'CancelledRequestPermissionOutcome',
+    'ClientSessionCapabilities',
+    'CloseSessionRequest',
+    'CloseSessionResponse',
+    'CompactionCapabilities',
+    'CompactionId',
+    'CompactionStatus',
+    'CompactionSummaryChunk',
+    'CompactionSummaryChunkSessionUpdate',
+    'CompactionUpdate',
+    'CompactionUpdateSessionUpdate',
+    'CompleteElicitationNotification',
+    'ConfigOptionUpdate',
+    'ConfigOptionUpdateSessionUpdate',
+    'Content',
+    'ContentBlock',
+    'ContentChunk',
+    'ContentToolCallContent',
+    'Cost',
+    'CreateElicitationRequest',
+    'CreateElicitationRequestKnown',
+    'CreateElicitationResponse',
+    'CreateElicitationResponseKnown',
+    'CreateTerminalRequest',
+    'CreateTerminalResponse',
+    'CurrentModeUpdate',
+    'CurrentModeUpdateSessionUpdate',
+    'DeclineCreateElicitationResponse',
+    'DeleteSessionRequest',
+    'DeleteSessionResponse',
+    'Diff',
+    'DiffToolCallContent',
+    'ElicitationAcceptAction',
+    'ElicitationCapabilities',
+    'ElicitationContentValue',
+    'ElicitationFormCapabilities',
+    'ElicitationFormMode',
+    'ElicitationId',
+    'ElicitationPropertySchema',
+    'ElicitationPropertySchemaKnown',
+    'ElicitationRequestScope',
+    'ElicitationSchema',
+    'ElicitationSchemaType',
+    'ElicitationSessionScope',
+    'ElicitationUrlCapabilities',
+    'ElicitationUrlMode',
+    'EmbeddedResource',
+    'EmbeddedResourceResource',
+    'EnumOption',
+    'EnvVariable',
+    'Error',
+    'ErrorCode',
+    'FileSystemCapabilities',
+    'FormCreateElicitationRequest',
+    'GroupedSessionConfigSelectOptions',
+    'HttpHeader',
+    'HttpMcpServer',
+    'ImageContent',
+    'ImageContentBlock',
+    'Implementation',
+    'IntegerElicitationPropertySchema',
+    'IntegerPropertySchema',
+    'KillTerminalRequest',
+    'KillTerminalResponse',
+    'LoadSessionResponse',
+    'LogoutCapabilities',
+    'LogoutRequest',
+    'LogoutResponse',
+    'McpServerHttp',
+    'McpServerSse',
+    'McpServerStdio',
+    'MessageId',
+    'MultiSelectItems',
+    'MultiSelectPropertySchema',
+    'NewSessionResponse',
+    'Notice',
+    'NoticeCapabilities',
+    'NoticeSessionUpdate',
+    'NoticeSeverity',
+    'NumberElicitationPropertySchema',
+    'NumberPropertySchema',
+    'OtherCreateElicitationRequest',
+    'OtherCreateElicitationResponse',
+    'OtherElicitationPropertySchema',
+    'OtherMultiSelectItems',
+    'PermissionOption',
+    'PermissionOptionId',
+    'PermissionOptionKind',
+    'Plan',
+    'PlanEntry',
+    'PlanEntryPriority',
+    'PlanEntryStatus',
+    'PlanSessionUpdate',
+    'PromptCapabilities',
+    'ProtocolVersion',
+    'ReadTextFileRequest',
+    'ReadTextFileResponse',
+    'ReleaseTerminalRequest',
+    'ReleaseTerminalResponse',
+    'RequestElicitationFormMode',
+    'RequestElicitationUrlMode',
+    'RequestFormCreateElicitationRequest',
+    'RequestId',
+    'RequestOtherCreateElicitationRequest',
+    'RequestPermissionOutcome',
+    'RequestPermissionRequest',
+    'RequestPermissionResponse',
+    'RequestUrlCreateElicitationRequest',
+    'ResourceContentBlock',
+    'ResourceLink',
+    'ResourceLinkContentBlock',
+    'ResumeSessionResponse',
+    'Role',
+    'SelectSessionConfigOption',
+    'SelectedPermissionOutcome',
+    'SelectedRequestPermissionOutcome',
+    'SessionAdditionalDirectoriesCapabilities',
+    'SessionCloseCapabilities',
+    'SessionConfigBoolean',
+    'SessionConfigGroupId',
+    'SessionConfigId',
+    'SessionConfigOption',
+    'SessionConfigOptionCategory',
+    'SessionConfigOptionsCapabilities',
+    'SessionConfigSelect',
+    'SessionConfigSelectGroup',
+    'SessionConfigSelectOption',
+    'SessionConfigSelectOptions',
+    'SessionConfigValueId',
+    'SessionDeleteCapabilities',
+    'SessionElicitationFormMode',
+    'SessionElicitationUrlMode',
+    'SessionFormCreateElicitationRequest',
+    'SessionId',
+    'SessionInfoUpdate',
+    'SessionInfoUpdateSessionUpdate',
+    'SessionListCapabilities',
+    'SessionMode',
+    'SessionModeId',
+    'SessionModeState',
+    'SessionOtherCreateElicitationRequest',
+    'SessionResumeCapabilities',
+    'SessionUrlCreateElicitationRequest',
+    'SetSessionConfigOptionRequest',
+    'SetSessionConfigOptionResponse',
+    'SetSessionModeRequest',
+    'SetSessionModeResponse',
+    'SseMcpServer',
+    'StopReason',
+    'StringArrayElicitationContentValue',
+    'StringElicitationPropertySchema',
+    'StringFormat',
+    'StringMultiSelectItems',
+    'StringMultiSelectItemsVariant',
+    'StringPropertySchema',
+    'Terminal',
+    'TerminalAuthMethod',
+    'TerminalExitStatus',
+    'TerminalId',
+    'TerminalOutputRequest',
+    'TerminalOutputResponse',
+    'TerminalToolCallContent',
+    'TextContent',
+    'TextContentBlock',
+    'TextResourceContents',
+    'TitledMultiSelectItems',
+    'ToolCall',
+    'ToolCallContent',
+    'ToolCallId',
+    'ToolCallLocation',
+    'ToolCallSessionUpdate',
+    'ToolCallStatus',
+    'ToolCallUpdate',
+    'ToolCallUpdateSessionUpdate',
+    'ToolKind',
+    'UngroupedSessionConfigSelectOptions',
+    'UnstructuredCommandInput',
+    'UrlCreateElicitationRequest',
+    'UsageUpdate',
+    'UsageUpdateSessionUpdate',
+    'UserMessageChunkSessionUpdate',
+    'ValueIdSetSessionConfigOptionRequest',
+    'WaitForTerminalExitRequest',
+    'WaitForTerminalExitResponse',
+    'WriteTextFileRequest',
+    'WriteTextFileResponse',
+]
+
+if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, base='acp_generated.v1')

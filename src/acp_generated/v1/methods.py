@@ -3,115 +3,200 @@
 
 """Typed method bindings of ACP protocol v1 (stable): wire name, params type, result type, handling side.
 
-Importing this module also links every params class to its binding
-(``PromptRequest.__acp_method__``), so ``cx.send_request(PromptRequest(...))`` needs
-nothing else.
+Each binding is made on its first access (PEP 562), which imports its params and result
+models only: a handler registers the methods it overrides, so an agent creates the models
+of those. Every params class is linked to its binding (``PromptRequest.__acp_method__``),
+so ``cx.send_request(PromptRequest(...))`` needs nothing else.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import sys
+from typing import Any, TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod
+from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
 
-from .models import (
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionNotification,
-)
-from ._shared_methods import (
-    SESSION_CANCEL as SESSION_CANCEL,
-    AUTHENTICATE as AUTHENTICATE,
-    LOGOUT as LOGOUT,
-    SESSION_CLOSE as SESSION_CLOSE,
-    SESSION_DELETE as SESSION_DELETE,
-    SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
-    SESSION_SET_MODE as SESSION_SET_MODE,
-    ELICITATION_COMPLETE as ELICITATION_COMPLETE,
-    ELICITATION_CREATE as ELICITATION_CREATE,
-    FS_READ_TEXT_FILE as FS_READ_TEXT_FILE,
-    FS_WRITE_TEXT_FILE as FS_WRITE_TEXT_FILE,
-    SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
-    TERMINAL_CREATE as TERMINAL_CREATE,
-    TERMINAL_KILL as TERMINAL_KILL,
-    TERMINAL_OUTPUT as TERMINAL_OUTPUT,
-    TERMINAL_RELEASE as TERMINAL_RELEASE,
-    TERMINAL_WAIT_FOR_EXIT as TERMINAL_WAIT_FOR_EXIT,
-    CANCEL_REQUEST as CANCEL_REQUEST,
-)
+if TYPE_CHECKING:
+    from .models import (
+        InitializeRequest,
+        InitializeResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LoadSessionRequest,
+        LoadSessionResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        PromptRequest,
+        PromptResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionNotification,
+    )
+    from ._shared_methods import (
+        SESSION_CANCEL as SESSION_CANCEL,
+        AUTHENTICATE as AUTHENTICATE,
+        LOGOUT as LOGOUT,
+        SESSION_CLOSE as SESSION_CLOSE,
+        SESSION_DELETE as SESSION_DELETE,
+        SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
+        SESSION_SET_MODE as SESSION_SET_MODE,
+        ELICITATION_COMPLETE as ELICITATION_COMPLETE,
+        ELICITATION_CREATE as ELICITATION_CREATE,
+        FS_READ_TEXT_FILE as FS_READ_TEXT_FILE,
+        FS_WRITE_TEXT_FILE as FS_WRITE_TEXT_FILE,
+        SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
+        TERMINAL_CREATE as TERMINAL_CREATE,
+        TERMINAL_KILL as TERMINAL_KILL,
+        TERMINAL_OUTPUT as TERMINAL_OUTPUT,
+        TERMINAL_RELEASE as TERMINAL_RELEASE,
+        TERMINAL_WAIT_FOR_EXIT as TERMINAL_WAIT_FOR_EXIT,
+        CANCEL_REQUEST as CANCEL_REQUEST,
+    )
 
 PROTOCOL_VERSION: Final = 1
 """The ``protocolVersion`` these bindings speak."""
 
-INITIALIZE: Final[RequestMethod[InitializeRequest, InitializeResponse]] = RequestMethod(
-    'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)'
-)
-SESSION_LIST: Final[RequestMethod[ListSessionsRequest, ListSessionsResponse]] = RequestMethod(
-    'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
-)
-SESSION_LOAD: Final[RequestMethod[LoadSessionRequest, LoadSessionResponse]] = RequestMethod(
-    'session/load', LoadSessionRequest, LoadSessionResponse, side='agent', doc='Request parameters for loading an existing session.\n\nOnly available if the Agent supports the `loadSession` capability.\n\nSee protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)'
-)
-SESSION_NEW: Final[RequestMethod[NewSessionRequest, NewSessionResponse]] = RequestMethod(
-    'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)'
-)
-SESSION_PROMPT: Final[RequestMethod[PromptRequest, PromptResponse]] = RequestMethod(
-    'session/prompt', PromptRequest, PromptResponse, side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)"
-)
-SESSION_RESUME: Final[RequestMethod[ResumeSessionRequest, ResumeSessionResponse]] = RequestMethod(
-    'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
-)
-SESSION_UPDATE: Final[NotificationMethod[SessionNotification]] = NotificationMethod(
-    'session/update', SessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)'
-)
 
-REQUESTS: Final[tuple[RequestMethod[Any, Any], ...]] = (
-    AUTHENTICATE,
-    INITIALIZE,
-    LOGOUT,
-    SESSION_CLOSE,
-    SESSION_DELETE,
-    SESSION_LIST,
-    SESSION_LOAD,
-    SESSION_NEW,
-    SESSION_PROMPT,
-    SESSION_RESUME,
-    SESSION_SET_CONFIG_OPTION,
-    SESSION_SET_MODE,
-    ELICITATION_CREATE,
-    FS_READ_TEXT_FILE,
-    FS_WRITE_TEXT_FILE,
-    SESSION_REQUEST_PERMISSION,
-    TERMINAL_CREATE,
-    TERMINAL_KILL,
-    TERMINAL_OUTPUT,
-    TERMINAL_RELEASE,
-    TERMINAL_WAIT_FOR_EXIT,
-)
-"""Every request method, in (side, name) order."""
+def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
+    from .models import InitializeRequest, InitializeResponse
 
-NOTIFICATIONS: Final[tuple[NotificationMethod[Any], ...]] = (
-    SESSION_CANCEL,
-    ELICITATION_COMPLETE,
-    SESSION_UPDATE,
-    CANCEL_REQUEST,
-)
-"""Every notification method, in (side, name) order."""
+    return RequestMethod(
+        'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)'
+    )
 
-InitializeRequest.__acp_method__ = INITIALIZE
-ListSessionsRequest.__acp_method__ = SESSION_LIST
-LoadSessionRequest.__acp_method__ = SESSION_LOAD
-NewSessionRequest.__acp_method__ = SESSION_NEW
-PromptRequest.__acp_method__ = SESSION_PROMPT
-ResumeSessionRequest.__acp_method__ = SESSION_RESUME
-SessionNotification.__acp_method__ = SESSION_UPDATE
+def _session_list() -> RequestMethod[ListSessionsRequest, ListSessionsResponse]:
+    from .models import ListSessionsRequest, ListSessionsResponse
+
+    return RequestMethod(
+        'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
+    )
+
+def _session_load() -> RequestMethod[LoadSessionRequest, LoadSessionResponse]:
+    from .models import LoadSessionRequest, LoadSessionResponse
+
+    return RequestMethod(
+        'session/load', LoadSessionRequest, LoadSessionResponse, side='agent', doc='Request parameters for loading an existing session.\n\nOnly available if the Agent supports the `loadSession` capability.\n\nSee protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)'
+    )
+
+def _session_new() -> RequestMethod[NewSessionRequest, NewSessionResponse]:
+    from .models import NewSessionRequest, NewSessionResponse
+
+    return RequestMethod(
+        'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)'
+    )
+
+def _session_prompt() -> RequestMethod[PromptRequest, PromptResponse]:
+    from .models import PromptRequest, PromptResponse
+
+    return RequestMethod(
+        'session/prompt', PromptRequest, PromptResponse, side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)"
+    )
+
+def _session_resume() -> RequestMethod[ResumeSessionRequest, ResumeSessionResponse]:
+    from .models import ResumeSessionRequest, ResumeSessionResponse
+
+    return RequestMethod(
+        'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
+    )
+
+def _session_update() -> NotificationMethod[SessionNotification]:
+    from .models import SessionNotification
+
+    return NotificationMethod(
+        'session/update', SessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)'
+    )
+
+
+def _requests() -> tuple[RequestMethod[Any, Any], ...]:
+    """Every request method, in (side, name) order."""
+    module = sys.modules[__name__]
+    return tuple(getattr(module, name) for name in (
+        'AUTHENTICATE',
+        'INITIALIZE',
+        'LOGOUT',
+        'SESSION_CLOSE',
+        'SESSION_DELETE',
+        'SESSION_LIST',
+        'SESSION_LOAD',
+        'SESSION_NEW',
+        'SESSION_PROMPT',
+        'SESSION_RESUME',
+        'SESSION_SET_CONFIG_OPTION',
+        'SESSION_SET_MODE',
+        'ELICITATION_CREATE',
+        'FS_READ_TEXT_FILE',
+        'FS_WRITE_TEXT_FILE',
+        'SESSION_REQUEST_PERMISSION',
+        'TERMINAL_CREATE',
+        'TERMINAL_KILL',
+        'TERMINAL_OUTPUT',
+        'TERMINAL_RELEASE',
+        'TERMINAL_WAIT_FOR_EXIT',
+    ))
+
+
+def _notifications() -> tuple[NotificationMethod[Any], ...]:
+    """Every notification method, in (side, name) order."""
+    module = sys.modules[__name__]
+    return tuple(getattr(module, name) for name in (
+        'SESSION_CANCEL',
+        'ELICITATION_COMPLETE',
+        'SESSION_UPDATE',
+        'CANCEL_REQUEST',
+    ))
+
+
+if TYPE_CHECKING:  # what each name is; at run time, made on first access
+    INITIALIZE: Final = _initialize()
+    SESSION_LIST: Final = _session_list()
+    SESSION_LOAD: Final = _session_load()
+    SESSION_NEW: Final = _session_new()
+    SESSION_PROMPT: Final = _session_prompt()
+    SESSION_RESUME: Final = _session_resume()
+    SESSION_UPDATE: Final = _session_update()
+    REQUESTS: Final = _requests()
+    NOTIFICATIONS: Final = _notifications()
+else:  # checkers see the assignments above, so a misspelt name is an error
+    __getattr__, __dir__ = lazy_bindings(
+        __name__,
+        {
+            'INITIALIZE': _initialize,
+            'SESSION_LIST': _session_list,
+            'SESSION_LOAD': _session_load,
+            'SESSION_NEW': _session_new,
+            'SESSION_PROMPT': _session_prompt,
+            'SESSION_RESUME': _session_resume,
+            'SESSION_UPDATE': _session_update,
+            "REQUESTS": _requests,
+            "NOTIFICATIONS": _notifications,
+        },
+        linked=(
+            'INITIALIZE',
+            'SESSION_LIST',
+            'SESSION_LOAD',
+            'SESSION_NEW',
+            'SESSION_PROMPT',
+            'SESSION_RESUME',
+            'SESSION_UPDATE',
+        ),
+        shared={
+            'SESSION_CANCEL': 'acp_generated.v1._shared_methods',
+            'AUTHENTICATE': 'acp_generated.v1._shared_methods',
+            'LOGOUT': 'acp_generated.v1._shared_methods',
+            'SESSION_CLOSE': 'acp_generated.v1._shared_methods',
+            'SESSION_DELETE': 'acp_generated.v1._shared_methods',
+            'SESSION_SET_CONFIG_OPTION': 'acp_generated.v1._shared_methods',
+            'SESSION_SET_MODE': 'acp_generated.v1._shared_methods',
+            'ELICITATION_COMPLETE': 'acp_generated.v1._shared_methods',
+            'ELICITATION_CREATE': 'acp_generated.v1._shared_methods',
+            'FS_READ_TEXT_FILE': 'acp_generated.v1._shared_methods',
+            'FS_WRITE_TEXT_FILE': 'acp_generated.v1._shared_methods',
+            'SESSION_REQUEST_PERMISSION': 'acp_generated.v1._shared_methods',
+            'TERMINAL_CREATE': 'acp_generated.v1._shared_methods',
+            'TERMINAL_KILL': 'acp_generated.v1._shared_methods',
+            'TERMINAL_OUTPUT': 'acp_generated.v1._shared_methods',
+            'TERMINAL_RELEASE': 'acp_generated.v1._shared_methods',
+            'TERMINAL_WAIT_FOR_EXIT': 'acp_generated.v1._shared_methods',
+            'CANCEL_REQUEST': 'acp_generated.v1._shared_methods',
+        },
+    )

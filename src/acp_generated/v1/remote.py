@@ -20,67 +20,7 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    AuthMethodId,
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    ElicitationId,
-    EnvVariable,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    McpServer,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionId,
-    SessionModeId,
-    SessionNotification,
-    SessionUpdate,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalId,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+from . import models  # a model is created on its first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
@@ -105,7 +45,7 @@ class RemoteAgent:
     def cancel(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -115,7 +55,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelNotification(
+            models.CancelNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -127,9 +67,9 @@ class RemoteAgent:
     def authenticate(
         self,
         *,
-        method_id: AuthMethodId,
+        method_id: models.AuthMethodId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[AuthenticateResponse]:
+    ) -> SentRequest[models.AuthenticateResponse]:
         """
         Request parameters for the authenticate method.
 
@@ -137,7 +77,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTHENTICATE,
-            AuthenticateRequest(
+            models.AuthenticateRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -149,11 +89,11 @@ class RemoteAgent:
     def initialize(
         self,
         *,
-        protocol_version: ProtocolVersion,
-        client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None,
+        protocol_version: models.ProtocolVersion,
+        client_capabilities: models.ClientCapabilities | None = None,
+        client_info: models.Implementation | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[InitializeResponse]:
+    ) -> SentRequest[models.InitializeResponse]:
         """
         Request parameters for the initialize method.
 
@@ -163,7 +103,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            models.InitializeRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -178,7 +118,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LogoutResponse]:
+    ) -> SentRequest[models.LogoutResponse]:
         """
         Request parameters for the logout method.
 
@@ -186,7 +126,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.LOGOUT,
-            LogoutRequest(
+            models.LogoutRequest(
                 **given(
                     meta=meta,
                 ),
@@ -197,9 +137,9 @@ class RemoteAgent:
     def close_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CloseSessionResponse]:
+    ) -> SentRequest[models.CloseSessionResponse]:
         """
         Request parameters for closing an active session.
 
@@ -211,7 +151,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -223,9 +163,9 @@ class RemoteAgent:
     def delete_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[DeleteSessionResponse]:
+    ) -> SentRequest[models.DeleteSessionResponse]:
         """
         Request parameters for deleting an existing session from `session/list`.
 
@@ -233,7 +173,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -248,7 +188,7 @@ class RemoteAgent:
         cwd: str | None = None,
         cursor: str | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ListSessionsResponse]:
+    ) -> SentRequest[models.ListSessionsResponse]:
         """
         Request parameters for listing existing sessions.
 
@@ -256,7 +196,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -269,12 +209,12 @@ class RemoteAgent:
     def load_session(
         self,
         *,
-        mcp_servers: Sequence[McpServer],
+        mcp_servers: Sequence[models.McpServer],
         cwd: str,
         additional_directories: list[str] | None = None,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LoadSessionResponse]:
+    ) -> SentRequest[models.LoadSessionResponse]:
         """
         Request parameters for loading an existing session.
 
@@ -284,7 +224,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LOAD,
-            LoadSessionRequest(
+            models.LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 session_id=session_id,
@@ -301,9 +241,9 @@ class RemoteAgent:
         *,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: Sequence[McpServer],
+        mcp_servers: Sequence[models.McpServer],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[NewSessionResponse]:
+    ) -> SentRequest[models.NewSessionResponse]:
         """
         Request parameters for creating a new session.
 
@@ -311,7 +251,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            models.NewSessionRequest(
                 cwd=cwd,
                 mcp_servers=list(mcp_servers),
                 **given(
@@ -325,10 +265,10 @@ class RemoteAgent:
     def prompt(
         self,
         *,
-        session_id: SessionId,
-        prompt: Sequence[ContentBlock],
+        session_id: models.SessionId,
+        prompt: Sequence[models.ContentBlock],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[PromptResponse]:
+    ) -> SentRequest[models.PromptResponse]:
         """
         Request parameters for sending a user prompt to the agent.
 
@@ -338,7 +278,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -351,12 +291,12 @@ class RemoteAgent:
     def resume_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ResumeSessionResponse]:
+    ) -> SentRequest[models.ResumeSessionResponse]:
         """
         Request parameters for resuming an existing session.
 
@@ -367,7 +307,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -379,21 +319,21 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def set_session_config_option(self, params: SetSessionConfigOptionRequest, /) -> SentRequest[SetSessionConfigOptionResponse]:
+    def set_session_config_option(self, params: models.SetSessionConfigOptionRequest, /) -> SentRequest[models.SetSessionConfigOptionResponse]:
         """Request parameters for setting a session configuration option."""
         return self.connection.send_request(m.SESSION_SET_CONFIG_OPTION, params, peer=self.peer)
 
     def set_session_mode(
         self,
         *,
-        session_id: SessionId,
-        mode_id: SessionModeId,
+        session_id: models.SessionId,
+        mode_id: models.SessionModeId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SetSessionModeResponse]:
+    ) -> SentRequest[models.SetSessionModeResponse]:
         """Request parameters for setting a session mode."""
         return self.connection.send_request(
             m.SESSION_SET_MODE,
-            SetSessionModeRequest(
+            models.SetSessionModeRequest(
                 session_id=session_id,
                 mode_id=mode_id,
                 **given(
@@ -418,13 +358,13 @@ class RemoteClient:
     def complete_elicitation(
         self,
         *,
-        elicitation_id: ElicitationId,
+        elicitation_id: models.ElicitationId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """Notification sent by the agent when a URL-based elicitation is complete."""
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -436,8 +376,8 @@ class RemoteClient:
     def session_update(
         self,
         *,
-        session_id: SessionId,
-        update: SessionUpdate,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -449,7 +389,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            SessionNotification(
+            models.SessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -459,7 +399,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def create_elicitation(self, params: CreateElicitationRequest, /) -> SentRequest[CreateElicitationResponse]:
+    def create_elicitation(self, params: models.CreateElicitationRequest, /) -> SentRequest[models.CreateElicitationResponse]:
         """
         Request from the agent to elicit structured user input.
 
@@ -472,12 +412,12 @@ class RemoteClient:
     def read_text_file(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         path: str,
         line: int | None = None,
         limit: int | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ReadTextFileResponse]:
+    ) -> SentRequest[models.ReadTextFileResponse]:
         """
         Request to read content from a text file.
 
@@ -485,7 +425,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_READ_TEXT_FILE,
-            ReadTextFileRequest(
+            models.ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
                 **given(
@@ -500,11 +440,11 @@ class RemoteClient:
     def write_text_file(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         path: str,
         content: str,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[WriteTextFileResponse]:
+    ) -> SentRequest[models.WriteTextFileResponse]:
         """
         Request to write content to a text file.
 
@@ -512,7 +452,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_WRITE_TEXT_FILE,
-            WriteTextFileRequest(
+            models.WriteTextFileRequest(
                 session_id=session_id,
                 path=path,
                 content=content,
@@ -526,11 +466,11 @@ class RemoteClient:
     def request_permission(
         self,
         *,
-        session_id: SessionId,
-        tool_call: ToolCallUpdate,
-        options: Sequence[PermissionOption],
+        session_id: models.SessionId,
+        tool_call: models.ToolCallUpdate,
+        options: Sequence[models.PermissionOption],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[RequestPermissionResponse]:
+    ) -> SentRequest[models.RequestPermissionResponse]:
         """
         Request for user permission to execute a tool call.
 
@@ -540,7 +480,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            models.RequestPermissionRequest(
                 session_id=session_id,
                 tool_call=tool_call,
                 options=list(options),
@@ -554,18 +494,18 @@ class RemoteClient:
     def create_terminal(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         command: str,
         args: list[str] | None = None,
-        env: Sequence[EnvVariable] | None = None,
+        env: Sequence[models.EnvVariable] | None = None,
         cwd: str | None = None,
         output_byte_limit: int | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CreateTerminalResponse]:
+    ) -> SentRequest[models.CreateTerminalResponse]:
         """Request to create a new terminal and execute a command."""
         return self.connection.send_request(
             m.TERMINAL_CREATE,
-            CreateTerminalRequest(
+            models.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 **given(
@@ -582,14 +522,14 @@ class RemoteClient:
     def kill_terminal(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[KillTerminalResponse]:
+    ) -> SentRequest[models.KillTerminalResponse]:
         """Request to kill a terminal without releasing it."""
         return self.connection.send_request(
             m.TERMINAL_KILL,
-            KillTerminalRequest(
+            models.KillTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -602,14 +542,14 @@ class RemoteClient:
     def terminal_output(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[TerminalOutputResponse]:
+    ) -> SentRequest[models.TerminalOutputResponse]:
         """Request to get the current output and status of a terminal."""
         return self.connection.send_request(
             m.TERMINAL_OUTPUT,
-            TerminalOutputRequest(
+            models.TerminalOutputRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -622,14 +562,14 @@ class RemoteClient:
     def release_terminal(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ReleaseTerminalResponse]:
+    ) -> SentRequest[models.ReleaseTerminalResponse]:
         """Request to release a terminal and free its resources."""
         return self.connection.send_request(
             m.TERMINAL_RELEASE,
-            ReleaseTerminalRequest(
+            models.ReleaseTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -642,14 +582,14 @@ class RemoteClient:
     def wait_for_terminal_exit(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[WaitForTerminalExitResponse]:
+    ) -> SentRequest[models.WaitForTerminalExitResponse]:
         """Request to wait for a terminal command to exit."""
         return self.connection.send_request(
             m.TERMINAL_WAIT_FOR_EXIT,
-            WaitForTerminalExitRequest(
+            models.WaitForTerminalExitRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(

@@ -19,62 +19,7 @@ from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from ._shared_models import (
-    AbsolutePath,
-    AgentMessageChunkSessionUpdate,
-    AgentMessageSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    AgentThoughtSessionUpdate,
-    Annotations,
-    AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandsUpdateSessionUpdate,
-    BlobResourceContents,
-    CompactionId,
-    CompactionStatus,
-    CompactionSummaryChunkSessionUpdate,
-    CompactionUpdateSessionUpdate,
-    ConfigOptionUpdateSessionUpdate,
-    ContentBlock,
-    ContentToolCallContent,
-    Cost,
-    DiffChange,
-    DiffPatch,
-    DiffToolCallContent,
-    EmbeddedResourceResource,
-    Icon,
-    IconTheme,
-    ImageContentBlock,
-    MediaType,
-    MessageId,
-    NoticeSessionUpdate,
-    NoticeSeverity,
-    ResourceContentBlock,
-    ResourceLinkContentBlock,
-    SessionConfigOption,
-    SessionInfoUpdateSessionUpdate,
-    TerminalCapabilities,
-    TerminalExitStatus,
-    TerminalId,
-    TerminalOutput,
-    TerminalOutputChunkSessionUpdate,
-    TerminalSize,
-    TerminalToolCallContent,
-    TerminalUpdateSessionUpdate,
-    TextContentBlock,
-    TextResourceContents,
-    ToolCallCapabilities,
-    ToolCallContent,
-    ToolCallContentChunkSessionUpdate,
-    ToolCallId,
-    ToolCallLocation,
-    ToolCallStatus,
-    ToolCallUpdateSessionUpdate,
-    ToolKind,
-    UsageUpdateSessionUpdate,
-    UserMessageChunkSessionUpdate,
-    UserMessageSessionUpdate,
-)
+from . import _shared_models as models  # a model is created on its first use
 
 __all__ = [
     'text',
@@ -112,11 +57,11 @@ __all__ = [
 def text(
     *,
     text: str,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     meta: dict[str, Any] | None = None,
-) -> TextContentBlock:
+) -> models.TextContentBlock:
     """Text content. May be plain text or formatted with Markdown."""
-    return TextContentBlock(
+    return models.TextContentBlock(
         type='text',
         text=text,
         **given(
@@ -129,13 +74,13 @@ def text(
 def image(
     *,
     data: str,
-    mime_type: MediaType,
+    mime_type: models.MediaType,
     uri: str | None = None,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     meta: dict[str, Any] | None = None,
-) -> ImageContentBlock:
+) -> models.ImageContentBlock:
     """Images for visual context or analysis."""
-    return ImageContentBlock(
+    return models.ImageContentBlock(
         type='image',
         data=data,
         mime_type=mime_type,
@@ -150,12 +95,12 @@ def image(
 def audio(
     *,
     data: str,
-    mime_type: MediaType,
-    annotations: Annotations | None = None,
+    mime_type: models.MediaType,
+    annotations: models.Annotations | None = None,
     meta: dict[str, Any] | None = None,
-) -> AudioContentBlock:
+) -> models.AudioContentBlock:
     """Audio data for transcription or analysis."""
-    return AudioContentBlock(
+    return models.AudioContentBlock(
         type='audio',
         data=data,
         mime_type=mime_type,
@@ -172,14 +117,14 @@ def resource_link(
     uri: str,
     title: str | None = None,
     description: str | None = None,
-    icons: Sequence[Icon] | None = None,
-    mime_type: MediaType | None = None,
+    icons: Sequence[models.Icon] | None = None,
+    mime_type: models.MediaType | None = None,
     size: int | None = None,
-    annotations: Annotations | None = None,
+    annotations: models.Annotations | None = None,
     meta: dict[str, Any] | None = None,
-) -> ResourceLinkContentBlock:
+) -> models.ResourceLinkContentBlock:
     """References to resources that the receiver may be able to read."""
-    return ResourceLinkContentBlock(
+    return models.ResourceLinkContentBlock(
         type='resource_link',
         name=name,
         uri=uri,
@@ -197,12 +142,12 @@ def resource_link(
 
 def resource(
     *,
-    resource: EmbeddedResourceResource,
-    annotations: Annotations | None = None,
+    resource: models.EmbeddedResourceResource,
+    annotations: models.Annotations | None = None,
     meta: dict[str, Any] | None = None,
-) -> ResourceContentBlock:
+) -> models.ResourceContentBlock:
     """Complete resource contents embedded directly in the message."""
-    return ResourceContentBlock(
+    return models.ResourceContentBlock(
         type='resource',
         resource=resource,
         **given(
@@ -214,12 +159,12 @@ def resource(
 
 def user_message_chunk(
     *,
-    message_id: MessageId,
-    content: ContentBlock,
+    message_id: models.MessageId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> UserMessageChunkSessionUpdate:
+) -> models.UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
-    return UserMessageChunkSessionUpdate(
+    return models.UserMessageChunkSessionUpdate(
         session_update='user_message_chunk',
         message_id=message_id,
         content=content,
@@ -231,12 +176,12 @@ def user_message_chunk(
 
 def user_message(
     *,
-    message_id: MessageId,
-    content: Sequence[ContentBlock] | None = None,
+    message_id: models.MessageId,
+    content: Sequence[models.ContentBlock] | None = None,
     meta: dict[str, Any] | None = None,
-) -> UserMessageSessionUpdate:
+) -> models.UserMessageSessionUpdate:
     """A user message has been created or updated."""
-    return UserMessageSessionUpdate(
+    return models.UserMessageSessionUpdate(
         session_update='user_message',
         message_id=message_id,
         **given(
@@ -248,12 +193,12 @@ def user_message(
 
 def agent_message_chunk(
     *,
-    message_id: MessageId,
-    content: ContentBlock,
+    message_id: models.MessageId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> AgentMessageChunkSessionUpdate:
+) -> models.AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
-    return AgentMessageChunkSessionUpdate(
+    return models.AgentMessageChunkSessionUpdate(
         session_update='agent_message_chunk',
         message_id=message_id,
         content=content,
@@ -265,12 +210,12 @@ def agent_message_chunk(
 
 def agent_message(
     *,
-    message_id: MessageId,
-    content: Sequence[ContentBlock] | None = None,
+    message_id: models.MessageId,
+    content: Sequence[models.ContentBlock] | None = None,
     meta: dict[str, Any] | None = None,
-) -> AgentMessageSessionUpdate:
+) -> models.AgentMessageSessionUpdate:
     """An agent message has been created or updated."""
-    return AgentMessageSessionUpdate(
+    return models.AgentMessageSessionUpdate(
         session_update='agent_message',
         message_id=message_id,
         **given(
@@ -282,12 +227,12 @@ def agent_message(
 
 def agent_thought_chunk(
     *,
-    message_id: MessageId,
-    content: ContentBlock,
+    message_id: models.MessageId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> AgentThoughtChunkSessionUpdate:
+) -> models.AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
-    return AgentThoughtChunkSessionUpdate(
+    return models.AgentThoughtChunkSessionUpdate(
         session_update='agent_thought_chunk',
         message_id=message_id,
         content=content,
@@ -299,12 +244,12 @@ def agent_thought_chunk(
 
 def agent_thought(
     *,
-    message_id: MessageId,
-    content: Sequence[ContentBlock] | None = None,
+    message_id: models.MessageId,
+    content: Sequence[models.ContentBlock] | None = None,
     meta: dict[str, Any] | None = None,
-) -> AgentThoughtSessionUpdate:
+) -> models.AgentThoughtSessionUpdate:
     """An agent thought or reasoning message has been created or updated."""
-    return AgentThoughtSessionUpdate(
+    return models.AgentThoughtSessionUpdate(
         session_update='agent_thought',
         message_id=message_id,
         **given(
@@ -316,12 +261,12 @@ def agent_thought(
 
 def tool_call_content_chunk(
     *,
-    tool_call_id: ToolCallId,
-    content: ToolCallContent,
+    tool_call_id: models.ToolCallId,
+    content: models.ToolCallContent,
     meta: dict[str, Any] | None = None,
-) -> ToolCallContentChunkSessionUpdate:
+) -> models.ToolCallContentChunkSessionUpdate:
     """A chunk of tool-call content being streamed."""
-    return ToolCallContentChunkSessionUpdate(
+    return models.ToolCallContentChunkSessionUpdate(
         session_update='tool_call_content_chunk',
         tool_call_id=tool_call_id,
         content=content,
@@ -333,20 +278,20 @@ def tool_call_content_chunk(
 
 def tool_call_update(
     *,
-    tool_call_id: ToolCallId,
+    tool_call_id: models.ToolCallId,
     name: str | None = None,
     title: str | None = None,
-    kind: ToolKind | None = None,
-    status: ToolCallStatus | None = None,
-    content: Sequence[ToolCallContent] | None = None,
-    locations: Sequence[ToolCallLocation] | None = None,
+    kind: models.ToolKind | None = None,
+    status: models.ToolCallStatus | None = None,
+    content: Sequence[models.ToolCallContent] | None = None,
+    locations: Sequence[models.ToolCallLocation] | None = None,
     raw_input: Any | None = None,
     raw_output: Any | None = None,
-    capabilities: ToolCallCapabilities | None = None,
+    capabilities: models.ToolCallCapabilities | None = None,
     meta: dict[str, Any] | None = None,
-) -> ToolCallUpdateSessionUpdate:
+) -> models.ToolCallUpdateSessionUpdate:
     """A tool call has been created or updated."""
-    return ToolCallUpdateSessionUpdate(
+    return models.ToolCallUpdateSessionUpdate(
         session_update='tool_call_update',
         tool_call_id=tool_call_id,
         **given(
@@ -366,17 +311,17 @@ def tool_call_update(
 
 def terminal_update(
     *,
-    terminal_id: TerminalId,
+    terminal_id: models.TerminalId,
     command: str | None = None,
-    cwd: AbsolutePath | None = None,
-    output: TerminalOutput | None = None,
-    exit_status: TerminalExitStatus | None = None,
-    size: TerminalSize | None = None,
-    capabilities: TerminalCapabilities | None = None,
+    cwd: models.AbsolutePath | None = None,
+    output: models.TerminalOutput | None = None,
+    exit_status: models.TerminalExitStatus | None = None,
+    size: models.TerminalSize | None = None,
+    capabilities: models.TerminalCapabilities | None = None,
     meta: dict[str, Any] | None = None,
-) -> TerminalUpdateSessionUpdate:
+) -> models.TerminalUpdateSessionUpdate:
     """An agent-owned terminal has been created or updated."""
-    return TerminalUpdateSessionUpdate(
+    return models.TerminalUpdateSessionUpdate(
         session_update='terminal_update',
         terminal_id=terminal_id,
         **given(
@@ -393,12 +338,12 @@ def terminal_update(
 
 def terminal_output_chunk(
     *,
-    terminal_id: TerminalId,
+    terminal_id: models.TerminalId,
     data: str,
     meta: dict[str, Any] | None = None,
-) -> TerminalOutputChunkSessionUpdate:
+) -> models.TerminalOutputChunkSessionUpdate:
     """A chunk of bytes appended to an agent-owned terminal's output."""
-    return TerminalOutputChunkSessionUpdate(
+    return models.TerminalOutputChunkSessionUpdate(
         session_update='terminal_output_chunk',
         terminal_id=terminal_id,
         data=data,
@@ -410,11 +355,11 @@ def terminal_output_chunk(
 
 def available_commands_update(
     *,
-    available_commands: Sequence[AvailableCommand],
+    available_commands: Sequence[models.AvailableCommand],
     meta: dict[str, Any] | None = None,
-) -> AvailableCommandsUpdateSessionUpdate:
+) -> models.AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
-    return AvailableCommandsUpdateSessionUpdate(
+    return models.AvailableCommandsUpdateSessionUpdate(
         session_update='available_commands_update',
         available_commands=list(available_commands),
         **given(
@@ -425,11 +370,11 @@ def available_commands_update(
 
 def config_option_update(
     *,
-    config_options: Sequence[SessionConfigOption],
+    config_options: Sequence[models.SessionConfigOption],
     meta: dict[str, Any] | None = None,
-) -> ConfigOptionUpdateSessionUpdate:
+) -> models.ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
-    return ConfigOptionUpdateSessionUpdate(
+    return models.ConfigOptionUpdateSessionUpdate(
         session_update='config_option_update',
         config_options=list(config_options),
         **given(
@@ -443,9 +388,9 @@ def session_info_update(
     title: str | None = None,
     updated_at: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> SessionInfoUpdateSessionUpdate:
+) -> models.SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
-    return SessionInfoUpdateSessionUpdate(
+    return models.SessionInfoUpdateSessionUpdate(
         session_update='session_info_update',
         **given(
             title=title,
@@ -459,11 +404,11 @@ def usage_update(
     *,
     used: int,
     size: int,
-    cost: Cost | None = None,
+    cost: models.Cost | None = None,
     meta: dict[str, Any] | None = None,
-) -> UsageUpdateSessionUpdate:
+) -> models.UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
-    return UsageUpdateSessionUpdate(
+    return models.UsageUpdateSessionUpdate(
         session_update='usage_update',
         used=used,
         size=size,
@@ -476,13 +421,13 @@ def usage_update(
 
 def notice(
     *,
-    severity: NoticeSeverity,
+    severity: models.NoticeSeverity,
     title: str,
     description: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> NoticeSessionUpdate:
+) -> models.NoticeSessionUpdate:
     """Information for the user that is not part of session history."""
-    return NoticeSessionUpdate(
+    return models.NoticeSessionUpdate(
         session_update='notice',
         severity=severity,
         title=title,
@@ -495,14 +440,14 @@ def notice(
 
 def compaction_update(
     *,
-    compaction_id: CompactionId,
-    status: CompactionStatus,
-    summary: Sequence[ContentBlock] | None = None,
+    compaction_id: models.CompactionId,
+    status: models.CompactionStatus,
+    summary: Sequence[models.ContentBlock] | None = None,
     error: str | None = None,
     meta: dict[str, Any] | None = None,
-) -> CompactionUpdateSessionUpdate:
+) -> models.CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
-    return CompactionUpdateSessionUpdate(
+    return models.CompactionUpdateSessionUpdate(
         session_update='compaction_update',
         compaction_id=compaction_id,
         status=status,
@@ -516,12 +461,12 @@ def compaction_update(
 
 def compaction_summary_chunk(
     *,
-    compaction_id: CompactionId,
-    content: ContentBlock,
+    compaction_id: models.CompactionId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> CompactionSummaryChunkSessionUpdate:
+) -> models.CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
-    return CompactionSummaryChunkSessionUpdate(
+    return models.CompactionSummaryChunkSessionUpdate(
         session_update='compaction_summary_chunk',
         compaction_id=compaction_id,
         content=content,
@@ -533,11 +478,11 @@ def compaction_summary_chunk(
 
 def tool_content(
     *,
-    content: ContentBlock,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> ContentToolCallContent:
+) -> models.ContentToolCallContent:
     """Standard content block (text, images, resources)."""
-    return ContentToolCallContent(
+    return models.ContentToolCallContent(
         type='content',
         content=content,
         **given(
@@ -548,12 +493,12 @@ def tool_content(
 
 def tool_diff(
     *,
-    changes: Sequence[DiffChange],
-    patch: DiffPatch | None = None,
+    changes: Sequence[models.DiffChange],
+    patch: models.DiffPatch | None = None,
     meta: dict[str, Any] | None = None,
-) -> DiffToolCallContent:
+) -> models.DiffToolCallContent:
     """File modification shown as a diff."""
-    return DiffToolCallContent(
+    return models.DiffToolCallContent(
         type='diff',
         changes=list(changes),
         **given(
@@ -565,11 +510,11 @@ def tool_diff(
 
 def tool_terminal(
     *,
-    terminal_id: TerminalId,
+    terminal_id: models.TerminalId,
     meta: dict[str, Any] | None = None,
-) -> TerminalToolCallContent:
+) -> models.TerminalToolCallContent:
     """A display-only reference to an agent-owned terminal."""
-    return TerminalToolCallContent(
+    return models.TerminalToolCallContent(
         type='terminal',
         terminal_id=terminal_id,
         **given(
@@ -581,13 +526,13 @@ def tool_terminal(
 def icon(
     *,
     src: str,
-    mime_type: MediaType | None = None,
+    mime_type: models.MediaType | None = None,
     sizes: list[str] | None = None,
-    theme: IconTheme | None = None,
+    theme: models.IconTheme | None = None,
     meta: dict[str, Any] | None = None,
-) -> Icon:
+) -> models.Icon:
     """An optionally-sized icon that can be displayed in a user interface."""
-    return Icon(
+    return models.Icon(
         src=src,
         **given(
             mime_type=mime_type,
@@ -602,11 +547,11 @@ def text_resource_contents(
     *,
     text: str,
     uri: str,
-    mime_type: MediaType | None = None,
+    mime_type: models.MediaType | None = None,
     meta: dict[str, Any] | None = None,
-) -> TextResourceContents:
+) -> models.TextResourceContents:
     """Text-based resource contents."""
-    return TextResourceContents(
+    return models.TextResourceContents(
         text=text,
         uri=uri,
         **given(
@@ -620,11 +565,11 @@ def blob_resource_contents(
     *,
     blob: str,
     uri: str,
-    mime_type: MediaType | None = None,
+    mime_type: models.MediaType | None = None,
     meta: dict[str, Any] | None = None,
-) -> BlobResourceContents:
+) -> models.BlobResourceContents:
     """Binary resource contents."""
-    return BlobResourceContents(
+    return models.BlobResourceContents(
         blob=blob,
         uri=uri,
         **given(
@@ -636,12 +581,12 @@ def blob_resource_contents(
 
 def tool_call_location(
     *,
-    path: AbsolutePath,
+    path: models.AbsolutePath,
     line: int | None = None,
     meta: dict[str, Any] | None = None,
-) -> ToolCallLocation:
+) -> models.ToolCallLocation:
     """A file location being accessed or modified by a tool."""
-    return ToolCallLocation(
+    return models.ToolCallLocation(
         path=path,
         **given(
             line=line,

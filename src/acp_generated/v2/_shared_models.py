@@ -4,5337 +4,940 @@
 ``unstable.models`` import them from here, so a stable instance is an unstable one.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import AfterValidator, Field, SerializeAsAny
-from typing_extensions import TypeAliasType
-
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, JsonInt, NotNull, SkipInvalidItems, UriFormat
-from acp_runtime.codegen_support import TypedNotification, TypedRequest
-from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
-
-
-AbsolutePath = TypeAliasType("AbsolutePath", str)
-"""
-An absolute filesystem path used by the protocol.
-
-Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
-"""
-
-
-class PromptImageCapabilities(AcpModel):
-    """
-    Capabilities for image content in prompt requests.
-
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class PromptAudioCapabilities(AcpModel):
-    """
-    Capabilities for audio content in prompt requests.
-
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class PromptEmbeddedContextCapabilities(AcpModel):
-    """
-    Capabilities for embedded context in prompt requests.
-
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class PromptCapabilities(AcpModel):
-    """
-    Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
-    """
-
-    image: Annotated[PromptImageCapabilities | None, DefaultOnError] = None
-    """
-    Agent supports `image` content blocks.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-    audio: Annotated[PromptAudioCapabilities | None, DefaultOnError] = None
-    """
-    Agent supports `audio` content blocks.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-    embedded_context: Annotated[PromptEmbeddedContextCapabilities | None, Field(validation_alias="embeddedContext", serialization_alias="embeddedContext"), DefaultOnError] = None
-    """
-    Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include `resource` content blocks
-    in prompt requests for pieces of context that are referenced in the message.
-
-    Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class McpStdioCapabilities(AcpModel):
-    """
-    Capabilities for stdio MCP server transports.
-
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class McpHttpCapabilities(AcpModel):
-    """
-    Capabilities for HTTP MCP server transports.
-
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """
-    Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """
-    Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents may return
-    `SessionInfo.additionalDirectories` in `session/list` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-MessageId = TypeAliasType("MessageId", str)
-"""
-Identifier for a message, unique among messages of the same type within a session.
-
-Each message type, such as user messages, agent messages, and agent thoughts,
-has its own ID space: messages of different types may share an ID and remain
-distinct messages.
-"""
-
-
-Role = TypeAliasType("Role", Literal["assistant"] | Literal["user"] | str)
-"""
-The sender or recipient of messages and data in a conversation.
-"""
-
-
-class Annotations(AcpModel):
-    """
-    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
-
-    audience: Annotated[list[Role] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Intended recipients for this content, such as the user or assistant.
-
-    Omitted and `null` are equivalent and mean no audience is specified.
-    """
-    last_modified: Annotated[str | None, Field(validation_alias="lastModified", serialization_alias="lastModified"), DefaultOnError] = None
-    """
-    Timestamp indicating when the underlying resource was last modified.
-
-    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
-
-    Omitted and `null` are equivalent and mean the modification time is not reported.
-    """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0), DefaultOnError] = None
-    """
-    Relative importance of this content when clients choose what to surface, from 0 (least
-    important) to 1 (most important).
-
-    Omitted and `null` are equivalent and mean no priority is specified.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TextContent(AcpModel):
-    """
-    Text provided to or from an LLM.
-    """
-
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TextContentBlock(TextContent):
-    """
-    Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
-    extensions.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["text"] = "text"
-    else:
-        type: Literal["text"]
-
-
-MediaType = TypeAliasType("MediaType", str)
-"""
-An Internet media type identifying the format of protocol content.
-"""
-
-
-class ImageContent(AcpModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[MediaType, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    uri: Annotated[str | None, DefaultOnError, UriFormat] = None
-    """
-    URI associated with this resource or media payload.
-
-    Omitted and `null` are equivalent and mean no URI is associated with the image.
-    """
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ImageContentBlock(ImageContent):
-    """
-    Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["image"] = "image"
-    else:
-        type: Literal["image"]
-
-
-class AudioContent(AcpModel):
-    """
-    Audio provided to or from an LLM.
-    """
-
-    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded media payload.
-    """
-    mime_type: Annotated[MediaType, Field(validation_alias="mimeType", serialization_alias="mimeType")]
-    """
-    MIME type describing the encoded media payload.
-    """
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class AudioContentBlock(AudioContent):
-    """
-    Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["audio"] = "audio"
-    else:
-        type: Literal["audio"]
-
-
-IconTheme = TypeAliasType("IconTheme", Literal["light"] | Literal["dark"] | str)
-"""
-Theme an icon is designed for.
-"""
-
-
-class Icon(AcpModel):
-    """
-    An optionally-sized icon that can be displayed in a user interface.
-    """
-
-    src: Annotated[str, UriFormat]
-    """
-    A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
-    Clients reject other schemes, fetch without credentials, and do not follow
-    scheme- or origin-changing redirects.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    Optional MIME type override if the source MIME type is missing or generic.
-
-    Omitted and `null` are equivalent and mean the source MIME type is used.
-    """
-    sizes: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Optional array of strings that specify sizes at which the icon can be used.
-    Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
-    `"any"` for scalable formats like SVG.
-
-    If not provided, the client should assume that the icon can be used at any size.
-
-    Omitted and `null` are equivalent and mean no sizes are specified.
-    """
-    theme: Annotated[IconTheme | None, DefaultOnError] = None
-    """
-    Optional theme this icon is designed for.
-
-    Omitted and `null` are equivalent and mean the icon is not theme-specific.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ResourceLink(AcpModel):
-    """
-    A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
-    """
-
-    name: str
-    """
-    Human-readable name shown for this protocol object.
-    """
-    uri: Annotated[str, UriFormat]
-    """
-    URI associated with this resource or media payload.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional display title for end-user UI.
-
-    Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable details shown with this protocol object.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    icons: Annotated[list[Icon] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Optional set of sized icons that the client can display in a user interface.
-
-    Omitted and `null` are equivalent and mean no icons are provided.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type describing the encoded media payload.
-
-    Omitted and `null` are equivalent and mean the MIME type is not specified.
-    """
-    size: Annotated[JsonInt | None, Field(ge=0), DefaultOnError] = None
-    """
-    Optional size of the linked resource in bytes, if known.
-
-    Omitted and `null` are equivalent and mean the size is not known.
-    """
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ResourceLinkContentBlock(ResourceLink):
-    """
-    References to resources that the receiver may be able to read.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["resource_link"] = "resource_link"
-    else:
-        type: Literal["resource_link"]
-
-
-class TextResourceContents(AcpModel):
-    """
-    Text-based resource contents.
-    """
-
-    text: str
-    """
-    Text payload carried by this content block.
-    """
-    uri: Annotated[str, UriFormat]
-    """
-    URI associated with this resource or media payload.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type describing the encoded media payload.
-
-    Omitted and `null` are equivalent and mean the MIME type is not specified.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class BlobResourceContents(AcpModel):
-    """
-    Binary resource contents.
-    """
-
-    blob: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded bytes for a binary resource payload.
-    """
-    uri: Annotated[str, UriFormat]
-    """
-    URI associated with this resource or media payload.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type describing the encoded media payload.
-
-    Omitted and `null` are equivalent and mean the MIME type is not specified.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-EmbeddedResourceResource = TypeAliasType("EmbeddedResourceResource", SerializeAsAny[TextResourceContents | BlobResourceContents])
-"""
-Resource content that can be embedded in a message.
-"""
-
-
-class EmbeddedResource(AcpModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-    """
-
-    resource: EmbeddedResourceResource
-    """
-    Embedded resource payload, either text or binary data.
-    """
-    annotations: Annotated[Annotations | None, DefaultOnError] = None
-    """
-    Optional annotations that help clients decide how to display or route this content.
-
-    Omitted and `null` are equivalent and mean no annotations are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ResourceContentBlock(EmbeddedResource):
-    """
-    Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["resource"] = "resource"
-    else:
-        type: Literal["resource"]
-
-
-ContentBlockKnown = TypeAliasType(
-    "ContentBlockKnown",
-    SerializeAsAny[Annotated[
-        TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-class OtherContentBlock(AcpModel):
-    """
-    Custom or future content block.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content block type should preserve
-    the raw payload when storing, replaying, proxying, or forwarding content,
-    and otherwise ignore it or display it generically. Agents MUST reject a
-    `session/prompt` request with a content block type they do not support
-    with `-32602`.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"audio", "image", "resource", "resource_link", "text"})))]
-    """
-    Custom or future content block type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-ContentBlock = TypeAliasType("ContentBlock", SerializeAsAny[Annotated[ContentBlockKnown | OtherContentBlock, Field(union_mode="left_to_right")]])
-"""
-Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output reported through `session/update` notifications as
-  message updates or streamed chunks
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
-"""
-
-
-class AgentMessage(AcpModel):
-    """
-    An agent message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    an `agent_message` update includes `content`, that array replaces any
-    content previously accumulated for the message, including content from
-    earlier chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
-    """
-    A unique identifier for the message.
-    """
-    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Complete replacement content for this message.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class AgentMessageSessionUpdate(AgentMessage):
-    """
-    An agent message has been created or updated.
-
-    Agents can send this in addition to streamed chunks. When a client
-    receives another `agent_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "agent_message"
-    else:
-        session_update: Annotated[Literal["agent_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class AgentThought(AcpModel):
-    """
-    An agent thought or reasoning message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing thought content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    an `agent_thought` update includes `content`, that array replaces any
-    content previously accumulated for the thought, including content from
-    earlier chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
-    """
-    A unique identifier for the thought message.
-    """
-    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Complete replacement content for this thought message.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class AgentThoughtSessionUpdate(AgentThought):
-    """
-    An agent thought or reasoning message has been created or updated.
-
-    Agents can send this in addition to streamed chunks. When a client
-    receives another `agent_thought` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "agent_thought"
-    else:
-        session_update: Annotated[Literal["agent_thought"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-AuthMethodId = TypeAliasType("AuthMethodId", str)
-"""
-Typed identifier used for auth method values on the wire.
-"""
-
-
-class AuthMethodAgent(AcpModel):
-    """
-    Agent handles authentication itself through `auth/login`.
-
-    The `type` discriminator value is `agent`.
-    """
-
-    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
-    """
-    Unique identifier for this authentication method.
-    """
-    name: str
-    """
-    Human-readable name of the authentication method.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable description of this authentication method.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class AgentAuthMethod(AuthMethodAgent):
-    """
-    Agent handles authentication itself through `auth/login`.
-
-    The `type` discriminator value is `agent`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["agent"] = "agent"
-    else:
-        type: Literal["agent"]
-
-
-class EnvVariable(AcpModel):
-    """
-    An environment variable to set when launching a process.
-    """
-
-    name: str
-    """
-    The name of the environment variable.
-    """
-    value: str
-    """
-    The value to set for the environment variable.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class AuthMethodTerminal(AcpModel):
-    """
-    Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `auth/login`.
-    """
-
-    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
-    """
-    Unique identifier for this authentication method.
-    """
-    name: str
-    """
-    Human-readable name of the authentication method.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable description of this authentication method.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
-    """
-    Additional arguments to append to the configured agent invocation for terminal auth.
-    """
-    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
-    """
-    Additional environment variables to set on the configured agent invocation for terminal auth.
-    Names MUST be unique. These values override same-named variables in the
-    base launch configuration.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TextCommandInput(AcpModel):
-    """
-    All text that was typed after the command name is provided as input.
-    """
-
-    hint: str
-    """
-    A hint to display when the input hasn't been provided yet
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TextAvailableCommandInput(TextCommandInput):
-    """
-    All text after the command name and the whitespace following it is provided as input.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["text"] = "text"
-    else:
-        type: Literal["text"]
-
-
-class OtherAvailableCommandInput(AcpModel):
-    """
-    Custom or future command input specification.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this input type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the input specification or display the
-    command without structured input.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"text"})))]
-    """
-    Custom or future command input type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-AvailableCommandInput = TypeAliasType("AvailableCommandInput", SerializeAsAny[Annotated[TextAvailableCommandInput | OtherAvailableCommandInput, Field(union_mode="left_to_right")]])
-"""
-The input specification for a command.
-"""
-
-
-class Command(AcpModel):
-    """
-    A slash command the user can invoke by including it in a prompt.
-
-    The `type` discriminator value is `command`.
-    """
-
-    name: str
-    """
-    Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
-
-    MUST NOT contain whitespace and MUST be unique within the command list.
-    """
-    description: str
-    """
-    Human-readable description of what the command does.
-    """
-    input: Annotated[AvailableCommandInput | None, DefaultOnError] = None
-    """
-    Input for the command if required
-
-    Omitted and `null` are equivalent and mean the command takes no input.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CommandAvailableCommand(Command):
-    """
-    A slash command the user can invoke by including it in a prompt.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["command"] = "command"
-    else:
-        type: Literal["command"]
-
-
-class OtherAvailableCommand(AcpModel):
-    """
-    Custom or future command kind.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this command type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the command or display it as a plain
-    command using its `name` and `description`.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"command"})))]
-    """
-    Custom or future command type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    name: str
-    """
-    Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
-    within the command list.
-    """
-    description: str
-    """
-    Human-readable description of what the command does.
-    """
-
-
-AvailableCommand = TypeAliasType("AvailableCommand", SerializeAsAny[Annotated[CommandAvailableCommand | OtherAvailableCommand, Field(union_mode="left_to_right")]])
-"""
-A command the agent advertises to the client.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-"""
-
-
-class AvailableCommandsUpdate(AcpModel):
-    """
-    Available commands are ready or have changed
-    """
-
-    available_commands: Annotated[list[AvailableCommand], Field(validation_alias="availableCommands", serialization_alias="availableCommands"), SkipInvalidItems]
-    """
-    Commands the agent can execute.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class AvailableCommandsUpdateSessionUpdate(AvailableCommandsUpdate):
-    """
-    Available commands are ready or have changed
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "available_commands_update"
-    else:
-        session_update: Annotated[
-            Literal["available_commands_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-TerminalId = TypeAliasType("TerminalId", str)
-"""
-Unique identifier for an agent-owned terminal within a session.
-"""
-
-
-class BackgroundTerminal(AcpModel):
-    """
-    A listed terminal running in the background.
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the listed terminal.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-ToolCallId = TypeAliasType("ToolCallId", str)
-"""
-Unique identifier for a tool call within a session.
-"""
-
-
-class BackgroundToolCall(AcpModel):
-    """
-    A listed tool call whose work continues in the background.
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    The ID of the listed tool call.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class BooleanPropertySchema(AcpModel):
-    """
-    Schema for boolean properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    default: Annotated[bool | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class BooleanElicitationPropertySchema(BooleanPropertySchema):
-    """
-    Boolean property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["boolean"] = "boolean"
-    else:
-        type: Literal["boolean"]
-
-
-SessionId = TypeAliasType("SessionId", str)
-"""
-A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
-"""
-
-
-SessionConfigId = TypeAliasType("SessionConfigId", str)
-"""
-Unique identifier for a session configuration option.
-"""
-
-
-class BooleanSetSessionConfigOptionRequest(AcpModel):
-    """
-    A boolean value (`type: "boolean"`).
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to set the configuration option for.
-    """
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    The ID of the configuration option to set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["boolean"] = "boolean"
-    else:
-        type: Literal["boolean"]
-    value: bool
-    """
-    The boolean value.
-    """
-
-
-class CancelCreateElicitationResponse(AcpModel):
-    """
-    The elicitation was cancelled.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        action: Literal["cancel"] = "cancel"
-    else:
-        action: Literal["cancel"]
-
-
-RequestId = TypeAliasType("RequestId", JsonInt | str)
-"""
-A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
-
-The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
-requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response.
-"""
-
-
-class CancelRequestNotification(AcpModel, TypedNotification):
-    """
-    Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
-    """
-
-    request_id: Annotated[RequestId, Field(validation_alias="requestId", serialization_alias="requestId")]
-    """
-    The ID of the request to cancel: a request that the sender of this notification issued.
-    Receivers match it only against requests they received from that sender.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CancelSessionNotification(AcpModel, TypedNotification):
-    """
-    Notification to cancel a session's foreground work and its prompts not yet inserted.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to cancel operations for.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CancelTerminalRequest(AcpModel, TypedRequest["CancelTerminalResponse"]):
-    """
-    Request parameters for cancelling one terminal.
-
-    Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
-
-    The Agent responds once it has accepted the cancellation. The response does not mean
-    the work has stopped. The Agent confirms it with a `terminal_update` that sets
-    `exitStatus`. Cancelling stops the process but does not release the terminal, and does
-    not change the status of a tool call that references it.
-
-    The Agent responds with `-32602` if the terminal is unknown, has already exited, or is not
-    cancellable. Cancelling a terminal does not change the foreground state by itself.
-
-    See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session that owns the terminal.
-    """
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to cancel.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CancelTerminalResponse(AcpModel):
-    """
-    Response from cancelling a terminal.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CancelToolCallRequest(AcpModel, TypedRequest["CancelToolCallResponse"]):
-    """
-    Request parameters for cancelling one tool call.
-
-    Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
-
-    The Agent responds once it has accepted the cancellation. The response does not mean
-    the work has stopped. The Agent confirms it with a `tool_call_update` to a final
-    status: normally `cancelled`, or `completed` or `failed` if the work finished first.
-
-    The Agent responds with `-32602` if the tool call is unknown, already final, or not
-    cancellable. Cancelling a tool call does not change the foreground state by itself.
-
-    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session that owns the tool call.
-    """
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    The ID of the tool call to cancel.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CancelToolCallResponse(AcpModel):
-    """
-    Response from cancelling a tool call.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalBackgroundWork(BackgroundTerminal):
-    """
-    A process that keeps running after its tool call returned control to the model.
-    Live until its `terminal_update` reports `exitStatus`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["terminal"] = "terminal"
-    else:
-        type: Literal["terminal"]
-
-
-class ToolCallBackgroundWork(BackgroundToolCall):
-    """
-    Work started by a tool call that continues without a process of its own, such as
-    a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
-    stay listed.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["tool_call"] = "tool_call"
-    else:
-        type: Literal["tool_call"]
-
-
-class CancelledPermissionOutcome(AcpModel):
-    """
-    The request was not approved and no option was selected.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CancelledRequestPermissionOutcome(CancelledPermissionOutcome):
-    """
-    The request was not approved and no option was selected: the session's work was
-    cancelled, the user dismissed the prompt, or the client declined it by policy.
-    Agents MUST NOT proceed with the operation.
-
-    The client answers a request the agent cancels with `$/cancel_request` with
-    this outcome. After sending `session/cancel`, the client MAY also send it
-    without waiting for `$/cancel_request`, for a request it knows belongs to the
-    cancelled foreground work.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-    """
-
-    if TYPE_CHECKING:
-        outcome: Literal["cancelled"] = "cancelled"
-    else:
-        outcome: Literal["cancelled"]
-
-
-class TerminalAuthCapabilities(AcpModel):
-    """
-    Capabilities for terminal authentication methods.
-
-    Supplying `{}` means the client can reproduce the configured agent
-    invocation in an interactive terminal and supports terminal authentication
-    methods.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ClientAuthCapabilities(AcpModel):
-    """
-    Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
-    """
-
-    terminal: Annotated[TerminalAuthCapabilities | None, DefaultOnError] = None
-    """
-    Whether the client supports `terminal` authentication methods.
-
-    Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    The client should supply `{}` only when it can reproduce the configured
-    agent invocation in an interactive terminal. Supplying `{}` means the
-    agent may include `terminal` entries in its authentication methods.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """
-    Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """
-    URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ElicitationCapabilities(AcpModel):
-    """
-    Elicitation capabilities supported by the client.
-    """
-
-    form: Annotated[ElicitationFormCapabilities | None, DefaultOnError] = None
-    """
-    Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-    url: Annotated[ElicitationUrlCapabilities | None, DefaultOnError] = None
-    """
-    Whether the client supports URL-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ClientCapabilities(AcpModel):
-    """
-    Capabilities supported by the client.
-
-    Advertised during initialization to inform the agent about
-    available features and methods.
-
-    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
-    """
-
-    auth: Annotated[ClientAuthCapabilities | None, DefaultOnError] = None
-    """
-    Authentication capabilities supported by the client.
-    Determines which authentication method types the agent may include
-    in its `InitializeResponse`.
-
-    Optional. Omitted and `null` are equivalent and mean the client does not advertise any
-    authentication-method extensions.
-    """
-    elicitation: Annotated[ElicitationCapabilities | None, DefaultOnError] = None
-    """
-    Elicitation capabilities supported by the client.
-    Determines which elicitation modes the agent may use.
-
-    Optional. Omitted and `null` are equivalent and mean the client does not advertise
-    elicitation support.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CloseSessionRequest(AcpModel, TypedRequest["CloseSessionResponse"]):
-    """
-    Request parameters for closing an active session.
-
-    The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
-    was called, then free the resources associated with the session. Unlike `session/cancel`,
-    closing also stops the session's background work. After the close response, the Agent
-    sends no other messages for the session on that connection.
-
-    Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
-    treat a `-32002` response as a successful close.
-
-    When closing cancels active foreground work, the Agent MUST send the final
-    updates for that work and the idle `state_update` with `stopReason: "cancelled"`
-    before responding successfully to `session/close`. Closing an idle session
-    does not itself require another idle update.
-
-    Closing also cancels pending `session/prompt` requests whose messages have not
-    been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
-    Agent MUST answer that request with `-32800` (Request Cancelled). If the message
-    has already been inserted, the Agent MUST respond successfully with its
-    `messageId`. Prompt responses need not precede the close response.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to close.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CloseSessionResponse(AcpModel):
-    """
-    Response from closing a session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CommandPermissionSubject(AcpModel):
-    """
-    Permission request details for a command.
-    """
-
-    command: str
-    """
-    The command that would be run if permission is granted.
-    """
-    cwd: AbsolutePath
-    """
-    The absolute working directory for the command.
-    """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
-    """
-    The associated tool call, when known. Omitted and `null` are equivalent.
-    """
-    terminal_id: Annotated[TerminalId | None, Field(validation_alias="terminalId", serialization_alias="terminalId"), DefaultOnError] = None
-    """
-    The associated terminal, when already known. Omitted and `null` are equivalent.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CommandRequestPermissionSubject(CommandPermissionSubject):
-    """
-    Permission is requested before running a command.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["command"] = "command"
-    else:
-        type: Literal["command"]
-
-
-CompactionId = TypeAliasType("CompactionId", str)
-"""
-Unique identifier for a context compaction within a session.
-"""
-
-
-CompactionStatus = TypeAliasType("CompactionStatus", Literal["in_progress"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
-"""
-Lifecycle state of a context compaction.
-"""
-
-
-class CompactionSummaryChunk(AcpModel):
-    """
-    A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order.
-    """
-
-    compaction_id: Annotated[CompactionId, Field(validation_alias="compactionId", serialization_alias="compactionId")]
-    """
-    ID of the compaction whose summary receives this content.
-    """
-    content: ContentBlock
-    """
-    One content block to append.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class CompactionSummaryChunkSessionUpdate(CompactionSummaryChunk):
-    """
-    A content block appended to a context compaction's retained summary.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "compaction_summary_chunk"
-    else:
-        session_update: Annotated[
-            Literal["compaction_summary_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class CompactionUpdate(AcpModel):
-    """
-    A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-
-    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-    stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary. A concrete `_meta` object patches the
-    stored metadata by top-level key instead of replacing it.
-    """
-
-    compaction_id: Annotated[CompactionId, Field(validation_alias="compactionId", serialization_alias="compactionId")]
-    """
-    The Agent-owned ID of this compaction, unique within the session.
-    """
-    status: CompactionStatus
-    """
-    Current lifecycle status.
-    """
-    summary: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Complete replacement user-displayable summary content for the compaction.
-    """
-    error: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable error details for the compaction.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class CompactionUpdateSessionUpdate(CompactionUpdate):
-    """
-    A context compaction has been created or updated.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "compaction_update"
-    else:
-        session_update: Annotated[
-            Literal["compaction_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-ElicitationId = TypeAliasType("ElicitationId", str)
-"""
-Unique identifier for an elicitation.
-"""
-
-
-class CompleteElicitationNotification(AcpModel, TypedNotification):
-    """
-    Notification sent by the agent when a URL-based elicitation is complete.
-
-    This notification is not a foreground state update.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The ID of the elicitation that completed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-SessionConfigValueId = TypeAliasType("SessionConfigValueId", str)
-"""
-Unique identifier for a session configuration option value.
-"""
-
-
-class SessionConfigSelectOption(AcpModel):
-    """
-    A possible value for a session configuration option.
-    """
-
-    value: SessionConfigValueId
-    """
-    Unique identifier for this option value.
-    """
-    name: str
-    """
-    Human-readable label for this option value.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for this option value.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-UngroupedSessionConfigSelectOptions = TypeAliasType(
-    "UngroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectOption],
-        Field(min_length=1, title="UngroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A flat list of options with no grouping.
-"""
-
-
-SessionConfigGroupId = TypeAliasType("SessionConfigGroupId", str)
-"""
-Unique identifier for a session configuration option value group.
-"""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """
-    A group of possible values for a session configuration option.
-    """
-
-    group_id: Annotated[SessionConfigGroupId, Field(validation_alias="groupId", serialization_alias="groupId")]
-    """
-    Unique identifier for this group.
-    """
-    name: str
-    """
-    Human-readable label for this group.
-    """
-    options: Annotated[list[SessionConfigSelectOption], DefaultOnError, SkipInvalidItems]
-    """
-    The set of option values in this group. MUST contain at least one value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-GroupedSessionConfigSelectOptions = TypeAliasType(
-    "GroupedSessionConfigSelectOptions",
-    Annotated[
-        list[SessionConfigSelectGroup],
-        Field(min_length=1, title="GroupedSessionConfigSelectOptions"),
-    ],
-)
-"""
-A list of options grouped under headers.
-"""
-
-
-SessionConfigSelectOptions = TypeAliasType("SessionConfigSelectOptions", UngroupedSessionConfigSelectOptions | GroupedSessionConfigSelectOptions)
-"""
-Possible values for a session configuration option.
-"""
-
-
-class SessionConfigSelect(AcpModel):
-    """
-    A single-value selector (dropdown) session configuration option payload.
-    """
-
-    current_value: Annotated[SessionConfigValueId, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The currently selected value. MUST be one of the `value`s in `options`.
-    """
-    options: SessionConfigSelectOptions
-    """
-    The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups.
-    """
-
-
-SessionConfigOptionCategory = TypeAliasType("SessionConfigOptionCategory", Literal["mode"] | Literal["model"] | Literal["model_config"] | Literal["thought_level"] | str)
-"""
-Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-
-class SelectSessionConfigOption(SessionConfigSelect):
-    """
-    Single-value selector (dropdown).
-    """
-
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for the Client to display to the user.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
-    """
-    Optional semantic category for this option (UX only).
-
-    Omitted and `null` are equivalent and mean no category is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["select"] = "select"
-    else:
-        type: Literal["select"]
-
-
-class SessionConfigBoolean(AcpModel):
-    """
-    A boolean on/off toggle session configuration option payload.
-    """
-
-    current_value: Annotated[bool, Field(validation_alias="currentValue", serialization_alias="currentValue")]
-    """
-    The current value of the boolean option.
-    """
-
-
-class BooleanSessionConfigOption(SessionConfigBoolean):
-    """
-    Boolean on/off toggle.
-    """
-
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for the Client to display to the user.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
-    """
-    Optional semantic category for this option (UX only).
-
-    Omitted and `null` are equivalent and mean no category is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["boolean"] = "boolean"
-    else:
-        type: Literal["boolean"]
-
-
-SessionConfigOptionKnown = TypeAliasType(
-    "SessionConfigOptionKnown",
-    SerializeAsAny[Annotated[
-        SelectSessionConfigOption | BooleanSessionConfigOption,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-class OtherSessionConfigOption(AcpModel):
-    """
-    Custom or future session configuration option payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this option type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding configuration
-    data, and otherwise ignore the option. The Agent keeps using its `currentValue`.
-    """
-
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    Unique identifier for the configuration option.
-    """
-    name: str
-    """
-    Human-readable label for the option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description for the Client to display to the user.
-
-    Omitted and `null` are equivalent and mean no description is provided.
-    """
-    category: Annotated[SessionConfigOptionCategory | None, DefaultOnError] = None
-    """
-    Optional semantic category for this option (UX only).
-
-    Omitted and `null` are equivalent and mean no category is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"boolean", "select"})))]
-    """
-    Custom or future session configuration option type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-SessionConfigOption = TypeAliasType("SessionConfigOption", SerializeAsAny[Annotated[SessionConfigOptionKnown | OtherSessionConfigOption, Field(union_mode="left_to_right")]])
-"""
-A session configuration option selector and its current state.
-"""
-
-
-class ConfigOptionUpdate(AcpModel):
-    """
-    Session configuration options have been updated.
-    """
-
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
-    """
-    The full set of configuration options and their current values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
-    """
-    Session configuration options have been updated.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "config_option_update"
-    else:
-        session_update: Annotated[
-            Literal["config_option_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class Content(AcpModel):
-    """
-    Standard content block (text, images, resources).
-    """
-
-    content: ContentBlock
-    """
-    The actual content block.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ContentChunk(AcpModel):
-    """
-    A streamed item of message content.
-    """
-
-    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
-    """
-    A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave.
-    """
-    content: ContentBlock
-    """
-    A single item of content
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class AgentMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the agent's response being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "agent_message_chunk"
-    else:
-        session_update: Annotated[
-            Literal["agent_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class AgentThoughtChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the agent's internal reasoning being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "agent_thought_chunk"
-    else:
-        session_update: Annotated[
-            Literal["agent_thought_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class ContentToolCallContent(Content):
-    """
-    Standard content block (text, images, resources).
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["content"] = "content"
-    else:
-        type: Literal["content"]
-
-
-class Cost(AcpModel):
-    """
-    Cost information for a session.
-    """
-
-    amount: int | float
-    """
-    Total cumulative cost for session.
-    """
-    currency: str
-    """
-    Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits".
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class DeclineCreateElicitationResponse(AcpModel):
-    """
-    The user declined the elicitation.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        action: Literal["decline"] = "decline"
-    else:
-        action: Literal["decline"]
-
-
-class DeleteSessionRequest(AcpModel, TypedRequest["DeleteSessionResponse"]):
-    """
-    Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `session.delete` capability.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to delete.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class DeleteSessionResponse(AcpModel):
-    """
-    Response from deleting a session.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class DiffPathChange(AcpModel):
-    """
-    Operation metadata for add, delete, and modify changes.
-    """
-
-    path: AbsolutePath
-    """
-    Absolute path for the operation.
-    """
-
-
-DiffFileType = TypeAliasType("DiffFileType", Literal["text"] | Literal["binary"] | Literal["directory"] | Literal["symlink"] | str)
-"""
-Kind of file content represented by a diff change.
-"""
-
-
-class AddDiffChange(DiffPathChange):
-    """
-    A file was added.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        operation: Literal["add"] = "add"
-    else:
-        operation: Literal["add"]
-
-
-class DeleteDiffChange(DiffPathChange):
-    """
-    A file was deleted.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        operation: Literal["delete"] = "delete"
-    else:
-        operation: Literal["delete"]
-
-
-class ModifyDiffChange(DiffPathChange):
-    """
-    A file was modified in place.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        operation: Literal["modify"] = "modify"
-    else:
-        operation: Literal["modify"]
-
-
-class DiffPathPairChange(AcpModel):
-    """
-    Operation metadata for move and copy changes.
-    """
-
-    old_path: Annotated[AbsolutePath, Field(validation_alias="oldPath", serialization_alias="oldPath")]
-    """
-    Absolute path before the operation.
-    """
-    path: AbsolutePath
-    """
-    Absolute path after the operation.
-    """
-
-
-class MoveDiffChange(DiffPathPairChange):
-    """
-    A file was moved or renamed.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        operation: Literal["move"] = "move"
-    else:
-        operation: Literal["move"]
-
-
-class CopyDiffChange(DiffPathPairChange):
-    """
-    A file was copied.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        operation: Literal["copy"] = "copy"
-    else:
-        operation: Literal["copy"]
-
-
-DiffChangeKnown = TypeAliasType(
-    "DiffChangeKnown",
-    SerializeAsAny[Annotated[
-        AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange,
-        Field(discriminator="operation"),
-    ]],
-)
-
-
-class OtherDiffChange(AcpModel):
-    """
-    Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    file_type: Annotated[DiffFileType | None, Field(validation_alias="fileType", serialization_alias="fileType"), DefaultOnError] = None
-    """
-    File content kind after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the content kind is unknown.
-    """
-    mime_type: Annotated[MediaType | None, Field(validation_alias="mimeType", serialization_alias="mimeType"), DefaultOnError] = None
-    """
-    MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-    Omitted and `null` are equivalent and mean the MIME type is unknown.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    operation: Annotated[str, AfterValidator(unknown_tag(frozenset({"add", "copy", "delete", "modify", "move"})))]
-    """
-    Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-DiffChange = TypeAliasType("DiffChange", SerializeAsAny[Annotated[DiffChangeKnown | OtherDiffChange, Field(union_mode="left_to_right")]])
-"""
-One file-level change described by a `Diff`.
-
-Structured change metadata lets clients identify affected files and
-operations without parsing the text patch.
-"""
-
-
-DiffPatchFormat = TypeAliasType("DiffPatchFormat", Literal["git_patch"] | str)
-"""
-Text patch format used by `DiffPatch`.
-"""
-
-
-class DiffPatch(AcpModel):
-    """
-    Renderable patch text and its format.
-    """
-
-    format: DiffPatchFormat
-    """
-    Patch format. The only ACP-defined value is `git_patch`.
-    """
-    text: str
-    """
-    Patch text in the format named by `format`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class Diff(AcpModel):
-    """
-    File changes produced by a tool call.
-
-    `changes` is authoritative for affected absolute paths and operations.
-    `patch` optionally carries renderable text for some or all of those changes
-    and MUST be consistent with `changes`. Agents SHOULD provide `patch` whenever
-    feasible. Clients MUST handle diffs where `patch` is omitted or `null`.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
-    """
-
-    changes: Annotated[list[DiffChange], SkipInvalidItems]
-    """
-    Structured file changes described by this diff.
-
-    Clients can use this field without parsing patch text to determine affected paths.
-    """
-    patch: Annotated[DiffPatch | None, DefaultOnError] = None
-    """
-    Renderable patch text for some or all of the structured changes.
-
-    Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-    equivalent and mean no renderable patch text was provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class DiffToolCallContent(Diff):
-    """
-    File modification shown as a diff.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["diff"] = "diff"
-    else:
-        type: Literal["diff"]
-
-
-StringArrayElicitationContentValue = TypeAliasType(
-    "StringArrayElicitationContentValue",
-    Annotated[list[str], Field(title="StringArrayElicitationContentValue")],
-)
-"""
-String array value accepted in elicitation response content.
-"""
-
-
-ElicitationContentValue = TypeAliasType("ElicitationContentValue", str | int | float | bool | StringArrayElicitationContentValue | Any)
-"""
-Allowed wire representations for `ElicitationContentValue`.
-"""
-
-
-class ElicitationAcceptAction(AcpModel):
-    """
-    The user accepted the elicitation and provided content.
-    """
-
-    content: dict[str, ElicitationContentValue] | None = None
-    """
-    The user-provided content, if any, as an object matching the requested schema.
-
-    Omitted and `null` are equivalent and mean no content is provided.
-    """
-
-
-class AcceptCreateElicitationResponse(ElicitationAcceptAction):
-    """
-    The user accepted and provided content.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        action: Literal["accept"] = "accept"
-    else:
-        action: Literal["accept"]
-
-
-CreateElicitationResponseKnown = TypeAliasType(
-    "CreateElicitationResponseKnown",
-    SerializeAsAny[Annotated[
-        AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse,
-        Field(discriminator="action"),
-    ]],
-)
-
-
-class ElicitationRequestScope(AcpModel):
-    """
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: Annotated[RequestId, Field(validation_alias="requestId", serialization_alias="requestId")]
-    """
-    The pending Client-to-Agent request this elicitation is tied to.
-    """
-
-
-ElicitationSchemaType = TypeAliasType("ElicitationSchemaType", Literal["object"])
-"""
-Type discriminator for elicitation schemas.
-"""
-
-
-StringFormat = TypeAliasType("StringFormat", Literal["email"] | Literal["uri"] | Literal["date"] | Literal["date-time"] | str)
-"""
-String format types for string properties in elicitation schemas.
-"""
-
-
-class EnumOption(AcpModel):
-    """
-    A titled enum option with a const value, human-readable title, and optional description.
-    """
-
-    const: str
-    """
-    The constant value for this option.
-    """
-    title: str
-    """
-    Human-readable title for this option.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class StringPropertySchema(AcpModel):
-    """
-    Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_length: Annotated[JsonInt | None, Field(validation_alias="minLength", serialization_alias="minLength", ge=0)] = None
-    """
-    Minimum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
-    """
-    max_length: Annotated[JsonInt | None, Field(validation_alias="maxLength", serialization_alias="maxLength", ge=0)] = None
-    """
-    Maximum string length.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
-    """
-    pattern: str | None = None
-    """
-    Pattern the string must match, in ECMA-262 regular expression syntax.
-
-    Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
-    """
-    format: StringFormat | None = None
-    """
-    String format.
-
-    Optional. Omitted and `null` are equivalent and mean there is no format constraint.
-    """
-    default: Annotated[str | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    enum: Annotated[list[str] | None, Field(min_length=1)] = None
-    """
-    Enum values for untitled single-select enums.
-    Must contain at least one value when present.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: Annotated[list[EnumOption] | None, Field(validation_alias="oneOf", serialization_alias="oneOf", min_length=1)] = (
-        None
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acp_runtime.codegen_support import AcpModel as AcpModel
+from acp_runtime.codegen_support import lazy_exports
+
+if TYPE_CHECKING:
+    from ._models._scalars import (
+        AbsolutePath as AbsolutePath,
+        AuthMethodId as AuthMethodId,
+        CompactionId as CompactionId,
+        CompactionStatus as CompactionStatus,
+        DiffFileType as DiffFileType,
+        DiffPatchFormat as DiffPatchFormat,
+        ElicitationId as ElicitationId,
+        ElicitationSchemaType as ElicitationSchemaType,
+        ErrorCode as ErrorCode,
+        IconTheme as IconTheme,
+        MediaType as MediaType,
+        MessageId as MessageId,
+        NoticeSeverity as NoticeSeverity,
+        PermissionOptionId as PermissionOptionId,
+        PermissionOptionKind as PermissionOptionKind,
+        PlanEntryPriority as PlanEntryPriority,
+        PlanEntryStatus as PlanEntryStatus,
+        PlanId as PlanId,
+        ProtocolVersion as ProtocolVersion,
+        RequestId as RequestId,
+        Role as Role,
+        SessionConfigGroupId as SessionConfigGroupId,
+        SessionConfigId as SessionConfigId,
+        SessionConfigOptionCategory as SessionConfigOptionCategory,
+        SessionConfigValueId as SessionConfigValueId,
+        SessionId as SessionId,
+        SessionListCursor as SessionListCursor,
+        StringArrayElicitationContentValue as StringArrayElicitationContentValue,
+        StringFormat as StringFormat,
+        TerminalId as TerminalId,
+        ToolCallId as ToolCallId,
+        ToolCallStatus as ToolCallStatus,
+        ToolKind as ToolKind,
     )
-    """
-    Titled enum options for titled single-select enums.
-    Must contain at least one option when present.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class StringElicitationPropertySchema(StringPropertySchema):
-    """
-    String property (or single-select enum when `enum`/`oneOf` is set).
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["string"] = "string"
-    else:
-        type: Literal["string"]
-
-
-class NumberPropertySchema(AcpModel):
-    """
-    Schema for number (floating-point) properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: int | float | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: int | float | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: Annotated[int | float | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class NumberElicitationPropertySchema(NumberPropertySchema):
-    """
-    Number (floating-point) property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["number"] = "number"
-    else:
-        type: Literal["number"]
-
-
-class IntegerPropertySchema(AcpModel):
-    """
-    Schema for integer properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    minimum: JsonInt | None = None
-    """
-    Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-    maximum: JsonInt | None = None
-    """
-    Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-    default: Annotated[JsonInt | None, DefaultOnError] = None
-    """
-    Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IntegerElicitationPropertySchema(IntegerPropertySchema):
-    """
-    Integer property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["integer"] = "integer"
-    else:
-        type: Literal["integer"]
-
-
-class StringMultiSelectItems(AcpModel):
-    """
-    String item schema for multi-select enum properties.
-    """
-
-    enum: Annotated[list[str], Field(min_length=1)]
-    """
-    Allowed enum values. Must contain at least one value.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class StringMultiSelectItemsVariant(StringMultiSelectItems):
-    """
-    Multi-select string items with plain string values.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["string"] = "string"
-    else:
-        type: Literal["string"]
-
-
-class TitledMultiSelectItems(AcpModel):
-    """
-    Items definition for titled multi-select enum properties.
-    """
-
-    any_of: Annotated[list[EnumOption], Field(validation_alias="anyOf", serialization_alias="anyOf", min_length=1)]
-    """
-    Titled enum options. Must contain at least one option.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class OtherMultiSelectItems(AcpModel):
-    """
-    Custom or future typed multi-select items.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"string"})))]
-    """
-    Custom or future multi-select item type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-MultiSelectItems = TypeAliasType("MultiSelectItems", SerializeAsAny[Annotated[StringMultiSelectItemsVariant | TitledMultiSelectItems | OtherMultiSelectItems, Field(union_mode="left_to_right")]])
-"""
-Items for a multi-select (array) property schema.
-"""
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """
-    Schema for multi-select (array) properties in an elicitation form.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-    min_items: Annotated[JsonInt | None, Field(validation_alias="minItems", serialization_alias="minItems", ge=0)] = None
-    """
-    Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-    max_items: Annotated[JsonInt | None, Field(validation_alias="maxItems", serialization_alias="maxItems", ge=0)] = None
-    """
-    Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-    items: MultiSelectItems
-    """
-    The items definition describing allowed values.
-    """
-    default: Annotated[list[str] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ArrayElicitationPropertySchema(MultiSelectPropertySchema):
-    """
-    Multi-select array property.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["array"] = "array"
-    else:
-        type: Literal["array"]
-
-
-ElicitationPropertySchemaKnown = TypeAliasType(
-    "ElicitationPropertySchemaKnown",
-    SerializeAsAny[Annotated[
-        StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-class OtherElicitationPropertySchema(AcpModel):
-    """
-    Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"array", "boolean", "integer", "number", "string"})))]
-    """
-    Custom or future elicitation property schema type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-ElicitationPropertySchema = TypeAliasType("ElicitationPropertySchema", SerializeAsAny[Annotated[ElicitationPropertySchemaKnown | OtherElicitationPropertySchema, Field(union_mode="left_to_right")]])
-"""
-Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`.
-"""
-
-
-class ElicitationSchema(AcpModel):
-    """
-    Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification.
-    """
-
-    type: ElicitationSchemaType
-    """
-    Type discriminator. Always `"object"`. Any other value is rejected.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional title for the schema.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-    properties: dict[str, ElicitationPropertySchema]
-    """
-    Property definitions (must be primitive types).
-    """
-    required: list[str] | None = None
-    """
-    List of required property names.
-
-    Optional. Omitted and `null` are equivalent and mean no property names are required.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional description of what this schema represents.
-
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ElicitationSessionScope(AcpModel):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session this elicitation is tied to.
-    """
-    tool_call_id: Annotated[ToolCallId | None, Field(validation_alias="toolCallId", serialization_alias="toolCallId"), DefaultOnError] = None
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-
-ErrorCode = TypeAliasType("ErrorCode", Literal[-32700] | Literal[-32600] | Literal[-32601] | Literal[-32602] | Literal[-32603] | Literal[-32800] | Literal[-32000] | Literal[-32002] | Literal[-32022] | JsonInt)
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-"""
-
-
-ProtocolVersion = TypeAliasType(
-    "ProtocolVersion", Annotated[JsonInt, Field(ge=0, le=65535)]
-)
-"""
-Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-
-class UnsupportedProtocolVersionErrorData(AcpModel):
-    """
-    Data for the `-32022` (Unsupported protocol version) error.
-
-    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
-    """
-
-    requested: ProtocolVersion
-    """
-    The protocol version the Client requested.
-    """
-    supported: list[ProtocolVersion]
-    """
-    The protocol versions the Agent supports.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class SessionNotFoundErrorData(AcpModel):
-    """
-    Data for the `-32002` (Resource not found) error when a session-scoped request names a
-    session that does not exist or is not active.
-
-    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID from the request.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-ErrorData = TypeAliasType("ErrorData", SerializeAsAny[UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any])
-"""
-Schema for [`Error::data`]: the shapes ACP defines, or any other value.
-"""
-
-
-class Error(AcpModel):
-    """
-    JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """
-    A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-    message: str
-    """
-    A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-    data: Annotated[ErrorData | None, DefaultOnError] = None
-    """
-    Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-
-    Omitted and `null` are equivalent and mean no additional data is provided. Some codes
-    define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
-    """
-
-
-class ErrorStopReason(AcpModel):
-    """
-    Details of a failure that ended active work.
-    """
-
-    error: Annotated[Error | None, DefaultOnError] = None
-    """
-    The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-
-class HttpHeader(AcpModel):
-    """
-    An HTTP header to set when making requests to the MCP server.
-    """
-
-    name: str
-    """
-    The name of the HTTP header.
-    """
-    value: str
-    """
-    The value to set for the HTTP header.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class IdSetSessionConfigOptionRequest(AcpModel):
-    """
-    A `SessionConfigValueId` string value (`type: "id"`).
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to set the configuration option for.
-    """
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    The ID of the configuration option to set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        type: Literal["id"] = "id"
-    else:
-        type: Literal["id"]
-    value: SessionConfigValueId
-    """
-    The value ID.
-    """
-
-
-class Implementation(AcpModel):
-    """
-    Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """
-    Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Intended for UI and end-user contexts and optimized to be human-readable
-    and easily understood.
-
-    If not provided, the name should be used for display.
-
-    Omitted and `null` are equivalent and mean the `name` is used for display.
-    """
-    version: str
-    """
-    Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalAuthMethod(AuthMethodTerminal):
-    """
-    Client runs the configured agent program as a separate interactive
-    process, without passing this method to `auth/login`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["terminal"] = "terminal"
-    else:
-        type: Literal["terminal"]
-
-
-AuthMethodKnown = TypeAliasType(
-    "AuthMethodKnown",
-    SerializeAsAny[Annotated[
-        TerminalAuthMethod | AgentAuthMethod, Field(discriminator="type")
-    ]],
-)
-
-
-class OtherAuthMethod(AcpModel):
-    """
-    Custom or future authentication method.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this method type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding initialization
-    data, and otherwise ignore the method or display it generically.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"agent", "terminal"})))]
-    """
-    Custom or future authentication method type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
-    """
-    Unique identifier for this authentication method.
-    """
-    name: str
-    """
-    Human-readable name of the authentication method.
-    """
-
-
-AuthMethod = TypeAliasType("AuthMethod", SerializeAsAny[Annotated[AuthMethodKnown | OtherAuthMethod, Field(union_mode="left_to_right")]])
-"""
-Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-"""
-
-
-SessionListCursor = TypeAliasType("SessionListCursor", str)
-"""
-An opaque cursor used to paginate `session/list` results.
-"""
-
-
-class LoginAuthRequest(AcpModel, TypedRequest["LoginAuthResponse"]):
-    """
-    Request parameters for the `auth/login` method.
-
-    Specifies which authentication method to use.
-
-    Agents MUST support this method when their `initialize` response included
-    a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty.
-    """
-
-    method_id: Annotated[AuthMethodId, Field(validation_alias="methodId", serialization_alias="methodId")]
-    """
-    The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class LoginAuthResponse(AcpModel):
-    """
-    Response to the `auth/login` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class LogoutAuthRequest(AcpModel, TypedRequest["LogoutAuthResponse"]):
-    """
-    Request parameters for the `auth/logout` method.
-
-    Terminates the current authenticated session.
-
-    Agents MUST support this method when their `initialize` response included
-    a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class LogoutAuthResponse(AcpModel):
-    """
-    Response to the `auth/logout` method.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class McpServerHttp(AcpModel):
-    """
-    HTTP transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    URL to the MCP server.
-    """
-    headers: Annotated[list[HttpHeader] | None, DefaultOnNull, NotNull] = None
-    """
-    HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class HttpMcpServer(McpServerHttp):
-    """
-    HTTP transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.http`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["http"] = "http"
-    else:
-        type: Literal["http"]
-
-
-class McpServerStdio(AcpModel):
-    """
-    Stdio transport configuration for MCP.
-    """
-
-    name: str
-    """
-    Human-readable name identifying this MCP server.
-    """
-    command: AbsolutePath
-    """
-    Absolute path to the MCP server executable.
-    """
-    args: Annotated[list[str] | None, DefaultOnNull, NotNull] = None
-    """
-    Command-line arguments to pass to the MCP server.
-    """
-    env: Annotated[list[EnvVariable] | None, DefaultOnNull, NotNull] = None
-    """
-    Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class StdioMcpServer(McpServerStdio):
-    """
-    Stdio transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.stdio`.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["stdio"] = "stdio"
-    else:
-        type: Literal["stdio"]
-
-
-class NewSessionResponse(AcpModel):
-    """
-    Response from creating a new session.
-
-    New sessions default to `idle` until a state update reports otherwise.
-    Updates may arrive before or after this response. Clients MUST NOT overwrite
-    an already-reported state when the response arrives.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    Unique identifier for the created session.
-
-    Used in all subsequent requests for this conversation.
-    """
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
-    """
-    Initial session configuration options.
-
-    Optional. Omitted or empty means no config options are advertised.
-    Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list.
-    """
-    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
-    """
-    Initial commands the agent can execute in this session.
-
-    Optional. Omitted or empty means no initial commands are advertised.
-    Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-NoticeSeverity = TypeAliasType("NoticeSeverity", Literal["info"] | Literal["warning"] | Literal["error"] | str)
-"""
-Severity hint for a session notice.
-"""
-
-
-class Notice(AcpModel):
-    """
-    Fire-and-forget information for the user.
-
-    Notices are live events rather than session history. Agents must not rely on
-    a notice being received, displayed, or seen by the user.
-    No Client capability is required, and unsupported Clients may ignore notices.
-
-    See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
-    """
-
-    severity: NoticeSeverity
-    """
-    Presentation severity hint.
-    """
-    title: Annotated[str, Field(min_length=1)]
-    """
-    Required non-empty plain-text title that can stand alone.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional plain-text detail or guidance.
-
-    Omitted and `null` are equivalent and mean no description was supplied.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class NoticeSessionUpdate(Notice):
-    """
-    Information for the user that is not part of session history.
-
-    No Client capability is required. Clients that do not understand or
-    present notices may ignore them.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "notice"
-    else:
-        session_update: Annotated[Literal["notice"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class OtherCreateElicitationResponse(AcpModel):
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses, and otherwise MUST handle it as `cancel`.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    action: Annotated[str, AfterValidator(unknown_tag(frozenset({"accept", "cancel", "decline"})))]
-    """
-    Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
-"""
-Response from the client to an elicitation request.
-"""
-
-
-PlanId = TypeAliasType("PlanId", str)
-"""
-Unique identifier for a plan within a session.
-"""
-
-
-class OtherReplayFrom(AcpModel):
-    """
-    Custom or future replay cursor.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Intermediaries SHOULD preserve the raw payload when storing, replaying,
-    proxying, or forwarding requests. Agents that do not support this cursor
-    MUST reject the request with `-32602` (Invalid params), rather than
-    substituting another cursor or resuming without replay.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"start"})))]
-    """
-    Custom or future replay cursor type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherRequestPermissionOutcome(AcpModel):
-    """
-    Custom or future permission outcome.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this outcome MUST NOT treat it as approval.
-    They should preserve the raw payload when storing, replaying, proxying, or
-    forwarding permission responses, and otherwise fail or decline the
-    permission request according to policy.
-    """
-
-    outcome: Annotated[str, AfterValidator(unknown_tag(frozenset({"cancelled", "selected"})))]
-    """
-    Custom or future permission outcome.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherRequestPermissionSubject(AcpModel):
-    """
-    Custom or future permission subject.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this subject type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding permission
-    requests, and otherwise display a generic permission prompt or decline it
-    according to policy.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"command", "tool_call"})))]
-    """
-    Custom or future permission subject type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-class OtherSetSessionConfigOptionRequest(AcpModel):
-    """
-    Custom or future session configuration option value payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents MUST reject a `session/set_config_option` request with a value type
-    they do not support with `-32602`.
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to set the configuration option for.
-    """
-    config_id: Annotated[SessionConfigId, Field(validation_alias="configId", serialization_alias="configId")]
-    """
-    The ID of the configuration option to set.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"boolean", "id"})))]
-    """
-    Custom or future session configuration option value type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-    value: Any
-    """
-    Raw value payload for the custom or future value type.
-    """
-
-
-class OtherToolCallContent(AcpModel):
-    """
-    Custom or future tool call content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding tool call
-    output, and otherwise ignore it or display it generically.
-    """
-
-    type: Annotated[str, AfterValidator(unknown_tag(frozenset({"content", "diff", "terminal"})))]
-    """
-    Custom or future tool call content type.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-PermissionOptionId = TypeAliasType("PermissionOptionId", str)
-"""
-Unique identifier for a permission option.
-"""
-
-
-PermissionOptionKind = TypeAliasType("PermissionOptionKind", Literal["allow_once"] | Literal["allow_always"] | Literal["reject_once"] | Literal["reject_always"] | str)
-"""
-The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-
-class PermissionOption(AcpModel):
-    """
-    An option presented to the user when requesting permission.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    Identifier for this permission option. MUST be unique within the request.
-    """
-    name: str
-    """
-    Human-readable label to display to the user.
-    """
-    kind: PermissionOptionKind
-    """
-    Hint about the nature of this permission option.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-PlanEntryPriority = TypeAliasType("PlanEntryPriority", Literal["high"] | Literal["medium"] | Literal["low"] | str)
-"""
-Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
-"""
-
-
-PlanEntryStatus = TypeAliasType("PlanEntryStatus", Literal["pending"] | Literal["in_progress"] | Literal["completed"] | Literal["cancelled"] | str)
-"""
-Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
-"""
-
-
-class PlanEntry(AcpModel):
-    """
-    A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
-    """
-
-    content: str
-    """
-    Human-readable description of what this task aims to accomplish.
-    """
-    priority: PlanEntryPriority
-    """
-    The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-    status: PlanEntryStatus
-    """
-    Current execution status of this task.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class PlanItems(AcpModel):
-    """
-    A plan represented as structured entries.
-    """
-
-    plan_id: Annotated[PlanId, Field(validation_alias="planId", serialization_alias="planId")]
-    """
-    The plan ID to update.
-    """
-    entries: Annotated[list[PlanEntry], SkipInvalidItems]
-    """
-    The list of tasks to be accomplished.
-
-    When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ItemsPlanUpdateContent(PlanItems):
-    """
-    Structured plan entries.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["items"] = "items"
-    else:
-        type: Literal["items"]
-
-
-class PromptRequest(AcpModel, TypedRequest["PromptResponse"]):
-    """
-    Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The ID of the session to send this user message to
-    """
-    prompt: Annotated[list[ContentBlock], Field(min_length=1)]
-    """
-    The blocks of content that compose the user's message.
-
-    As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
-    while other variants are optionally enabled via `PromptCapabilities`.
-
-    The Client MUST adapt its interface according to `PromptCapabilities`.
-
-    The client MAY include referenced pieces of context as either
-    `resource` or `resource_link` content blocks.
-
-    When available, `resource` is preferred
-    as it avoids extra round-trips and allows the message to include
-    pieces of context from sources the agent may not have access to.
-
-    Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
-    inserting it.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class PromptResponse(AcpModel):
-    """
-    Response acknowledging that a user prompt was inserted into the ACP conversation.
-
-    This response does not indicate that the prompt was merely received or held, nor that the
-    agent has finished processing it.
-    Processing and completion are reported through `state_update` session updates.
-
-    Insertion is the logical addition of a user message with a message ID and a position
-    relative to other messages in the ACP conversation.
-
-    See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
-    """
-
-    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
-    """
-    Identifies the user message inserted into the ACP conversation.
-
-    Required and non-null. Omission and explicit `null` are both invalid.
-
-    The corresponding user-message session update carries this same identifier and may arrive
-    before or after this response. Agents must echo the message during the live session, but are
-    not required to retain it. If retained and replayed, the message keeps this identifier.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ReplayFromStart(AcpModel):
-    """
-    Inclusive replay cursor requesting replay from the start of retained conversation history.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class RequestElicitationFormMode(ElicitationRequestScope):
-    """
-    Form-based elicitation mode where the client renders a form from the provided schema.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-class RequestElicitationUrlMode(ElicitationRequestScope):
-    """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-class RequestFormCreateElicitationRequest(ElicitationRequestScope):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["form"] = "form"
-    else:
-        mode: Literal["form"]
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-class RequestOtherCreateElicitationRequest(ElicitationRequestScope):
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-ToolKind = TypeAliasType("ToolKind", Literal["read"] | Literal["edit"] | Literal["delete"] | Literal["move"] | Literal["search"] | Literal["execute"] | Literal["think"] | Literal["fetch"] | Literal["switch_mode"] | Literal["other"] | str)
-"""
-Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/tool-calls#reporting)
-"""
-
-
-ToolCallStatus = TypeAliasType("ToolCallStatus", Literal["pending"] | Literal["in_progress"] | Literal["paused"] | Literal["completed"] | Literal["failed"] | Literal["cancelled"] | str)
-"""
-Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/v2/tool-calls#status)
-"""
-
-
-class Terminal(AcpModel):
-    """
-    A display-only reference to an agent-owned terminal.
-
-    Terminal state and output are delivered separately through
-    `terminal_update` and `terminal_output_chunk` session updates.
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The ID of the terminal to display.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalToolCallContent(Terminal):
-    """
-    A display-only reference to an agent-owned terminal.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["terminal"] = "terminal"
-    else:
-        type: Literal["terminal"]
-
-
-ToolCallContentKnown = TypeAliasType(
-    "ToolCallContentKnown",
-    SerializeAsAny[Annotated[
-        ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-ToolCallContent = TypeAliasType("ToolCallContent", SerializeAsAny[Annotated[ToolCallContentKnown | OtherToolCallContent, Field(union_mode="left_to_right")]])
-"""
-Content produced by a tool call.
-
-Tool calls can produce different types of content including standard
-content blocks (text, images), file diffs, or display-only terminals.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
-"""
-
-
-class ToolCallLocation(AcpModel):
-    """
-    A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
-    """
-
-    path: AbsolutePath
-    """
-    The absolute file path being accessed or modified.
-    """
-    line: Annotated[JsonInt | None, Field(ge=1), DefaultOnError] = None
-    """
-    Optional 1-based line number within the file. Omitted and `null` are equivalent and
-    mean no specific line. `0` is invalid.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ToolCallCancelCapabilities(AcpModel):
-    """
-    Capability to cancel a tool call with `tool_call/cancel`.
-
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ToolCallCapabilities(AcpModel):
-    """
-    Client-initiated controls a tool call currently supports.
-
-    A malformed value falls back to no controls, so the Client never sends a request the
-    Agent did not advertise.
-
-    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
-    """
-
-    cancel: Annotated[ToolCallCancelCapabilities | None, DefaultOnError] = None
-    """
-    Permits the Client to cancel this tool call with `tool_call/cancel`.
-
-    Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ToolCallUpdate(AcpModel):
-    """
-    Represents an upsert for a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    Only `toolCallId` is required. Other fields have patch semantics:
-    omitted fields leave the existing tool call value unchanged, `null` clears or
-    unsets the value, and concrete values replace the previous value. For
-    collection fields, concrete arrays replace the previous collection, and both
-    `null` and `[]` clear the collection. A concrete `_meta` object instead
-    patches the stored metadata by top-level key. When a client receives a tool
-    call ID it has not seen before, omitted fields start at their protocol defaults.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    Unique identifier for this tool call within the session.
-    """
-    name: Annotated[str | None, DefaultOnError] = None
-    """
-    Programmatic name of the tool being invoked.
-
-    This field is optional and has patch semantics. Omission means no
-    change, `null` clears the name, and a string replaces it. For a tool
-    call ID the client has not seen before, omission or `null` means that no
-    tool name is available.
-    """
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable title describing what the tool is doing.
-
-    Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-    A new tool call starts without a title.
-    """
-    kind: Annotated[ToolKind | None, DefaultOnError] = None
-    """
-    The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-
-    Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-    A new tool call starts as `other`.
-    """
-    status: Annotated[ToolCallStatus | None, DefaultOnError] = None
-    """
-    Current execution status of the tool call.
-
-    Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-    replaces it. A new tool call starts as `pending`.
-    """
-    content: Annotated[list[ToolCallContent] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Content produced by the tool call.
-    """
-    locations: Annotated[list[ToolCallLocation] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Annotated[Any | None, Field(validation_alias="rawInput", serialization_alias="rawInput"), DefaultOnError] = None
-    """
-    Raw input parameters sent to the tool.
-    """
-    raw_output: Annotated[Any | None, Field(validation_alias="rawOutput", serialization_alias="rawOutput"), DefaultOnError] = None
-    """
-    Raw output returned by the tool.
-    """
-    capabilities: Annotated[ToolCallCapabilities | None, DefaultOnError] = None
-    """
-    Client-initiated controls this tool call currently supports, such as cancellation.
-
-    Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new tool call starts with none.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class ToolCallPermissionSubject(AcpModel):
-    """
-    Permission request details for a tool call.
-    """
-
-    tool_call: Annotated[ToolCallUpdate, Field(validation_alias="toolCall", serialization_alias="toolCall")]
-    """
-    Details about the tool call requiring permission.
-
-    Clients apply this to their stored tool call exactly like a `tool_call_update`
-    notification, in the order it was received, before showing the prompt. A first-seen
-    `toolCallId` creates the tool call.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ToolCallRequestPermissionSubject(ToolCallPermissionSubject):
-    """
-    Permission is requested before executing a tool call.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["tool_call"] = "tool_call"
-    else:
-        type: Literal["tool_call"]
-
-
-RequestPermissionSubjectKnown = TypeAliasType(
-    "RequestPermissionSubjectKnown",
-    SerializeAsAny[Annotated[
-        ToolCallRequestPermissionSubject | CommandRequestPermissionSubject,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-RequestPermissionSubject = TypeAliasType("RequestPermissionSubject", SerializeAsAny[Annotated[RequestPermissionSubjectKnown | OtherRequestPermissionSubject, Field(union_mode="left_to_right")]])
-"""
-The operation requiring permission.
-"""
-
-
-class RequestPermissionRequest(AcpModel, TypedRequest["RequestPermissionResponse"]):
-    """
-    Request for user permission to proceed with an operation.
-
-    Sent when the agent needs authorization before performing a sensitive operation.
-
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
-    """
-
-    session_id: Annotated[SessionId, Field(validation_alias="sessionId", serialization_alias="sessionId")]
-    """
-    The session ID for this request.
-    """
-    title: str
-    """
-    Human-readable title for the permission prompt.
-
-    This title is specific to the permission prompt and does not update any
-    subject's displayed title.
-    """
-    description: Annotated[str | None, DefaultOnError] = None
-    """
-    Optional human-readable explanation of why permission is needed.
-
-    This text is specific to the permission prompt and does not update any
-    subject's displayed content. Omitted and `null` are equivalent and mean no separate
-    permission description was provided.
-    """
-    subject: RequestPermissionSubject | None = None
-    """
-    Optional structured context about the operation requiring permission.
-
-    Omitted and `null` are equivalent and mean no structured subject was provided.
-    """
-    options: Annotated[list[PermissionOption], Field(min_length=1)]
-    """
-    Available permission options for the user to choose from.
-    Must contain at least one option.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class SelectedPermissionOutcome(AcpModel):
-    """
-    The user selected one of the provided options.
-    """
-
-    option_id: Annotated[PermissionOptionId, Field(validation_alias="optionId", serialization_alias="optionId")]
-    """
-    The ID of the option the user selected.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class SelectedRequestPermissionOutcome(SelectedPermissionOutcome):
-    """
-    The user selected one of the provided options.
-
-    If `optionId` doesn't match an offered option, the agent MUST treat the request as not
-    approved.
-    """
-
-    if TYPE_CHECKING:
-        outcome: Literal["selected"] = "selected"
-    else:
-        outcome: Literal["selected"]
-
-
-RequestPermissionOutcomeKnown = TypeAliasType(
-    "RequestPermissionOutcomeKnown",
-    SerializeAsAny[Annotated[
-        CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
-        Field(discriminator="outcome"),
-    ]],
-)
-
-
-RequestPermissionOutcome = TypeAliasType("RequestPermissionOutcome", SerializeAsAny[Annotated[RequestPermissionOutcomeKnown | OtherRequestPermissionOutcome, Field(union_mode="left_to_right")]])
-"""
-The outcome of a permission request.
-"""
-
-
-class RequestPermissionResponse(AcpModel):
-    """
-    Response to a permission request.
-    """
-
-    outcome: RequestPermissionOutcome
-    """
-    The user's decision on the permission request.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class RequestUrlCreateElicitationRequest(ElicitationRequestScope):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["url"] = "url"
-    else:
-        mode: Literal["url"]
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-class StartReplayFrom(ReplayFromStart):
-    """
-    Replay all retained conversation history from its first replayable entry.
-    """
-
-    if TYPE_CHECKING:
-        type: Literal["start"] = "start"
-    else:
-        type: Literal["start"]
-
-
-ReplayFrom = TypeAliasType("ReplayFrom", SerializeAsAny[Annotated[StartReplayFrom | OtherReplayFrom, Field(union_mode="left_to_right")]])
-"""
-Inclusive cursor describing where replayed session history should begin.
-
-Replay includes the position identified by the cursor.
-"""
-
-
-class ResumeSessionResponse(AcpModel):
-    """
-    Response from resuming an existing session.
-
-    The agent MUST send a current `state_update` after any requested history
-    replay and before this response, even without replay. The update reports
-    foreground state after resuming. The response alone does not imply `idle`.
-
-    See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
-    """
-
-    config_options: Annotated[list[SessionConfigOption] | None, Field(validation_alias="configOptions", serialization_alias="configOptions"), DefaultOnError, SkipInvalidItems, NotNull] = None
-    """
-    Initial session configuration options.
-
-    Optional. Omitted or empty means no config options are advertised.
-    Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `config_option_update` notifications replace this list.
-    """
-    available_commands: Annotated[list[AvailableCommand] | None, Field(validation_alias="availableCommands", serialization_alias="availableCommands"), DefaultOnError, SkipInvalidItems, NotNull] = None
-    """
-    Initial commands the agent can execute in this session.
-
-    Optional. Omitted or empty means no initial commands are advertised.
-    Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-    Later `available_commands_update` notifications replace this list.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class SessionElicitationFormMode(ElicitationSessionScope):
-    """
-    Form-based elicitation mode where the client renders a form from the provided schema.
-    """
-
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-ElicitationFormMode = TypeAliasType("ElicitationFormMode", SerializeAsAny[SessionElicitationFormMode | RequestElicitationFormMode])
-"""
-Form-based elicitation mode where the client renders a form from the provided schema.
-"""
-
-
-class SessionElicitationUrlMode(ElicitationSessionScope):
-    """
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-ElicitationUrlMode = TypeAliasType("ElicitationUrlMode", SerializeAsAny[SessionElicitationUrlMode | RequestElicitationUrlMode])
-"""
-URL-based elicitation mode where the client directs the user to a URL.
-"""
-
-
-class SessionFormCreateElicitationRequest(ElicitationSessionScope):
-    """
-    Form-based elicitation where the client renders a form from the provided schema.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["form"] = "form"
-    else:
-        mode: Literal["form"]
-    requested_schema: Annotated[ElicitationSchema, Field(validation_alias="requestedSchema", serialization_alias="requestedSchema")]
-    """
-    A JSON Schema describing the form fields to present to the user.
-    """
-
-
-FormCreateElicitationRequest = TypeAliasType("FormCreateElicitationRequest", SerializeAsAny[SessionFormCreateElicitationRequest | RequestFormCreateElicitationRequest])
-"""
-Form-based elicitation where the client renders a form from the provided schema.
-"""
-
-
-class SessionInfoUpdate(AcpModel):
-    """
-    Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current.
-
-    Omitted fields leave the existing session info unchanged. `null` clears the
-    corresponding value. A concrete `_meta` object patches the stored metadata by
-    top-level key.
-    """
-
-    title: Annotated[str | None, DefaultOnError] = None
-    """
-    Human-readable title for the session. Set to null to clear.
-    """
-    updated_at: Annotated[str | None, Field(validation_alias="updatedAt", serialization_alias="updatedAt"), DefaultOnError] = None
-    """
-    RFC 3339 timestamp of last activity. Set to null to clear.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class SessionInfoUpdateSessionUpdate(SessionInfoUpdate):
-    """
-    Session metadata has been updated (title, timestamps, custom metadata)
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "session_info_update"
-    else:
-        session_update: Annotated[
-            Literal["session_info_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class SessionOtherCreateElicitationRequest(ElicitationSessionScope):
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    mode: Annotated[str, AfterValidator(unknown_tag(frozenset({"form", "url"})))]
-    """
-    Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-
-OtherCreateElicitationRequest = TypeAliasType("OtherCreateElicitationRequest", SerializeAsAny[SessionOtherCreateElicitationRequest | RequestOtherCreateElicitationRequest])
-"""
-Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode.
-"""
-
-
-class SessionUrlCreateElicitationRequest(ElicitationSessionScope):
-    """
-    URL-based elicitation where the client directs the user to a URL.
-    """
-
-    message: str
-    """
-    A human-readable message describing what input is needed.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-    if TYPE_CHECKING:
-        mode: Literal["url"] = "url"
-    else:
-        mode: Literal["url"]
-    elicitation_id: Annotated[ElicitationId, Field(validation_alias="elicitationId", serialization_alias="elicitationId")]
-    """
-    The unique identifier for this elicitation.
-    """
-    url: Annotated[str, UriFormat]
-    """
-    The URL to direct the user to.
-    """
-
-
-SetSessionConfigOptionRequestKnown = TypeAliasType(
-    "SetSessionConfigOptionRequestKnown",
-    SerializeAsAny[Annotated[
-        IdSetSessionConfigOptionRequest | BooleanSetSessionConfigOptionRequest,
-        Field(discriminator="type"),
-    ]],
-)
-
-
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
-"""
-Request parameters for setting a session configuration option.
-
-Agents MUST support this method for any session where they advertise config options.
-Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
-configuration unchanged.
-
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
-"""
-
-
-class SetSessionConfigOptionResponse(AcpModel):
-    """
-    Response to `session/set_config_option` method.
-    """
-
-    config_options: Annotated[list[SessionConfigOption], Field(validation_alias="configOptions", serialization_alias="configOptions"), SkipInvalidItems]
-    """
-    The full set of configuration options and their current values.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalCancelCapabilities(AcpModel):
-    """
-    Capability to cancel a terminal with `terminal/cancel`.
-
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalCapabilities(AcpModel):
-    """
-    Client-initiated controls a terminal currently supports.
-
-    A malformed value falls back to no controls, so the Client never sends a request the
-    Agent did not advertise.
-
-    See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
-    """
-
-    cancel: Annotated[TerminalCancelCapabilities | None, DefaultOnError] = None
-    """
-    Permits the Client to cancel this terminal with `terminal/cancel`.
-
-    Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-    means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalExitStatus(AcpModel):
-    """
-    Exit information for an agent-owned terminal.
-
-    The presence of this object marks the terminal as exited, even when neither
-    an exit code nor a signal is known.
-    """
-
-    exit_code: Annotated[JsonInt | None, Field(validation_alias="exitCode", serialization_alias="exitCode"), DefaultOnError] = None
-    """
-    Process exit code as the platform reports it, when known. Negative values are
-    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
-    """
-    signal: Annotated[str | None, DefaultOnError] = None
-    """
-    Signal that terminated the process, when known.
-
-    Agents should use the conventional platform signal name. POSIX examples
-    include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
-    platform-specific name. Omitted and `null` are equivalent.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalOutput(AcpModel):
-    """
-    An authoritative replacement snapshot of terminal output bytes.
-    """
-
-    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Base64-encoded replacement terminal output bytes.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalOutputChunk(AcpModel):
-    """
-    A chunk of bytes appended to an agent-owned terminal's output.
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    The terminal receiving these bytes.
-    """
-    data: Annotated[str, Field(json_schema_extra={"contentEncoding": "base64"})]
-    """
-    Independently base64-encoded terminal output bytes.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalOutputChunkSessionUpdate(TerminalOutputChunk):
-    """
-    A chunk of bytes appended to an agent-owned terminal's output.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "terminal_output_chunk"
-    else:
-        session_update: Annotated[
-            Literal["terminal_output_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class TerminalSize(AcpModel):
-    """
-    The size of an agent-owned terminal in character cells.
-    """
-
-    cols: Annotated[JsonInt, Field(ge=1, le=65535)]
-    """
-    Number of columns.
-    """
-    rows: Annotated[JsonInt, Field(ge=1, le=65535)]
-    """
-    Number of rows.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class TerminalUpdate(AcpModel):
-    """
-    An upsert for the stored state of an agent-owned terminal.
-
-    Only `terminalId` is required. Other fields have patch
-    semantics: omitted fields leave the stored value unchanged, `null` clears
-    it, and concrete values replace it. A concrete `_meta` object instead
-    patches the stored metadata by top-level key. When the terminal ID is new,
-    omitted fields start unknown.
-    """
-
-    terminal_id: Annotated[TerminalId, Field(validation_alias="terminalId", serialization_alias="terminalId")]
-    """
-    Unique identifier for this terminal within the session.
-    """
-    command: Annotated[str | None, DefaultOnError] = None
-    """
-    The command being run.
-    """
-    cwd: Annotated[AbsolutePath | None, DefaultOnError] = None
-    """
-    The absolute working directory of the command.
-    """
-    output: Annotated[TerminalOutput | None, DefaultOnError] = None
-    """
-    An authoritative replacement snapshot of terminal output bytes.
-    """
-    exit_status: Annotated[TerminalExitStatus | None, Field(validation_alias="exitStatus", serialization_alias="exitStatus"), DefaultOnError] = None
-    """
-    Exit information. A concrete object marks the terminal as exited.
-    """
-    size: Annotated[TerminalSize | None, DefaultOnError] = None
-    """
-    The terminal size the command runs with, when known.
-
-    Clients can render output at this size so that column layouts, progress bars,
-    and cursor-positioned output display as the program wrote them.
-    """
-    capabilities: Annotated[TerminalCapabilities | None, DefaultOnError] = None
-    """
-    Client-initiated controls this terminal currently supports, such as cancellation.
-
-    Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-    the whole previous value. A new terminal starts with none.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class TerminalUpdateSessionUpdate(TerminalUpdate):
-    """
-    An agent-owned terminal has been created or updated.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "terminal_update"
-    else:
-        session_update: Annotated[Literal["terminal_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class ToolCallContentChunk(AcpModel):
-    """
-    A streamed item of tool-call content.
-
-    Tool-call content chunks append one `ToolCallContent` item to the current
-    content for the matching `toolCallId`. Agents can send a `tool_call_update`
-    with `content` when they need to replace the whole content collection
-    instead.
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(validation_alias="toolCallId", serialization_alias="toolCallId")]
-    """
-    The ID of the tool call this content belongs to.
-    """
-    content: ToolCallContent
-    """
-    A single item of content produced by the tool call.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class ToolCallContentChunkSessionUpdate(ToolCallContentChunk):
-    """
-    A chunk of tool-call content being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "tool_call_content_chunk"
-    else:
-        session_update: Annotated[
-            Literal["tool_call_content_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class ToolCallUpdateSessionUpdate(ToolCallUpdate):
-    """
-    A tool call has been created or updated.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "tool_call_update"
-    else:
-        session_update: Annotated[Literal["tool_call_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class UserMessageChunkSessionUpdate(ContentChunk):
-    """
-    A chunk of the user's message being streamed.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[
-            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ] = "user_message_chunk"
-    else:
-        session_update: Annotated[
-            Literal["user_message_chunk"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")
-        ]
-
-
-class UserMessage(AcpModel):
-    """
-    A user message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    a `user_message` update includes `content`, that array replaces any content
-    previously accumulated for the message, including content from earlier
-    chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: Annotated[MessageId, Field(validation_alias="messageId", serialization_alias="messageId")]
-    """
-    A unique identifier for the message.
-    """
-    content: Annotated[list[ContentBlock] | None, DefaultOnError, SkipInvalidItems] = None
-    """
-    Complete replacement content for this message.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
-    """
-
-
-class UserMessageSessionUpdate(UserMessage):
-    """
-    A user message has been created or updated.
-
-    Agents can send this when they accept or replay a user message. When a
-    client receives another `user_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "user_message"
-    else:
-        session_update: Annotated[Literal["user_message"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-class UsageUpdate(AcpModel):
-    """
-    Context window and cost update for a session.
-    """
-
-    used: Annotated[JsonInt, Field(ge=0)]
-    """
-    Tokens currently in context.
-    """
-    size: Annotated[JsonInt, Field(ge=0)]
-    """
-    Total context window size in tokens.
-    """
-    cost: Annotated[Cost | None, DefaultOnError] = None
-    """
-    Cumulative session cost.
-
-    Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
-    """
-    meta: Annotated[dict[str, Any] | None, Field(validation_alias="_meta", serialization_alias="_meta"), DefaultOnError] = None
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-
-class UsageUpdateSessionUpdate(UsageUpdate):
-    """
-    Context window and cost update for the session.
-    """
-
-    if TYPE_CHECKING:
-        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")] = "usage_update"
-    else:
-        session_update: Annotated[Literal["usage_update"], Field(validation_alias="sessionUpdate", serialization_alias="sessionUpdate")]
-
-
-UrlCreateElicitationRequest = TypeAliasType("UrlCreateElicitationRequest", SerializeAsAny[SessionUrlCreateElicitationRequest | RequestUrlCreateElicitationRequest])
-"""
-URL-based elicitation where the client directs the user to a URL.
-"""
-
-
-CreateElicitationRequestKnown = TypeAliasType(
-    "CreateElicitationRequestKnown",
-    SerializeAsAny[Annotated[
-        FormCreateElicitationRequest | UrlCreateElicitationRequest,
-        Field(discriminator="mode"),
-    ]],
-)
-
-
-CreateElicitationRequest = TypeAliasType("CreateElicitationRequest", SerializeAsAny[Annotated[CreateElicitationRequestKnown | OtherCreateElicitationRequest, Field(union_mode="left_to_right")]])
-"""
-Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request.
-
-A session-scoped request follows the aggregate foreground-state contract:
-agents SHOULD report `requires_action` when the whole foreground workflow is
-blocked on user action. Once reported, they MUST report `running` when progress
-resumes, or `idle` if work ends without resuming. Independent background requests
-and request-scoped elicitations do not themselves change session state.
-Accepting a URL does not mean the external interaction completed.
-
-Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
-The request's scope alone does not establish that dependency.
-
-See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
-"""
-
-
-# Link every params class to its binding (``__acp_method__``); methods.py imports this module.
-importlib.import_module(f"{__package__}._shared_methods")
+    from ._models.agent_message_chunk_session_update import (
+        AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
+    )
+    from ._models.agent_message_session_update import (
+        AgentMessage as AgentMessage,
+        AgentMessageSessionUpdate as AgentMessageSessionUpdate,
+    )
+    from ._models.agent_thought_chunk_session_update import (
+        AgentThoughtChunkSessionUpdate as AgentThoughtChunkSessionUpdate,
+    )
+    from ._models.agent_thought_session_update import (
+        AgentThought as AgentThought,
+        AgentThoughtSessionUpdate as AgentThoughtSessionUpdate,
+    )
+    from ._models.auth_method import (
+        AgentAuthMethod as AgentAuthMethod,
+        AuthMethod as AuthMethod,
+        AuthMethodAgent as AuthMethodAgent,
+        AuthMethodKnown as AuthMethodKnown,
+        AuthMethodTerminal as AuthMethodTerminal,
+        OtherAuthMethod as OtherAuthMethod,
+        TerminalAuthMethod as TerminalAuthMethod,
+    )
+    from ._models.available_command import (
+        AvailableCommand as AvailableCommand,
+        AvailableCommandInput as AvailableCommandInput,
+        Command as Command,
+        CommandAvailableCommand as CommandAvailableCommand,
+        OtherAvailableCommand as OtherAvailableCommand,
+        OtherAvailableCommandInput as OtherAvailableCommandInput,
+        TextAvailableCommandInput as TextAvailableCommandInput,
+        TextCommandInput as TextCommandInput,
+    )
+    from ._models.available_commands_update_session_update import (
+        AvailableCommandsUpdate as AvailableCommandsUpdate,
+        AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
+    )
+    from ._models.cancel_request_notification import (
+        CancelRequestNotification as CancelRequestNotification,
+    )
+    from ._models.cancel_session_notification import (
+        CancelSessionNotification as CancelSessionNotification,
+    )
+    from ._models.cancel_terminal_response import (
+        CancelTerminalRequest as CancelTerminalRequest,
+        CancelTerminalResponse as CancelTerminalResponse,
+    )
+    from ._models.cancel_tool_call_response import (
+        CancelToolCallRequest as CancelToolCallRequest,
+        CancelToolCallResponse as CancelToolCallResponse,
+    )
+    from ._models.client_capabilities import (
+        ClientAuthCapabilities as ClientAuthCapabilities,
+        ClientCapabilities as ClientCapabilities,
+        ElicitationCapabilities as ElicitationCapabilities,
+        ElicitationFormCapabilities as ElicitationFormCapabilities,
+        ElicitationUrlCapabilities as ElicitationUrlCapabilities,
+        TerminalAuthCapabilities as TerminalAuthCapabilities,
+    )
+    from ._models.close_session_response import (
+        CloseSessionRequest as CloseSessionRequest,
+        CloseSessionResponse as CloseSessionResponse,
+    )
+    from ._models.compaction_summary_chunk_session_update import (
+        CompactionSummaryChunk as CompactionSummaryChunk,
+        CompactionSummaryChunkSessionUpdate as CompactionSummaryChunkSessionUpdate,
+    )
+    from ._models.compaction_update_session_update import (
+        CompactionUpdate as CompactionUpdate,
+        CompactionUpdateSessionUpdate as CompactionUpdateSessionUpdate,
+    )
+    from ._models.complete_elicitation_notification import (
+        CompleteElicitationNotification as CompleteElicitationNotification,
+    )
+    from ._models.config_option_update_session_update import (
+        ConfigOptionUpdate as ConfigOptionUpdate,
+        ConfigOptionUpdateSessionUpdate as ConfigOptionUpdateSessionUpdate,
+    )
+    from ._models.content_block import (
+        Annotations as Annotations,
+        AudioContent as AudioContent,
+        AudioContentBlock as AudioContentBlock,
+        BlobResourceContents as BlobResourceContents,
+        ContentBlock as ContentBlock,
+        ContentBlockKnown as ContentBlockKnown,
+        EmbeddedResource as EmbeddedResource,
+        EmbeddedResourceResource as EmbeddedResourceResource,
+        Icon as Icon,
+        ImageContent as ImageContent,
+        ImageContentBlock as ImageContentBlock,
+        OtherContentBlock as OtherContentBlock,
+        ResourceContentBlock as ResourceContentBlock,
+        ResourceLink as ResourceLink,
+        ResourceLinkContentBlock as ResourceLinkContentBlock,
+        TextContent as TextContent,
+        TextContentBlock as TextContentBlock,
+        TextResourceContents as TextResourceContents,
+    )
+    from ._models.content_chunk import (
+        ContentChunk as ContentChunk,
+    )
+    from ._models.create_elicitation_request import (
+        CreateElicitationRequest as CreateElicitationRequest,
+        CreateElicitationRequestKnown as CreateElicitationRequestKnown,
+        FormCreateElicitationRequest as FormCreateElicitationRequest,
+        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
+        RequestFormCreateElicitationRequest as RequestFormCreateElicitationRequest,
+        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
+        RequestUrlCreateElicitationRequest as RequestUrlCreateElicitationRequest,
+        SessionFormCreateElicitationRequest as SessionFormCreateElicitationRequest,
+        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
+        SessionUrlCreateElicitationRequest as SessionUrlCreateElicitationRequest,
+        UrlCreateElicitationRequest as UrlCreateElicitationRequest,
+    )
+    from ._models.create_elicitation_response import (
+        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
+        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
+        CreateElicitationResponse as CreateElicitationResponse,
+        CreateElicitationResponseKnown as CreateElicitationResponseKnown,
+        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
+        ElicitationAcceptAction as ElicitationAcceptAction,
+        ElicitationContentValue as ElicitationContentValue,
+        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from ._models.delete_session_response import (
+        DeleteSessionRequest as DeleteSessionRequest,
+        DeleteSessionResponse as DeleteSessionResponse,
+    )
+    from ._models.elicitation_form_mode import (
+        ElicitationFormMode as ElicitationFormMode,
+        RequestElicitationFormMode as RequestElicitationFormMode,
+        SessionElicitationFormMode as SessionElicitationFormMode,
+    )
+    from ._models.elicitation_request_scope import (
+        ElicitationRequestScope as ElicitationRequestScope,
+    )
+    from ._models.elicitation_schema import (
+        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
+        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
+        BooleanPropertySchema as BooleanPropertySchema,
+        ElicitationPropertySchema as ElicitationPropertySchema,
+        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
+        ElicitationSchema as ElicitationSchema,
+        EnumOption as EnumOption,
+        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
+        IntegerPropertySchema as IntegerPropertySchema,
+        MultiSelectItems as MultiSelectItems,
+        MultiSelectPropertySchema as MultiSelectPropertySchema,
+        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
+        NumberPropertySchema as NumberPropertySchema,
+        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
+        OtherMultiSelectItems as OtherMultiSelectItems,
+        StringElicitationPropertySchema as StringElicitationPropertySchema,
+        StringMultiSelectItems as StringMultiSelectItems,
+        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
+        StringPropertySchema as StringPropertySchema,
+        TitledMultiSelectItems as TitledMultiSelectItems,
+    )
+    from ._models.elicitation_session_scope import (
+        ElicitationSessionScope as ElicitationSessionScope,
+    )
+    from ._models.elicitation_url_mode import (
+        ElicitationUrlMode as ElicitationUrlMode,
+        RequestElicitationUrlMode as RequestElicitationUrlMode,
+        SessionElicitationUrlMode as SessionElicitationUrlMode,
+    )
+    from ._models.env_variable import (
+        EnvVariable as EnvVariable,
+    )
+    from ._models.error_stop_reason import (
+        Error as Error,
+        ErrorData as ErrorData,
+        ErrorStopReason as ErrorStopReason,
+        SessionNotFoundErrorData as SessionNotFoundErrorData,
+        UnsupportedProtocolVersionErrorData as UnsupportedProtocolVersionErrorData,
+    )
+    from ._models.http_mcp_server import (
+        HttpHeader as HttpHeader,
+        HttpMcpServer as HttpMcpServer,
+        McpServerHttp as McpServerHttp,
+    )
+    from ._models.implementation import (
+        Implementation as Implementation,
+    )
+    from ._models.items_plan_update_content import (
+        ItemsPlanUpdateContent as ItemsPlanUpdateContent,
+        PlanEntry as PlanEntry,
+        PlanItems as PlanItems,
+    )
+    from ._models.login_auth_response import (
+        LoginAuthRequest as LoginAuthRequest,
+        LoginAuthResponse as LoginAuthResponse,
+    )
+    from ._models.logout_auth_response import (
+        LogoutAuthRequest as LogoutAuthRequest,
+        LogoutAuthResponse as LogoutAuthResponse,
+    )
+    from ._models.mcp_http_capabilities import (
+        McpHttpCapabilities as McpHttpCapabilities,
+    )
+    from ._models.mcp_stdio_capabilities import (
+        McpStdioCapabilities as McpStdioCapabilities,
+    )
+    from ._models.new_session_response import (
+        NewSessionResponse as NewSessionResponse,
+    )
+    from ._models.notice_session_update import (
+        Notice as Notice,
+        NoticeSessionUpdate as NoticeSessionUpdate,
+    )
+    from ._models.prompt_capabilities import (
+        PromptAudioCapabilities as PromptAudioCapabilities,
+        PromptCapabilities as PromptCapabilities,
+        PromptEmbeddedContextCapabilities as PromptEmbeddedContextCapabilities,
+        PromptImageCapabilities as PromptImageCapabilities,
+    )
+    from ._models.prompt_response import (
+        PromptRequest as PromptRequest,
+        PromptResponse as PromptResponse,
+    )
+    from ._models.replay_from import (
+        OtherReplayFrom as OtherReplayFrom,
+        ReplayFrom as ReplayFrom,
+        ReplayFromStart as ReplayFromStart,
+        StartReplayFrom as StartReplayFrom,
+    )
+    from ._models.request_permission_response import (
+        CancelledPermissionOutcome as CancelledPermissionOutcome,
+        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
+        CommandPermissionSubject as CommandPermissionSubject,
+        CommandRequestPermissionSubject as CommandRequestPermissionSubject,
+        OtherRequestPermissionOutcome as OtherRequestPermissionOutcome,
+        OtherRequestPermissionSubject as OtherRequestPermissionSubject,
+        PermissionOption as PermissionOption,
+        RequestPermissionOutcome as RequestPermissionOutcome,
+        RequestPermissionOutcomeKnown as RequestPermissionOutcomeKnown,
+        RequestPermissionRequest as RequestPermissionRequest,
+        RequestPermissionResponse as RequestPermissionResponse,
+        RequestPermissionSubject as RequestPermissionSubject,
+        RequestPermissionSubjectKnown as RequestPermissionSubjectKnown,
+        SelectedPermissionOutcome as SelectedPermissionOutcome,
+        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
+        ToolCallPermissionSubject as ToolCallPermissionSubject,
+        ToolCallRequestPermissionSubject as ToolCallRequestPermissionSubject,
+    )
+    from ._models.resume_session_response import (
+        ResumeSessionResponse as ResumeSessionResponse,
+    )
+    from ._models.session_additional_directories_capabilities import (
+        SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
+    )
+    from ._models.session_config_option import (
+        BooleanSessionConfigOption as BooleanSessionConfigOption,
+        GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
+        OtherSessionConfigOption as OtherSessionConfigOption,
+        SelectSessionConfigOption as SelectSessionConfigOption,
+        SessionConfigBoolean as SessionConfigBoolean,
+        SessionConfigOption as SessionConfigOption,
+        SessionConfigOptionKnown as SessionConfigOptionKnown,
+        SessionConfigSelect as SessionConfigSelect,
+        SessionConfigSelectGroup as SessionConfigSelectGroup,
+        SessionConfigSelectOption as SessionConfigSelectOption,
+        SessionConfigSelectOptions as SessionConfigSelectOptions,
+        UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
+    )
+    from ._models.session_delete_capabilities import (
+        SessionDeleteCapabilities as SessionDeleteCapabilities,
+    )
+    from ._models.session_info_update_session_update import (
+        SessionInfoUpdate as SessionInfoUpdate,
+        SessionInfoUpdateSessionUpdate as SessionInfoUpdateSessionUpdate,
+    )
+    from ._models.set_session_config_option_request import (
+        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+        IdSetSessionConfigOptionRequest as IdSetSessionConfigOptionRequest,
+        OtherSetSessionConfigOptionRequest as OtherSetSessionConfigOptionRequest,
+        SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
+        SetSessionConfigOptionRequestKnown as SetSessionConfigOptionRequestKnown,
+    )
+    from ._models.set_session_config_option_response import (
+        SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
+    )
+    from ._models.stdio_mcp_server import (
+        McpServerStdio as McpServerStdio,
+        StdioMcpServer as StdioMcpServer,
+    )
+    from ._models.terminal_background_work import (
+        BackgroundTerminal as BackgroundTerminal,
+        TerminalBackgroundWork as TerminalBackgroundWork,
+    )
+    from ._models.terminal_output_chunk_session_update import (
+        TerminalOutputChunk as TerminalOutputChunk,
+        TerminalOutputChunkSessionUpdate as TerminalOutputChunkSessionUpdate,
+    )
+    from ._models.terminal_update_session_update import (
+        TerminalCancelCapabilities as TerminalCancelCapabilities,
+        TerminalCapabilities as TerminalCapabilities,
+        TerminalExitStatus as TerminalExitStatus,
+        TerminalOutput as TerminalOutput,
+        TerminalSize as TerminalSize,
+        TerminalUpdate as TerminalUpdate,
+        TerminalUpdateSessionUpdate as TerminalUpdateSessionUpdate,
+    )
+    from ._models.tool_call_background_work import (
+        BackgroundToolCall as BackgroundToolCall,
+        ToolCallBackgroundWork as ToolCallBackgroundWork,
+    )
+    from ._models.tool_call_content import (
+        AddDiffChange as AddDiffChange,
+        Content as Content,
+        ContentToolCallContent as ContentToolCallContent,
+        CopyDiffChange as CopyDiffChange,
+        DeleteDiffChange as DeleteDiffChange,
+        Diff as Diff,
+        DiffChange as DiffChange,
+        DiffChangeKnown as DiffChangeKnown,
+        DiffPatch as DiffPatch,
+        DiffPathChange as DiffPathChange,
+        DiffPathPairChange as DiffPathPairChange,
+        DiffToolCallContent as DiffToolCallContent,
+        ModifyDiffChange as ModifyDiffChange,
+        MoveDiffChange as MoveDiffChange,
+        OtherDiffChange as OtherDiffChange,
+        OtherToolCallContent as OtherToolCallContent,
+        Terminal as Terminal,
+        TerminalToolCallContent as TerminalToolCallContent,
+        ToolCallContent as ToolCallContent,
+        ToolCallContentKnown as ToolCallContentKnown,
+    )
+    from ._models.tool_call_content_chunk_session_update import (
+        ToolCallContentChunk as ToolCallContentChunk,
+        ToolCallContentChunkSessionUpdate as ToolCallContentChunkSessionUpdate,
+    )
+    from ._models.tool_call_update import (
+        ToolCallCancelCapabilities as ToolCallCancelCapabilities,
+        ToolCallCapabilities as ToolCallCapabilities,
+        ToolCallLocation as ToolCallLocation,
+        ToolCallUpdate as ToolCallUpdate,
+    )
+    from ._models.tool_call_update_session_update import (
+        ToolCallUpdateSessionUpdate as ToolCallUpdateSessionUpdate,
+    )
+    from ._models.usage_update_session_update import (
+        Cost as Cost,
+        UsageUpdate as UsageUpdate,
+        UsageUpdateSessionUpdate as UsageUpdateSessionUpdate,
+    )
+    from ._models.user_message_chunk_session_update import (
+        UserMessageChunkSessionUpdate as UserMessageChunkSessionUpdate,
+    )
+    from ._models.user_message_session_update import (
+        UserMessage as UserMessage,
+        UserMessageSessionUpdate as UserMessageSessionUpdate,
+    )
+
+_EXPORTS: dict[str, str] = {
+    'AbsolutePath': '_models._scalars',
+    'AcceptCreateElicitationResponse': '_models.create_elicitation_response',
+    'AddDiffChange': '_models.tool_call_content',
+    'AgentAuthMethod': '_models.auth_method',
+    'AgentMessage': '_models.agent_message_session_update',
+    'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
+    'AgentMessageSessionUpdate': '_models.agent_message_session_update',
+    'AgentThought': '_models.agent_thought_session_update',
+    'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
+    'AgentThoughtSessionUpdate': '_models.agent_thought_session_update',
+    'Annotations': '_models.content_block',
+    'ArrayElicitationPropertySchema': '_models.elicitation_schema',
+    'AudioContent': '_models.content_block',
+    'AudioContentBlock': '_models.content_block',
+    'AuthMethod': '_models.auth_method',
+    'AuthMethodAgent': '_models.auth_method',
+    'AuthMethodId': '_models._scalars',
+    'AuthMethodKnown': '_models.auth_method',
+    'AuthMethodTerminal': '_models.auth_method',
+    'AvailableCommand': '_models.available_command',
+    'AvailableCommandInput': '_models.available_command',
+    'AvailableCommandsUpdate': '_models.available_commands_update_session_update',
+    'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
+    'BackgroundTerminal': '_models.terminal_background_work',
+    'BackgroundToolCall': '_models.tool_call_background_work',
+    'BlobResourceContents': '_models.content_block',
+    'BooleanElicitationPropertySchema': '_models.elicitation_schema',
+    'BooleanPropertySchema': '_models.elicitation_schema',
+    'BooleanSessionConfigOption': '_models.session_config_option',
+    'BooleanSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'CancelCreateElicitationResponse': '_models.create_elicitation_response',
+    'CancelRequestNotification': '_models.cancel_request_notification',
+    'CancelSessionNotification': '_models.cancel_session_notification',
+    'CancelTerminalRequest': '_models.cancel_terminal_response',
+    'CancelTerminalResponse': '_models.cancel_terminal_response',
+    'CancelToolCallRequest': '_models.cancel_tool_call_response',
+    'CancelToolCallResponse': '_models.cancel_tool_call_response',
+    'CancelledPermissionOutcome': '_models.request_permission_response',
+    'CancelledRequestPermissionOutcome': '_models.request_permission_response',
+    'ClientAuthCapabilities': '_models.client_capabilities',
+    'ClientCapabilities': '_models.client_capabilities',
+    'CloseSessionRequest': '_models.close_session_response',
+    'CloseSessionResponse': '_models.close_session_response',
+    'Command': '_models.available_command',
+    'CommandAvailableCommand': '_models.available_command',
+    'CommandPermissionSubject': '_models.request_permission_response',
+    'CommandRequestPermissionSubject': '_models.request_permission_response',
+    'CompactionId': '_models._scalars',
+    'CompactionStatus': '_models._scalars',
+    'CompactionSummaryChunk': '_models.compaction_summary_chunk_session_update',
+    'CompactionSummaryChunkSessionUpdate': '_models.compaction_summary_chunk_session_update',
+    'CompactionUpdate': '_models.compaction_update_session_update',
+    'CompactionUpdateSessionUpdate': '_models.compaction_update_session_update',
+    'CompleteElicitationNotification': '_models.complete_elicitation_notification',
+    'ConfigOptionUpdate': '_models.config_option_update_session_update',
+    'ConfigOptionUpdateSessionUpdate': '_models.config_option_update_session_update',
+    'Content': '_models.tool_call_content',
+    'ContentBlock': '_models.content_block',
+    'ContentBlockKnown': '_models.content_block',
+    'ContentChunk': '_models.content_chunk',
+    'ContentToolCallContent': '_models.tool_call_content',
+    'CopyDiffChange': '_models.tool_call_content',
+    'Cost': '_models.usage_update_session_update',
+    'CreateElicitationRequest': '_models.create_elicitation_request',
+    'CreateElicitationRequestKnown': '_models.create_elicitation_request',
+    'CreateElicitationResponse': '_models.create_elicitation_response',
+    'CreateElicitationResponseKnown': '_models.create_elicitation_response',
+    'DeclineCreateElicitationResponse': '_models.create_elicitation_response',
+    'DeleteDiffChange': '_models.tool_call_content',
+    'DeleteSessionRequest': '_models.delete_session_response',
+    'DeleteSessionResponse': '_models.delete_session_response',
+    'Diff': '_models.tool_call_content',
+    'DiffChange': '_models.tool_call_content',
+    'DiffChangeKnown': '_models.tool_call_content',
+    'DiffFileType': '_models._scalars',
+    'DiffPatch': '_models.tool_call_content',
+    'DiffPatchFormat': '_models._scalars',
+    'DiffPathChange': '_models.tool_call_content',
+    'DiffPathPairChange': '_models.tool_call_content',
+    'DiffToolCallContent': '_models.tool_call_content',
+    'ElicitationAcceptAction': '_models.create_elicitation_response',
+    'ElicitationCapabilities': '_models.client_capabilities',
+    'ElicitationContentValue': '_models.create_elicitation_response',
+    'ElicitationFormCapabilities': '_models.client_capabilities',
+    'ElicitationFormMode': '_models.elicitation_form_mode',
+    'ElicitationId': '_models._scalars',
+    'ElicitationPropertySchema': '_models.elicitation_schema',
+    'ElicitationPropertySchemaKnown': '_models.elicitation_schema',
+    'ElicitationRequestScope': '_models.elicitation_request_scope',
+    'ElicitationSchema': '_models.elicitation_schema',
+    'ElicitationSchemaType': '_models._scalars',
+    'ElicitationSessionScope': '_models.elicitation_session_scope',
+    'ElicitationUrlCapabilities': '_models.client_capabilities',
+    'ElicitationUrlMode': '_models.elicitation_url_mode',
+    'EmbeddedResource': '_models.content_block',
+    'EmbeddedResourceResource': '_models.content_block',
+    'EnumOption': '_models.elicitation_schema',
+    'EnvVariable': '_models.env_variable',
+    'Error': '_models.error_stop_reason',
+    'ErrorCode': '_models._scalars',
+    'ErrorData': '_models.error_stop_reason',
+    'ErrorStopReason': '_models.error_stop_reason',
+    'FormCreateElicitationRequest': '_models.create_elicitation_request',
+    'GroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'HttpHeader': '_models.http_mcp_server',
+    'HttpMcpServer': '_models.http_mcp_server',
+    'Icon': '_models.content_block',
+    'IconTheme': '_models._scalars',
+    'IdSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'ImageContent': '_models.content_block',
+    'ImageContentBlock': '_models.content_block',
+    'Implementation': '_models.implementation',
+    'IntegerElicitationPropertySchema': '_models.elicitation_schema',
+    'IntegerPropertySchema': '_models.elicitation_schema',
+    'ItemsPlanUpdateContent': '_models.items_plan_update_content',
+    'LoginAuthRequest': '_models.login_auth_response',
+    'LoginAuthResponse': '_models.login_auth_response',
+    'LogoutAuthRequest': '_models.logout_auth_response',
+    'LogoutAuthResponse': '_models.logout_auth_response',
+    'McpHttpCapabilities': '_models.mcp_http_capabilities',
+    'McpServerHttp': '_models.http_mcp_server',
+    'McpServerStdio': '_models.stdio_mcp_server',
+    'McpStdioCapabilities': '_models.mcp_stdio_capabilities',
+    'MediaType': '_models._scalars',
+    'MessageId': '_models._scalars',
+    'ModifyDiffChange': '_models.tool_call_content',
+    'MoveDiffChange': '_models.tool_call_content',
+    'MultiSelectItems': '_models.elicitation_schema',
+    'MultiSelectPropertySchema': '_models.elicitation_schema',
+    'NewSessionResponse': '_models.new_session_response',
+    'Notice': '_models.notice_session_update',
+    'NoticeSessionUpdate': '_models.notice_session_update',
+    'NoticeSeverity': '_models._scalars',
+    'NumberElicitationPropertySchema': '_models.elicitation_schema',
+    'NumberPropertySchema': '_models.elicitation_schema',
+    'OtherAuthMethod': '_models.auth_method',
+    'OtherAvailableCommand': '_models.available_command',
+    'OtherAvailableCommandInput': '_models.available_command',
+    'OtherContentBlock': '_models.content_block',
+    'OtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'OtherCreateElicitationResponse': '_models.create_elicitation_response',
+    'OtherDiffChange': '_models.tool_call_content',
+    'OtherElicitationPropertySchema': '_models.elicitation_schema',
+    'OtherMultiSelectItems': '_models.elicitation_schema',
+    'OtherReplayFrom': '_models.replay_from',
+    'OtherRequestPermissionOutcome': '_models.request_permission_response',
+    'OtherRequestPermissionSubject': '_models.request_permission_response',
+    'OtherSessionConfigOption': '_models.session_config_option',
+    'OtherSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'OtherToolCallContent': '_models.tool_call_content',
+    'PermissionOption': '_models.request_permission_response',
+    'PermissionOptionId': '_models._scalars',
+    'PermissionOptionKind': '_models._scalars',
+    'PlanEntry': '_models.items_plan_update_content',
+    'PlanEntryPriority': '_models._scalars',
+    'PlanEntryStatus': '_models._scalars',
+    'PlanId': '_models._scalars',
+    'PlanItems': '_models.items_plan_update_content',
+    'PromptAudioCapabilities': '_models.prompt_capabilities',
+    'PromptCapabilities': '_models.prompt_capabilities',
+    'PromptEmbeddedContextCapabilities': '_models.prompt_capabilities',
+    'PromptImageCapabilities': '_models.prompt_capabilities',
+    'PromptRequest': '_models.prompt_response',
+    'PromptResponse': '_models.prompt_response',
+    'ProtocolVersion': '_models._scalars',
+    'ReplayFrom': '_models.replay_from',
+    'ReplayFromStart': '_models.replay_from',
+    'RequestElicitationFormMode': '_models.elicitation_form_mode',
+    'RequestElicitationUrlMode': '_models.elicitation_url_mode',
+    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestId': '_models._scalars',
+    'RequestOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestPermissionOutcome': '_models.request_permission_response',
+    'RequestPermissionOutcomeKnown': '_models.request_permission_response',
+    'RequestPermissionRequest': '_models.request_permission_response',
+    'RequestPermissionResponse': '_models.request_permission_response',
+    'RequestPermissionSubject': '_models.request_permission_response',
+    'RequestPermissionSubjectKnown': '_models.request_permission_response',
+    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'ResourceContentBlock': '_models.content_block',
+    'ResourceLink': '_models.content_block',
+    'ResourceLinkContentBlock': '_models.content_block',
+    'ResumeSessionResponse': '_models.resume_session_response',
+    'Role': '_models._scalars',
+    'SelectSessionConfigOption': '_models.session_config_option',
+    'SelectedPermissionOutcome': '_models.request_permission_response',
+    'SelectedRequestPermissionOutcome': '_models.request_permission_response',
+    'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
+    'SessionConfigBoolean': '_models.session_config_option',
+    'SessionConfigGroupId': '_models._scalars',
+    'SessionConfigId': '_models._scalars',
+    'SessionConfigOption': '_models.session_config_option',
+    'SessionConfigOptionCategory': '_models._scalars',
+    'SessionConfigOptionKnown': '_models.session_config_option',
+    'SessionConfigSelect': '_models.session_config_option',
+    'SessionConfigSelectGroup': '_models.session_config_option',
+    'SessionConfigSelectOption': '_models.session_config_option',
+    'SessionConfigSelectOptions': '_models.session_config_option',
+    'SessionConfigValueId': '_models._scalars',
+    'SessionDeleteCapabilities': '_models.session_delete_capabilities',
+    'SessionElicitationFormMode': '_models.elicitation_form_mode',
+    'SessionElicitationUrlMode': '_models.elicitation_url_mode',
+    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionId': '_models._scalars',
+    'SessionInfoUpdate': '_models.session_info_update_session_update',
+    'SessionInfoUpdateSessionUpdate': '_models.session_info_update_session_update',
+    'SessionListCursor': '_models._scalars',
+    'SessionNotFoundErrorData': '_models.error_stop_reason',
+    'SessionOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'SetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'SetSessionConfigOptionRequestKnown': '_models.set_session_config_option_request',
+    'SetSessionConfigOptionResponse': '_models.set_session_config_option_response',
+    'StartReplayFrom': '_models.replay_from',
+    'StdioMcpServer': '_models.stdio_mcp_server',
+    'StringArrayElicitationContentValue': '_models._scalars',
+    'StringElicitationPropertySchema': '_models.elicitation_schema',
+    'StringFormat': '_models._scalars',
+    'StringMultiSelectItems': '_models.elicitation_schema',
+    'StringMultiSelectItemsVariant': '_models.elicitation_schema',
+    'StringPropertySchema': '_models.elicitation_schema',
+    'Terminal': '_models.tool_call_content',
+    'TerminalAuthCapabilities': '_models.client_capabilities',
+    'TerminalAuthMethod': '_models.auth_method',
+    'TerminalBackgroundWork': '_models.terminal_background_work',
+    'TerminalCancelCapabilities': '_models.terminal_update_session_update',
+    'TerminalCapabilities': '_models.terminal_update_session_update',
+    'TerminalExitStatus': '_models.terminal_update_session_update',
+    'TerminalId': '_models._scalars',
+    'TerminalOutput': '_models.terminal_update_session_update',
+    'TerminalOutputChunk': '_models.terminal_output_chunk_session_update',
+    'TerminalOutputChunkSessionUpdate': '_models.terminal_output_chunk_session_update',
+    'TerminalSize': '_models.terminal_update_session_update',
+    'TerminalToolCallContent': '_models.tool_call_content',
+    'TerminalUpdate': '_models.terminal_update_session_update',
+    'TerminalUpdateSessionUpdate': '_models.terminal_update_session_update',
+    'TextAvailableCommandInput': '_models.available_command',
+    'TextCommandInput': '_models.available_command',
+    'TextContent': '_models.content_block',
+    'TextContentBlock': '_models.content_block',
+    'TextResourceContents': '_models.content_block',
+    'TitledMultiSelectItems': '_models.elicitation_schema',
+    'ToolCallBackgroundWork': '_models.tool_call_background_work',
+    'ToolCallCancelCapabilities': '_models.tool_call_update',
+    'ToolCallCapabilities': '_models.tool_call_update',
+    'ToolCallContent': '_models.tool_call_content',
+    'ToolCallContentChunk': '_models.tool_call_content_chunk_session_update',
+    'ToolCallContentChunkSessionUpdate': '_models.tool_call_content_chunk_session_update',
+    'ToolCallContentKnown': '_models.tool_call_content',
+    'ToolCallId': '_models._scalars',
+    'ToolCallLocation': '_models.tool_call_update',
+    'ToolCallPermissionSubject': '_models.request_permission_response',
+    'ToolCallRequestPermissionSubject': '_models.request_permission_response',
+    'ToolCallStatus': '_models._scalars',
+    'ToolCallUpdate': '_models.tool_call_update',
+    'ToolCallUpdateSessionUpdate': '_models.tool_call_update_session_update',
+    'ToolKind': '_models._scalars',
+    'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'UnsupportedProtocolVersionErrorData': '_models.error_stop_reason',
+    'UrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'UsageUpdate': '_models.usage_update_session_update',
+    'UsageUpdateSessionUpdate': '_models.usage_update_session_update',
+    'UserMessage': '_models.user_message_session_update',
+    'UserMessageChunkSessionUpdate': '_models.user_message_chunk_session_update',
+    'UserMessageSessionUpdate': '_models.user_message_session_update',
+}
+
+__all__ = [
+    'AbsolutePath',
+    'AcceptCreateElicitationResponse',
+    'AcpModel',
+    'AddDiffChange',
+    'AgentAuthMethod',
+    'AgentMessage',
+    'AgentMessageChunkSessionUpdate',
+    'AgentMessageSessionUpdate',
+    'AgentThought',
+    'AgentThoughtChunkSessionUpdate',
+    'AgentThoughtSessionUpdate',
+    'Annotations',
+    'ArrayElicitationPropertySchema',
+    'AudioContent',
+    'AudioContentBlock',
+    'AuthMethod',
+    'AuthMethodAgent',
+    'AuthMethodId',
+    'AuthMethodKnown',
+    'AuthMethodTerminal',
+    'AvailableCommand',
+    'AvailableCommandInput',
+    'AvailableCommandsUpdate',
+    'AvailableCommandsUpdateSessionUpdate',
+    'BackgroundTerminal',
+    'BackgroundToolCall',
+    'BlobResourceContents',
+    'BooleanElicitationPropertySchema',
+    'BooleanPropertySchema',
+    'BooleanSessionConfigOption',
+    'BooleanSetSessionConfigOptionRequest',
+    'CancelCreateElicitationResponse',
+    'CancelRequestNotification',
+    'CancelSessionNotification',
+    'CancelTerminalRequest',
+    'CancelTerminalResponse',
+    'CancelToolCallRequest',
+    'CancelToolCallResponse',
+    'CancelledPermissionOutcome',
+    'CancelledRequestPermissionOutcome',
+    'ClientAuthCapabilities',
+    'ClientCapabilities',
+    'CloseSessionRequest',
+    'CloseSessionResponse',
+    'Command',
+    'CommandAvailableCommand',
+    'CommandPermissionSubject',
+    'CommandRequestPermissionSubject',
+    'CompactionId',
+    'CompactionStatus',
+    'CompactionSummaryChunk',
+    'CompactionSummaryChunkSessionUpdate',
+    'CompactionUpdate',
+    'CompactionUpdateSessionUpdate',
+    'CompleteElicitationNotification',
+    'ConfigOptionUpdate',
+    'ConfigOptionUpdateSessionUpdate',
+    'Content',
+    'ContentBlock',
+    'ContentBlockKnown',
+    'ContentChunk',
+    'ContentToolCallContent',
+    'CopyDiffChange',
+    'Cost',
+    'CreateElicitationRequest',
+    'CreateElicitationRequestKnown',
+    'CreateElicitationResponse',
+    'CreateElicitationResponseKnown',
+    'DeclineCreateElicitationResponse',
+    'DeleteDiffChange',
+    'DeleteSessionRequest',
+    'DeleteSessionResponse',
+    'Diff',
+    'DiffChange',
+    'DiffChangeKnown',
+    'DiffFileType',
+    'DiffPatch',
+    'DiffPatchFormat',
+    'DiffPathChange',
+    'DiffPathPairChange',
+    'DiffToolCallContent',
+    'ElicitationAcceptAction',
+    'ElicitationCapabilities',
+    'ElicitationContentValue',
+    'ElicitationFormCapabilities',
+    'ElicitationFormMode',
+    'ElicitationId',
+    'ElicitationPropertySchema',
+    'ElicitationPropertySchemaKnown',
+    'ElicitationRequestScope',
+    'ElicitationSchema',
+    'ElicitationSchemaType',
+    'ElicitationSessionScope',
+    'ElicitationUrlCapabilities',
+    'ElicitationUrlMode',
+    'EmbeddedResource',
+    'EmbeddedResourceResource',
+    'EnumOption',
+    'EnvVariable',
+    'Error',
+    'ErrorCode',
+    'ErrorData',
+    'ErrorStopReason',
+    'FormCreateElicitationRequest',
+    'GroupedSessionConfigSelectOptions',
+    'HttpHeader',
+    'HttpMcpServer',
+    'Icon',
+    'IconTheme',
+    'IdSetSessionConfigOptionRequest',
+    'ImageContent',
+    'ImageContentBlock',
+    'Implementation',
+    'IntegerElicitationPropertySchema',
+    'IntegerPropertySchema',
+    'ItemsPlanUpdateContent',
+    'LoginAuthRequest',
+    'LoginAuthResponse',
+    'LogoutAuthRequest',
+    'LogoutAuthResponse',
+    'McpHttpCapabilities',
+    'McpServerHttp',
+    'McpServerStdio',
+    'McpStdioCapabilities',
+    'MediaType',
+    'MessageId',
+    'ModifyDiffChange',
+    'MoveDiffChange',
+    'MultiSelectItems',
+    'MultiSelectPropertySchema',
+    'NewSessionResponse',
+    'Notice',
+    'NoticeSessionUpdate',
+    'NoticeSeverity',
+    'NumberElicitationPropertySchema',
+    'NumberPropertySchema',
+    'OtherAuthMethod',
+    'OtherAvailableCommand',
+    'OtherAvailableCommandInput',
+    'OtherContentBlock',
+    'OtherCreateElicitationRequest',
+    'OtherCreateElicitationResponse',
+    'OtherDiffChange',
+    'OtherElicitationPropertySchema',
+    'OtherMultiSelectItems',
+    'OtherReplayFrom',
+    'OtherRequestPermissionOutcome',
+    'OtherRequestPermissionSubject',
+    'OtherSessionConfigOption',
+    'OtherSetSessionConfigOptionRequest',
+    'OtherToolCallContent',
+    'PermissionOption',
+    'PermissionOptionId',
+    'PermissionOptionKind',
+    'PlanEntry',
+    'PlanEntryPriority',
+    'PlanEntryStatus',
+    'PlanId',
+    'PlanItems',
+    'PromptAudioCapabilities',
+    'PromptCapabilities',
+    'PromptEmbeddedContextCapabilities',
+    'PromptImageCapabilities',
+    'PromptRequest',
+    'PromptResponse',
+    'ProtocolVersion',
+    'ReplayFrom',
+    'ReplayFromStart',
+    'RequestElicitationFormMode',
+    'RequestElicitationUrlMode',
+    'RequestFormCreateElicitationRequest',
+    'RequestId',
+    'RequestOtherCreateElicitationRequest',
+    'RequestPermissionOutcome',
+    'RequestPermissionOutcomeKnown',
+    'RequestPermissionRequest',
+    'RequestPermissionResponse',
+    'RequestPermissionSubject',
+    'RequestPermissionSubjectKnown',
+    'RequestUrlCreateElicitationRequest',
+    'ResourceContentBlock',
+    'ResourceLink',
+    'ResourceLinkContentBlock',
+    'ResumeSessionResponse',
+    'Role',
+    'SelectSessionConfigOption',
+    'SelectedPermissionOutcome',
+    'SelectedRequestPermissionOutcome',
+    'SessionAdditionalDirectoriesCapabilities',
+    'SessionConfigBoolean',
+    'SessionConfigGroupId',
+    'SessionConfigId',
+    'SessionConfigOption',
+    'SessionConfigOptionCategory',
+    'SessionConfigOptionKnown',
+    'SessionConfigSelect',
+    'SessionConfigSelectGroup',
+    'SessionConfigSelectOption',
+    'SessionConfigSelectOptions',
+    'SessionConfigValueId',
+    'SessionDeleteCapabilities',
+    'SessionElicitationFormMode',
+    'SessionElicitationUrlMode',
+    'SessionFormCreateElicitationRequest',
+    'SessionId',
+    'SessionInfoUpdate',
+    'SessionInfoUpdateSessionUpdate',
+    'SessionListCursor',
+    'SessionNotFoundErrorData',
+    'SessionOtherCreateElicitationRequest',
+    'SessionUrlCreateElicitationRequest',
+    'SetSessionConfigOptionRequest',
+    'SetSessionConfigOptionRequestKnown',
+    'SetSessionConfigOptionResponse',
+    'StartReplayFrom',
+    'StdioMcpServer',
+    'StringArrayElicitationContentValue',
+    'StringElicitationPropertySchema',
+    'StringFormat',
+    'StringMultiSelectItems',
+    'StringMultiSelectItemsVariant',
+    'StringPropertySchema',
+    'Terminal',
+    'TerminalAuthCapabilities',
+    'TerminalAuthMethod',
+    'TerminalBackgroundWork',
+    'TerminalCancelCapabilities',
+    'TerminalCapabilities',
+    'TerminalExitStatus',
+    'TerminalId',
+    'TerminalOutput',
+    'TerminalOutputChunk',
+    'TerminalOutputChunkSessionUpdate',
+    'TerminalSize',
+    'TerminalToolCallContent',
+    'TerminalUpdate',
+    'TerminalUpdateSessionUpdate',
+    'TextAvailableCommandInput',
+    'TextCommandInput',
+    'TextContent',
+    'TextContentBlock',
+    'TextResourceContents',
+    'TitledMultiSelectItems',
+    'ToolCallBackgroundWork',
+    'ToolCallCancelCapabilities',
+    'ToolCallCapabilities',
+    'ToolCallContent',
+    'ToolCallContentChunk',
+    'ToolCallContentChunkSessionUpdate',
+    'ToolCallContentKnown',
+    'ToolCallId',
+    'ToolCallLocation',
+    'ToolCallPermissionSubject',
+    'ToolCallRequestPermissionSubject',
+    'ToolCallStatus',
+    'ToolCallUpdate',
+    'ToolCallUpdateSessionUpdate',
+    'ToolKind',
+    'UngroupedSessionConfigSelectOptions',
+    'UnsupportedProtocolVersionErrorData',
+    'UrlCreateElicitationRequest',
+    'UsageUpdate',
+    'UsageUpdateSessionUpdate',
+    'UserMessage',
+    'UserMessageChunkSessionUpdate',
+    'UserMessageSessionUpdate',
+]
+
+if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, base='acp_generated.v2')

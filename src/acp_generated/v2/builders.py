@@ -19,24 +19,7 @@ from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from .models import (
-    BackgroundWork,
-    CancelledIdleStateUpdateSessionUpdate,
-    EndTurnIdleStateUpdateSessionUpdate,
-    Error,
-    ErrorIdleStateUpdateSessionUpdate,
-    ItemsPlanUpdateContent,
-    MaxTokensIdleStateUpdateSessionUpdate,
-    MaxTurnRequestsIdleStateUpdateSessionUpdate,
-    NoneIdleStateUpdateSessionUpdate,
-    PlanEntry,
-    PlanId,
-    PlanUpdateContent,
-    PlanUpdateSessionUpdate,
-    RefusalIdleStateUpdateSessionUpdate,
-    RequiresActionStateUpdateSessionUpdate,
-    RunningStateUpdateSessionUpdate,
-)
+from . import models  # a model is created on its first use
 
 from ._shared_builders import (
     text as text,
@@ -116,11 +99,11 @@ __all__ = [
 
 def state_update_running(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> RunningStateUpdateSessionUpdate:
+) -> models.RunningStateUpdateSessionUpdate:
     """Foreground work is in progress."""
-    return RunningStateUpdateSessionUpdate(
+    return models.RunningStateUpdateSessionUpdate(
         session_update='state_update',
         state='running',
         **given(
@@ -132,14 +115,14 @@ def state_update_running(
 
 def state_update_idle_end_turn(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> EndTurnIdleStateUpdateSessionUpdate:
+) -> models.EndTurnIdleStateUpdateSessionUpdate:
     """
     The active work ended successfully.
     Includes locally handled commands that required no model call.
     """
-    return EndTurnIdleStateUpdateSessionUpdate(
+    return models.EndTurnIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='end_turn',
@@ -152,11 +135,11 @@ def state_update_idle_end_turn(
 
 def state_update_idle_max_tokens(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> MaxTokensIdleStateUpdateSessionUpdate:
+) -> models.MaxTokensIdleStateUpdateSessionUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
-    return MaxTokensIdleStateUpdateSessionUpdate(
+    return models.MaxTokensIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_tokens',
@@ -169,14 +152,14 @@ def state_update_idle_max_tokens(
 
 def state_update_idle_max_turn_requests(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> MaxTurnRequestsIdleStateUpdateSessionUpdate:
+) -> models.MaxTurnRequestsIdleStateUpdateSessionUpdate:
     """
     The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
     """
-    return MaxTurnRequestsIdleStateUpdateSessionUpdate(
+    return models.MaxTurnRequestsIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_turn_requests',
@@ -189,11 +172,11 @@ def state_update_idle_max_turn_requests(
 
 def state_update_idle_refusal(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> RefusalIdleStateUpdateSessionUpdate:
+) -> models.RefusalIdleStateUpdateSessionUpdate:
     """The active work ended because the agent refused to continue."""
-    return RefusalIdleStateUpdateSessionUpdate(
+    return models.RefusalIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='refusal',
@@ -206,9 +189,9 @@ def state_update_idle_refusal(
 
 def state_update_idle_cancelled(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> CancelledIdleStateUpdateSessionUpdate:
+) -> models.CancelledIdleStateUpdateSessionUpdate:
     """
     The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -216,7 +199,7 @@ def state_update_idle_cancelled(
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-    return CancelledIdleStateUpdateSessionUpdate(
+    return models.CancelledIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='cancelled',
@@ -229,12 +212,12 @@ def state_update_idle_cancelled(
 
 def state_update_idle_error(
     *,
-    error: Error | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    error: models.Error | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> ErrorIdleStateUpdateSessionUpdate:
+) -> models.ErrorIdleStateUpdateSessionUpdate:
     """The active work ended because something failed."""
-    return ErrorIdleStateUpdateSessionUpdate(
+    return models.ErrorIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='error',
@@ -248,12 +231,12 @@ def state_update_idle_error(
 
 def state_update_idle(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
     stop_reason: None = None,
-) -> NoneIdleStateUpdateSessionUpdate:
+) -> models.NoneIdleStateUpdateSessionUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
-    return NoneIdleStateUpdateSessionUpdate(
+    return models.NoneIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         **given(
@@ -266,11 +249,11 @@ def state_update_idle(
 
 def state_update_requires_action(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> RequiresActionStateUpdateSessionUpdate:
+) -> models.RequiresActionStateUpdateSessionUpdate:
     """Foreground work is blocked on user action."""
-    return RequiresActionStateUpdateSessionUpdate(
+    return models.RequiresActionStateUpdateSessionUpdate(
         session_update='state_update',
         state='requires_action',
         **given(
@@ -282,14 +265,14 @@ def state_update_requires_action(
 
 def plan_update(
     *,
-    plan: PlanUpdateContent,
+    plan: models.PlanUpdateContent,
     meta: dict[str, Any] | None = None,
-) -> PlanUpdateSessionUpdate:
+) -> models.PlanUpdateSessionUpdate:
     """
     A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
     """
-    return PlanUpdateSessionUpdate(
+    return models.PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -300,12 +283,12 @@ def plan_update(
 
 def items_plan_update_content(
     *,
-    plan_id: PlanId,
-    entries: Sequence[PlanEntry],
+    plan_id: models.PlanId,
+    entries: Sequence[models.PlanEntry],
     meta: dict[str, Any] | None = None,
-) -> ItemsPlanUpdateContent:
+) -> models.ItemsPlanUpdateContent:
     """Structured plan entries."""
-    return ItemsPlanUpdateContent(
+    return models.ItemsPlanUpdateContent(
         type='items',
         plan_id=plan_id,
         entries=list(entries),

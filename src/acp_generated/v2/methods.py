@@ -3,91 +3,159 @@
 
 """Typed method bindings of ACP protocol v2 (stable): wire name, params type, result type, handling side.
 
-Importing this module also links every params class to its binding
-(``PromptRequest.__acp_method__``), so ``cx.send_request(PromptRequest(...))`` needs
-nothing else.
+Each binding is made on its first access (PEP 562), which imports its params and result
+models only: a handler registers the methods it overrides, so an agent creates the models
+of those. Every params class is linked to its binding (``PromptRequest.__acp_method__``),
+so ``cx.send_request(PromptRequest(...))`` needs nothing else.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import sys
+from typing import Any, TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod
+from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
 
-from .models import (
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    UpdateSessionNotification,
-)
-from ._shared_methods import (
-    SESSION_CANCEL as SESSION_CANCEL,
-    AUTH_LOGIN as AUTH_LOGIN,
-    AUTH_LOGOUT as AUTH_LOGOUT,
-    SESSION_CLOSE as SESSION_CLOSE,
-    SESSION_DELETE as SESSION_DELETE,
-    SESSION_PROMPT as SESSION_PROMPT,
-    SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
-    TERMINAL_CANCEL as TERMINAL_CANCEL,
-    TOOL_CALL_CANCEL as TOOL_CALL_CANCEL,
-    ELICITATION_COMPLETE as ELICITATION_COMPLETE,
-    ELICITATION_CREATE as ELICITATION_CREATE,
-    SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
-    CANCEL_REQUEST as CANCEL_REQUEST,
-)
+if TYPE_CHECKING:
+    from .models import (
+        InitializeRequest,
+        InitializeResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        UpdateSessionNotification,
+    )
+    from ._shared_methods import (
+        SESSION_CANCEL as SESSION_CANCEL,
+        AUTH_LOGIN as AUTH_LOGIN,
+        AUTH_LOGOUT as AUTH_LOGOUT,
+        SESSION_CLOSE as SESSION_CLOSE,
+        SESSION_DELETE as SESSION_DELETE,
+        SESSION_PROMPT as SESSION_PROMPT,
+        SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
+        TERMINAL_CANCEL as TERMINAL_CANCEL,
+        TOOL_CALL_CANCEL as TOOL_CALL_CANCEL,
+        ELICITATION_COMPLETE as ELICITATION_COMPLETE,
+        ELICITATION_CREATE as ELICITATION_CREATE,
+        SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
+        CANCEL_REQUEST as CANCEL_REQUEST,
+    )
 
 PROTOCOL_VERSION: Final = 2
 """The ``protocolVersion`` these bindings speak."""
 
-INITIALIZE: Final[RequestMethod[InitializeRequest, InitializeResponse]] = RequestMethod(
-    'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)'
-)
-SESSION_LIST: Final[RequestMethod[ListSessionsRequest, ListSessionsResponse]] = RequestMethod(
-    'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.'
-)
-SESSION_NEW: Final[RequestMethod[NewSessionRequest, NewSessionResponse]] = RequestMethod(
-    'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)'
-)
-SESSION_RESUME: Final[RequestMethod[ResumeSessionRequest, ResumeSessionResponse]] = RequestMethod(
-    'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc='Request parameters for resuming an existing session.\n\nResumes an existing session and optionally replays retained conversation\nhistory according to `replayFrom`.'
-)
-SESSION_UPDATE: Final[NotificationMethod[UpdateSessionNotification]] = NotificationMethod(
-    'session/update', UpdateSessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)'
-)
 
-REQUESTS: Final[tuple[RequestMethod[Any, Any], ...]] = (
-    AUTH_LOGIN,
-    AUTH_LOGOUT,
-    INITIALIZE,
-    SESSION_CLOSE,
-    SESSION_DELETE,
-    SESSION_LIST,
-    SESSION_NEW,
-    SESSION_PROMPT,
-    SESSION_RESUME,
-    SESSION_SET_CONFIG_OPTION,
-    TERMINAL_CANCEL,
-    TOOL_CALL_CANCEL,
-    ELICITATION_CREATE,
-    SESSION_REQUEST_PERMISSION,
-)
-"""Every request method, in (side, name) order."""
+def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
+    from .models import InitializeRequest, InitializeResponse
 
-NOTIFICATIONS: Final[tuple[NotificationMethod[Any], ...]] = (
-    SESSION_CANCEL,
-    ELICITATION_COMPLETE,
-    SESSION_UPDATE,
-    CANCEL_REQUEST,
-)
-"""Every notification method, in (side, name) order."""
+    return RequestMethod(
+        'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)'
+    )
 
-InitializeRequest.__acp_method__ = INITIALIZE
-ListSessionsRequest.__acp_method__ = SESSION_LIST
-NewSessionRequest.__acp_method__ = SESSION_NEW
-ResumeSessionRequest.__acp_method__ = SESSION_RESUME
-UpdateSessionNotification.__acp_method__ = SESSION_UPDATE
+def _session_list() -> RequestMethod[ListSessionsRequest, ListSessionsResponse]:
+    from .models import ListSessionsRequest, ListSessionsResponse
+
+    return RequestMethod(
+        'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.'
+    )
+
+def _session_new() -> RequestMethod[NewSessionRequest, NewSessionResponse]:
+    from .models import NewSessionRequest, NewSessionResponse
+
+    return RequestMethod(
+        'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)'
+    )
+
+def _session_resume() -> RequestMethod[ResumeSessionRequest, ResumeSessionResponse]:
+    from .models import ResumeSessionRequest, ResumeSessionResponse
+
+    return RequestMethod(
+        'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc='Request parameters for resuming an existing session.\n\nResumes an existing session and optionally replays retained conversation\nhistory according to `replayFrom`.'
+    )
+
+def _session_update() -> NotificationMethod[UpdateSessionNotification]:
+    from .models import UpdateSessionNotification
+
+    return NotificationMethod(
+        'session/update', UpdateSessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)'
+    )
+
+
+def _requests() -> tuple[RequestMethod[Any, Any], ...]:
+    """Every request method, in (side, name) order."""
+    module = sys.modules[__name__]
+    return tuple(getattr(module, name) for name in (
+        'AUTH_LOGIN',
+        'AUTH_LOGOUT',
+        'INITIALIZE',
+        'SESSION_CLOSE',
+        'SESSION_DELETE',
+        'SESSION_LIST',
+        'SESSION_NEW',
+        'SESSION_PROMPT',
+        'SESSION_RESUME',
+        'SESSION_SET_CONFIG_OPTION',
+        'TERMINAL_CANCEL',
+        'TOOL_CALL_CANCEL',
+        'ELICITATION_CREATE',
+        'SESSION_REQUEST_PERMISSION',
+    ))
+
+
+def _notifications() -> tuple[NotificationMethod[Any], ...]:
+    """Every notification method, in (side, name) order."""
+    module = sys.modules[__name__]
+    return tuple(getattr(module, name) for name in (
+        'SESSION_CANCEL',
+        'ELICITATION_COMPLETE',
+        'SESSION_UPDATE',
+        'CANCEL_REQUEST',
+    ))
+
+
+if TYPE_CHECKING:  # what each name is; at run time, made on first access
+    INITIALIZE: Final = _initialize()
+    SESSION_LIST: Final = _session_list()
+    SESSION_NEW: Final = _session_new()
+    SESSION_RESUME: Final = _session_resume()
+    SESSION_UPDATE: Final = _session_update()
+    REQUESTS: Final = _requests()
+    NOTIFICATIONS: Final = _notifications()
+else:  # checkers see the assignments above, so a misspelt name is an error
+    __getattr__, __dir__ = lazy_bindings(
+        __name__,
+        {
+            'INITIALIZE': _initialize,
+            'SESSION_LIST': _session_list,
+            'SESSION_NEW': _session_new,
+            'SESSION_RESUME': _session_resume,
+            'SESSION_UPDATE': _session_update,
+            "REQUESTS": _requests,
+            "NOTIFICATIONS": _notifications,
+        },
+        linked=(
+            'INITIALIZE',
+            'SESSION_LIST',
+            'SESSION_NEW',
+            'SESSION_RESUME',
+            'SESSION_UPDATE',
+        ),
+        shared={
+            'SESSION_CANCEL': 'acp_generated.v2._shared_methods',
+            'AUTH_LOGIN': 'acp_generated.v2._shared_methods',
+            'AUTH_LOGOUT': 'acp_generated.v2._shared_methods',
+            'SESSION_CLOSE': 'acp_generated.v2._shared_methods',
+            'SESSION_DELETE': 'acp_generated.v2._shared_methods',
+            'SESSION_PROMPT': 'acp_generated.v2._shared_methods',
+            'SESSION_SET_CONFIG_OPTION': 'acp_generated.v2._shared_methods',
+            'TERMINAL_CANCEL': 'acp_generated.v2._shared_methods',
+            'TOOL_CALL_CANCEL': 'acp_generated.v2._shared_methods',
+            'ELICITATION_COMPLETE': 'acp_generated.v2._shared_methods',
+            'ELICITATION_CREATE': 'acp_generated.v2._shared_methods',
+            'SESSION_REQUEST_PERMISSION': 'acp_generated.v2._shared_methods',
+            'CANCEL_REQUEST': 'acp_generated.v2._shared_methods',
+        },
+    )

@@ -20,55 +20,7 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    AbsolutePath,
-    AuthMethodId,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    ElicitationId,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    McpServer,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ReplayFrom,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    RequestPermissionSubject,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionId,
-    SessionListCursor,
-    SessionUpdate,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    TerminalId,
-    ToolCallId,
-    UpdateSessionNotification,
-)
+from . import models  # a model is created on its first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
@@ -93,7 +45,7 @@ class RemoteAgent:
     def cancel(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -103,7 +55,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelSessionNotification(
+            models.CancelSessionNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -115,9 +67,9 @@ class RemoteAgent:
     def login(
         self,
         *,
-        method_id: AuthMethodId,
+        method_id: models.AuthMethodId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LoginAuthResponse]:
+    ) -> SentRequest[models.LoginAuthResponse]:
         """
         Request parameters for the `auth/login` method.
 
@@ -129,7 +81,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGIN,
-            LoginAuthRequest(
+            models.LoginAuthRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -142,7 +94,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LogoutAuthResponse]:
+    ) -> SentRequest[models.LogoutAuthResponse]:
         """
         Request parameters for the `auth/logout` method.
 
@@ -154,7 +106,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGOUT,
-            LogoutAuthRequest(
+            models.LogoutAuthRequest(
                 **given(
                     meta=meta,
                 ),
@@ -165,11 +117,11 @@ class RemoteAgent:
     def initialize(
         self,
         *,
-        protocol_version: ProtocolVersion,
-        info: Implementation,
-        capabilities: ClientCapabilities | None = None,
+        protocol_version: models.ProtocolVersion,
+        info: models.Implementation,
+        capabilities: models.ClientCapabilities | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[InitializeResponse]:
+    ) -> SentRequest[models.InitializeResponse]:
         """
         Request parameters for the initialize method.
 
@@ -179,7 +131,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            models.InitializeRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -193,9 +145,9 @@ class RemoteAgent:
     def close_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CloseSessionResponse]:
+    ) -> SentRequest[models.CloseSessionResponse]:
         """
         Request parameters for closing an active session.
 
@@ -220,7 +172,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -232,9 +184,9 @@ class RemoteAgent:
     def delete_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[DeleteSessionResponse]:
+    ) -> SentRequest[models.DeleteSessionResponse]:
         """
         Request parameters for deleting an existing session from `session/list`.
 
@@ -242,7 +194,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -254,14 +206,14 @@ class RemoteAgent:
     def list_sessions(
         self,
         *,
-        cwd: AbsolutePath | None = None,
-        cursor: SessionListCursor | None = None,
+        cwd: models.AbsolutePath | None = None,
+        cursor: models.SessionListCursor | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ListSessionsResponse]:
+    ) -> SentRequest[models.ListSessionsResponse]:
         """Request parameters for listing existing sessions."""
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -274,11 +226,11 @@ class RemoteAgent:
     def new_session(
         self,
         *,
-        cwd: AbsolutePath,
-        additional_directories: Sequence[AbsolutePath] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
+        cwd: models.AbsolutePath,
+        additional_directories: Sequence[models.AbsolutePath] | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[NewSessionResponse]:
+    ) -> SentRequest[models.NewSessionResponse]:
         """
         Request parameters for creating a new session.
 
@@ -286,7 +238,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            models.NewSessionRequest(
                 cwd=cwd,
                 **given(
                     additional_directories=listed(additional_directories),
@@ -300,10 +252,10 @@ class RemoteAgent:
     def prompt(
         self,
         *,
-        session_id: SessionId,
-        prompt: Sequence[ContentBlock],
+        session_id: models.SessionId,
+        prompt: Sequence[models.ContentBlock],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[PromptResponse]:
+    ) -> SentRequest[models.PromptResponse]:
         """
         Request parameters for sending a user prompt to the agent.
 
@@ -313,7 +265,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -326,13 +278,13 @@ class RemoteAgent:
     def resume_session(
         self,
         *,
-        session_id: SessionId,
-        cwd: AbsolutePath,
-        additional_directories: Sequence[AbsolutePath] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
-        replay_from: ReplayFrom | None = None,
+        session_id: models.SessionId,
+        cwd: models.AbsolutePath,
+        additional_directories: Sequence[models.AbsolutePath] | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
+        replay_from: models.ReplayFrom | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ResumeSessionResponse]:
+    ) -> SentRequest[models.ResumeSessionResponse]:
         """
         Request parameters for resuming an existing session.
 
@@ -341,7 +293,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -354,7 +306,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def set_session_config_option(self, params: SetSessionConfigOptionRequest, /) -> SentRequest[SetSessionConfigOptionResponse]:
+    def set_session_config_option(self, params: models.SetSessionConfigOptionRequest, /) -> SentRequest[models.SetSessionConfigOptionResponse]:
         """
         Request parameters for setting a session configuration option.
 
@@ -369,10 +321,10 @@ class RemoteAgent:
     def cancel_terminal(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CancelTerminalResponse]:
+    ) -> SentRequest[models.CancelTerminalResponse]:
         """
         Request parameters for cancelling one terminal.
 
@@ -390,7 +342,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TERMINAL_CANCEL,
-            CancelTerminalRequest(
+            models.CancelTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -403,10 +355,10 @@ class RemoteAgent:
     def cancel_tool_call(
         self,
         *,
-        session_id: SessionId,
-        tool_call_id: ToolCallId,
+        session_id: models.SessionId,
+        tool_call_id: models.ToolCallId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CancelToolCallResponse]:
+    ) -> SentRequest[models.CancelToolCallResponse]:
         """
         Request parameters for cancelling one tool call.
 
@@ -423,7 +375,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TOOL_CALL_CANCEL,
-            CancelToolCallRequest(
+            models.CancelToolCallRequest(
                 session_id=session_id,
                 tool_call_id=tool_call_id,
                 **given(
@@ -448,7 +400,7 @@ class RemoteClient:
     def complete_elicitation(
         self,
         *,
-        elicitation_id: ElicitationId,
+        elicitation_id: models.ElicitationId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -458,7 +410,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -470,8 +422,8 @@ class RemoteClient:
     def session_update(
         self,
         *,
-        session_id: SessionId,
-        update: SessionUpdate,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -483,7 +435,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            UpdateSessionNotification(
+            models.UpdateSessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -493,7 +445,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def create_elicitation(self, params: CreateElicitationRequest, /) -> SentRequest[CreateElicitationResponse]:
+    def create_elicitation(self, params: models.CreateElicitationRequest, /) -> SentRequest[models.CreateElicitationResponse]:
         """
         Request from the agent to elicit structured user input.
 
@@ -518,13 +470,13 @@ class RemoteClient:
     def request_permission(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         title: str,
         description: str | None = None,
-        subject: RequestPermissionSubject | None = None,
-        options: Sequence[PermissionOption],
+        subject: models.RequestPermissionSubject | None = None,
+        options: Sequence[models.PermissionOption],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[RequestPermissionResponse]:
+    ) -> SentRequest[models.RequestPermissionResponse]:
         """
         Request for user permission to proceed with an operation.
 
@@ -534,7 +486,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            models.RequestPermissionRequest(
                 session_id=session_id,
                 title=title,
                 options=list(options),

@@ -19,20 +19,7 @@ from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from .models import (
-    ContentBlock,
-    MessageId,
-    PlanId,
-    PlanRemovedSessionUpdate,
-    PlanUpdateContent,
-    PlanUpdateSessionUpdate,
-    SessionId,
-    SessionMessageChunkSessionUpdate,
-    SessionMessageSessionUpdate,
-    StateUpdate,
-    SubagentSessionCapabilities,
-    SubagentUpdateSessionUpdate,
-)
+from . import models  # a model is created on its first use
 
 from .._shared_builders import (
     text as text,
@@ -102,11 +89,11 @@ __all__ = [
 
 def plan_update(
     *,
-    plan: PlanUpdateContent,
+    plan: models.PlanUpdateContent,
     meta: dict[str, Any] | None = None,
-) -> PlanUpdateSessionUpdate:
+) -> models.PlanUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return PlanUpdateSessionUpdate(
+    return models.PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -117,11 +104,11 @@ def plan_update(
 
 def plan_removed(
     *,
-    plan_id: PlanId,
+    plan_id: models.PlanId,
     meta: dict[str, Any] | None = None,
-) -> PlanRemovedSessionUpdate:
+) -> models.PlanRemovedSessionUpdate:
     """**UNSTABLE**"""
-    return PlanRemovedSessionUpdate(
+    return models.PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
         **given(
@@ -132,17 +119,17 @@ def plan_removed(
 
 def subagent_update(
     *,
-    session_id: SessionId,
+    session_id: models.SessionId,
     title: str | None = None,
     description: str | None = None,
-    capabilities: SubagentSessionCapabilities | None = None,
-    state: StateUpdate | None = None,
+    capabilities: models.SubagentSessionCapabilities | None = None,
+    state: models.StateUpdate | None = None,
     cwd: str | None = None,
     additional_directories: list[str] | None = None,
     meta: dict[str, Any] | None = None,
-) -> SubagentUpdateSessionUpdate:
+) -> models.SubagentUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return SubagentUpdateSessionUpdate(
+    return models.SubagentUpdateSessionUpdate(
         session_update='subagent_update',
         session_id=session_id,
         **given(
@@ -159,16 +146,16 @@ def subagent_update(
 
 def session_message(
     *,
-    message_id: MessageId,
-    sender_session_id: SessionId | None = None,
-    recipient_session_id: SessionId | None = None,
-    sender_message_id: MessageId | None = None,
-    recipient_message_id: MessageId | None = None,
-    content: Sequence[ContentBlock] | None = None,
+    message_id: models.MessageId,
+    sender_session_id: models.SessionId | None = None,
+    recipient_session_id: models.SessionId | None = None,
+    sender_message_id: models.MessageId | None = None,
+    recipient_message_id: models.MessageId | None = None,
+    content: Sequence[models.ContentBlock] | None = None,
     meta: dict[str, Any] | None = None,
-) -> SessionMessageSessionUpdate:
+) -> models.SessionMessageSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageSessionUpdate(
+    return models.SessionMessageSessionUpdate(
         session_update='session_message',
         message_id=message_id,
         **given(
@@ -184,12 +171,12 @@ def session_message(
 
 def session_message_chunk(
     *,
-    message_id: MessageId,
-    content: ContentBlock,
+    message_id: models.MessageId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> SessionMessageChunkSessionUpdate:
+) -> models.SessionMessageChunkSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageChunkSessionUpdate(
+    return models.SessionMessageChunkSessionUpdate(
         session_update='session_message_chunk',
         message_id=message_id,
         content=content,

@@ -20,102 +20,7 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    ArchiveSessionRequest,
-    ArchiveSessionResponse,
-    AuthAccount,
-    AuthMethodId,
-    AuthState,
-    AuthStatusRequest,
-    AuthStatusResponse,
-    AuthStatusUpdateNotification,
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    DisableProviderRequest,
-    DisableProviderResponse,
-    ElicitationId,
-    EnvVariable,
-    ForkSessionRequest,
-    ForkSessionResponse,
-    Implementation,
-    InitializeProxyRequest,
-    InitializeProxyResponse,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListProvidersRequest,
-    ListProvidersResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LlmProtocol,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    McpRequestId,
-    McpServer,
-    McpServerAcpId,
-    MessageMcpNotification,
-    MessageMcpRequest,
-    MessageMcpResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ProviderId,
-    ProxySuccessorNotification,
-    ProxySuccessorRequest,
-    ProxySuccessorResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionArchiveFilter,
-    SessionId,
-    SessionModeId,
-    SessionNotification,
-    SessionStatusRequest,
-    SessionStatusResponse,
-    SessionUpdate,
-    SetProviderRequest,
-    SetProviderResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    SetSessionTitleRequest,
-    SetSessionTitleResponse,
-    SystemPrompt,
-    TerminalId,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    ToolCallUpdate,
-    UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+from . import models  # a model is created on its first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
@@ -141,8 +46,8 @@ class RemoteAgent:
     def mcp_message(
         self,
         *,
-        server_id: McpServerAcpId,
-        request_id: McpRequestId,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
         method: str,
         params: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
@@ -159,7 +64,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.MCP_MESSAGE_NOTIFICATION,
-            MessageMcpNotification(
+            models.MessageMcpNotification(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -174,7 +79,7 @@ class RemoteAgent:
     def cancel(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -184,7 +89,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelNotification(
+            models.CancelNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -197,7 +102,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[AuthStatusResponse]:
+    ) -> SentRequest[models.AuthStatusResponse]:
         """
         **UNSTABLE**
 
@@ -212,7 +117,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_STATUS,
-            AuthStatusRequest(
+            models.AuthStatusRequest(
                 **given(
                     meta=meta,
                 ),
@@ -223,9 +128,9 @@ class RemoteAgent:
     def authenticate(
         self,
         *,
-        method_id: AuthMethodId,
+        method_id: models.AuthMethodId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[AuthenticateResponse]:
+    ) -> SentRequest[models.AuthenticateResponse]:
         """
         Request parameters for the authenticate method.
 
@@ -233,7 +138,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTHENTICATE,
-            AuthenticateRequest(
+            models.AuthenticateRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -245,11 +150,11 @@ class RemoteAgent:
     def initialize(
         self,
         *,
-        protocol_version: ProtocolVersion,
-        client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None,
+        protocol_version: models.ProtocolVersion,
+        client_capabilities: models.ClientCapabilities | None = None,
+        client_info: models.Implementation | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[InitializeResponse]:
+    ) -> SentRequest[models.InitializeResponse]:
         """
         Request parameters for the initialize method.
 
@@ -259,7 +164,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            models.InitializeRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -274,7 +179,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LogoutResponse]:
+    ) -> SentRequest[models.LogoutResponse]:
         """
         Request parameters for the logout method.
 
@@ -282,7 +187,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.LOGOUT,
-            LogoutRequest(
+            models.LogoutRequest(
                 **given(
                     meta=meta,
                 ),
@@ -293,9 +198,9 @@ class RemoteAgent:
     def disable_provider(
         self,
         *,
-        provider_id: ProviderId,
+        provider_id: models.ProviderId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[DisableProviderResponse]:
+    ) -> SentRequest[models.DisableProviderResponse]:
         """
         **UNSTABLE**
 
@@ -305,7 +210,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_DISABLE,
-            DisableProviderRequest(
+            models.DisableProviderRequest(
                 provider_id=provider_id,
                 **given(
                     meta=meta,
@@ -318,7 +223,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ListProvidersResponse]:
+    ) -> SentRequest[models.ListProvidersResponse]:
         """
         **UNSTABLE**
 
@@ -328,7 +233,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_LIST,
-            ListProvidersRequest(
+            models.ListProvidersRequest(
                 **given(
                     meta=meta,
                 ),
@@ -339,12 +244,12 @@ class RemoteAgent:
     def set_provider(
         self,
         *,
-        provider_id: ProviderId,
-        api_type: LlmProtocol,
+        provider_id: models.ProviderId,
+        api_type: models.LlmProtocol,
         base_url: str,
         headers: dict[str, str] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SetProviderResponse]:
+    ) -> SentRequest[models.SetProviderResponse]:
         """
         **UNSTABLE**
 
@@ -356,7 +261,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_SET,
-            SetProviderRequest(
+            models.SetProviderRequest(
                 provider_id=provider_id,
                 api_type=api_type,
                 base_url=base_url,
@@ -371,9 +276,9 @@ class RemoteAgent:
     def archive_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ArchiveSessionResponse]:
+    ) -> SentRequest[models.ArchiveSessionResponse]:
         """
         **UNSTABLE**
 
@@ -390,7 +295,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_ARCHIVE,
-            ArchiveSessionRequest(
+            models.ArchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -402,9 +307,9 @@ class RemoteAgent:
     def close_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CloseSessionResponse]:
+    ) -> SentRequest[models.CloseSessionResponse]:
         """
         Request parameters for closing an active session.
 
@@ -416,7 +321,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -428,9 +333,9 @@ class RemoteAgent:
     def delete_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[DeleteSessionResponse]:
+    ) -> SentRequest[models.DeleteSessionResponse]:
         """
         Request parameters for deleting an existing session from `session/list`.
 
@@ -438,7 +343,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -450,13 +355,13 @@ class RemoteAgent:
     def fork_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
-        system_prompt: SystemPrompt | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ForkSessionResponse]:
+    ) -> SentRequest[models.ForkSessionResponse]:
         """
         **UNSTABLE**
 
@@ -471,7 +376,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_FORK,
-            ForkSessionRequest(
+            models.ForkSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -489,9 +394,9 @@ class RemoteAgent:
         *,
         cwd: str | None = None,
         cursor: str | None = None,
-        archived: SessionArchiveFilter | None = None,
+        archived: models.SessionArchiveFilter | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ListSessionsResponse]:
+    ) -> SentRequest[models.ListSessionsResponse]:
         """
         Request parameters for listing existing sessions.
 
@@ -499,7 +404,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -513,13 +418,13 @@ class RemoteAgent:
     def load_session(
         self,
         *,
-        mcp_servers: Sequence[McpServer],
+        mcp_servers: Sequence[models.McpServer],
         cwd: str,
         additional_directories: list[str] | None = None,
-        session_id: SessionId,
-        system_prompt: SystemPrompt | None = None,
+        session_id: models.SessionId,
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LoadSessionResponse]:
+    ) -> SentRequest[models.LoadSessionResponse]:
         """
         Request parameters for loading an existing session.
 
@@ -529,7 +434,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_LOAD,
-            LoadSessionRequest(
+            models.LoadSessionRequest(
                 mcp_servers=list(mcp_servers),
                 cwd=cwd,
                 session_id=session_id,
@@ -547,10 +452,10 @@ class RemoteAgent:
         *,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: Sequence[McpServer],
-        system_prompt: SystemPrompt | None = None,
+        mcp_servers: Sequence[models.McpServer],
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[NewSessionResponse]:
+    ) -> SentRequest[models.NewSessionResponse]:
         """
         Request parameters for creating a new session.
 
@@ -558,7 +463,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            models.NewSessionRequest(
                 cwd=cwd,
                 mcp_servers=list(mcp_servers),
                 **given(
@@ -573,10 +478,10 @@ class RemoteAgent:
     def prompt(
         self,
         *,
-        session_id: SessionId,
-        prompt: Sequence[ContentBlock],
+        session_id: models.SessionId,
+        prompt: Sequence[models.ContentBlock],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[PromptResponse]:
+    ) -> SentRequest[models.PromptResponse]:
         """
         Request parameters for sending a user prompt to the agent.
 
@@ -586,7 +491,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -599,13 +504,13 @@ class RemoteAgent:
     def resume_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
-        system_prompt: SystemPrompt | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ResumeSessionResponse]:
+    ) -> SentRequest[models.ResumeSessionResponse]:
         """
         Request parameters for resuming an existing session.
 
@@ -616,7 +521,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -629,21 +534,21 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def set_session_config_option(self, params: SetSessionConfigOptionRequest, /) -> SentRequest[SetSessionConfigOptionResponse]:
+    def set_session_config_option(self, params: models.SetSessionConfigOptionRequest, /) -> SentRequest[models.SetSessionConfigOptionResponse]:
         """Request parameters for setting a session configuration option."""
         return self.connection.send_request(m.SESSION_SET_CONFIG_OPTION, params, peer=self.peer)
 
     def set_session_mode(
         self,
         *,
-        session_id: SessionId,
-        mode_id: SessionModeId,
+        session_id: models.SessionId,
+        mode_id: models.SessionModeId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SetSessionModeResponse]:
+    ) -> SentRequest[models.SetSessionModeResponse]:
         """Request parameters for setting a session mode."""
         return self.connection.send_request(
             m.SESSION_SET_MODE,
-            SetSessionModeRequest(
+            models.SetSessionModeRequest(
                 session_id=session_id,
                 mode_id=mode_id,
                 **given(
@@ -656,10 +561,10 @@ class RemoteAgent:
     def set_session_title(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         title: str,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SetSessionTitleResponse]:
+    ) -> SentRequest[models.SetSessionTitleResponse]:
         """
         **UNSTABLE**
 
@@ -677,7 +582,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_SET_TITLE,
-            SetSessionTitleRequest(
+            models.SetSessionTitleRequest(
                 session_id=session_id,
                 title=title,
                 **given(
@@ -690,9 +595,9 @@ class RemoteAgent:
     def session_status(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SessionStatusResponse]:
+    ) -> SentRequest[models.SessionStatusResponse]:
         """
         **UNSTABLE**
 
@@ -708,7 +613,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_STATUS,
-            SessionStatusRequest(
+            models.SessionStatusRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -720,9 +625,9 @@ class RemoteAgent:
     def unarchive_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[UnarchiveSessionResponse]:
+    ) -> SentRequest[models.UnarchiveSessionResponse]:
         """
         **UNSTABLE**
 
@@ -740,7 +645,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_UNARCHIVE,
-            UnarchiveSessionRequest(
+            models.UnarchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -764,8 +669,8 @@ class RemoteClient:
     def auth_status_update(
         self,
         *,
-        state: AuthState,
-        accounts: Sequence[AuthAccount] | None = None,
+        state: models.AuthState,
+        accounts: Sequence[models.AuthAccount] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -781,7 +686,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.AUTH_STATUS_UPDATE,
-            AuthStatusUpdateNotification(
+            models.AuthStatusUpdateNotification(
                 state=state,
                 **given(
                     accounts=listed(accounts),
@@ -794,13 +699,13 @@ class RemoteClient:
     def complete_elicitation(
         self,
         *,
-        elicitation_id: ElicitationId,
+        elicitation_id: models.ElicitationId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """Notification sent by the agent when a URL-based elicitation is complete."""
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -812,8 +717,8 @@ class RemoteClient:
     def session_update(
         self,
         *,
-        session_id: SessionId,
-        update: SessionUpdate,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -825,7 +730,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            SessionNotification(
+            models.SessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -835,7 +740,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def create_elicitation(self, params: CreateElicitationRequest, /) -> SentRequest[CreateElicitationResponse]:
+    def create_elicitation(self, params: models.CreateElicitationRequest, /) -> SentRequest[models.CreateElicitationResponse]:
         """
         Request from the agent to elicit structured user input.
 
@@ -848,12 +753,12 @@ class RemoteClient:
     def read_text_file(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         path: str,
         line: int | None = None,
         limit: int | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ReadTextFileResponse]:
+    ) -> SentRequest[models.ReadTextFileResponse]:
         """
         Request to read content from a text file.
 
@@ -861,7 +766,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_READ_TEXT_FILE,
-            ReadTextFileRequest(
+            models.ReadTextFileRequest(
                 session_id=session_id,
                 path=path,
                 **given(
@@ -876,11 +781,11 @@ class RemoteClient:
     def write_text_file(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         path: str,
         content: str,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[WriteTextFileResponse]:
+    ) -> SentRequest[models.WriteTextFileResponse]:
         """
         Request to write content to a text file.
 
@@ -888,7 +793,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.FS_WRITE_TEXT_FILE,
-            WriteTextFileRequest(
+            models.WriteTextFileRequest(
                 session_id=session_id,
                 path=path,
                 content=content,
@@ -902,12 +807,12 @@ class RemoteClient:
     def mcp_message(
         self,
         *,
-        server_id: McpServerAcpId,
-        request_id: McpRequestId,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
         method: str,
         params: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[MessageMcpResponse]:
+    ) -> SentRequest[models.MessageMcpResponse]:
         """
         **UNSTABLE**
 
@@ -917,7 +822,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.MCP_MESSAGE,
-            MessageMcpRequest(
+            models.MessageMcpRequest(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -932,11 +837,11 @@ class RemoteClient:
     def request_permission(
         self,
         *,
-        session_id: SessionId,
-        tool_call: ToolCallUpdate,
-        options: Sequence[PermissionOption],
+        session_id: models.SessionId,
+        tool_call: models.ToolCallUpdate,
+        options: Sequence[models.PermissionOption],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[RequestPermissionResponse]:
+    ) -> SentRequest[models.RequestPermissionResponse]:
         """
         Request for user permission to execute a tool call.
 
@@ -946,7 +851,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            models.RequestPermissionRequest(
                 session_id=session_id,
                 tool_call=tool_call,
                 options=list(options),
@@ -960,18 +865,18 @@ class RemoteClient:
     def create_terminal(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         command: str,
         args: list[str] | None = None,
-        env: Sequence[EnvVariable] | None = None,
+        env: Sequence[models.EnvVariable] | None = None,
         cwd: str | None = None,
         output_byte_limit: int | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CreateTerminalResponse]:
+    ) -> SentRequest[models.CreateTerminalResponse]:
         """Request to create a new terminal and execute a command."""
         return self.connection.send_request(
             m.TERMINAL_CREATE,
-            CreateTerminalRequest(
+            models.CreateTerminalRequest(
                 session_id=session_id,
                 command=command,
                 **given(
@@ -988,14 +893,14 @@ class RemoteClient:
     def kill_terminal(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[KillTerminalResponse]:
+    ) -> SentRequest[models.KillTerminalResponse]:
         """Request to kill a terminal without releasing it."""
         return self.connection.send_request(
             m.TERMINAL_KILL,
-            KillTerminalRequest(
+            models.KillTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1008,14 +913,14 @@ class RemoteClient:
     def terminal_output(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[TerminalOutputResponse]:
+    ) -> SentRequest[models.TerminalOutputResponse]:
         """Request to get the current output and status of a terminal."""
         return self.connection.send_request(
             m.TERMINAL_OUTPUT,
-            TerminalOutputRequest(
+            models.TerminalOutputRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1028,14 +933,14 @@ class RemoteClient:
     def release_terminal(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ReleaseTerminalResponse]:
+    ) -> SentRequest[models.ReleaseTerminalResponse]:
         """Request to release a terminal and free its resources."""
         return self.connection.send_request(
             m.TERMINAL_RELEASE,
-            ReleaseTerminalRequest(
+            models.ReleaseTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1048,14 +953,14 @@ class RemoteClient:
     def wait_for_terminal_exit(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[WaitForTerminalExitResponse]:
+    ) -> SentRequest[models.WaitForTerminalExitResponse]:
         """Request to wait for a terminal command to exit."""
         return self.connection.send_request(
             m.TERMINAL_WAIT_FOR_EXIT,
-            WaitForTerminalExitRequest(
+            models.WaitForTerminalExitRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -1099,7 +1004,7 @@ class RemoteProxy:
         """
         return self.connection.send_notification(
             m.PROXY_SUCCESSOR_NOTIFICATION,
-            ProxySuccessorNotification(
+            models.ProxySuccessorNotification(
                 method=method,
                 **given(
                     params=params,
@@ -1112,11 +1017,11 @@ class RemoteProxy:
     def initialize_proxy(
         self,
         *,
-        protocol_version: ProtocolVersion,
-        client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None,
+        protocol_version: models.ProtocolVersion,
+        client_capabilities: models.ClientCapabilities | None = None,
+        client_info: models.Implementation | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[InitializeProxyResponse]:
+    ) -> SentRequest[models.InitializeProxyResponse]:
         """
         **UNSTABLE**
 
@@ -1136,7 +1041,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_INITIALIZE,
-            InitializeProxyRequest(
+            models.InitializeProxyRequest(
                 protocol_version=protocol_version,
                 **given(
                     client_capabilities=client_capabilities,
@@ -1153,7 +1058,7 @@ class RemoteProxy:
         method: str,
         params: Any | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ProxySuccessorResponse]:
+    ) -> SentRequest[models.ProxySuccessorResponse]:
         """
         **UNSTABLE**
 
@@ -1176,7 +1081,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_SUCCESSOR,
-            ProxySuccessorRequest(
+            models.ProxySuccessorRequest(
                 method=method,
                 **given(
                     params=params,

@@ -19,34 +19,7 @@ from typing import Any
 
 from acp_runtime.codegen_support import given, listed
 
-from .models import (
-    AbsolutePath,
-    BackgroundWork,
-    CancelledIdleStateUpdateSessionUpdate,
-    ContentBlock,
-    EndTurnIdleStateUpdateSessionUpdate,
-    Error,
-    ErrorIdleStateUpdateSessionUpdate,
-    MaxTokensIdleStateUpdateSessionUpdate,
-    MaxTurnRequestsIdleStateUpdateSessionUpdate,
-    MessageId,
-    NoneIdleStateUpdateSessionUpdate,
-    PlanId,
-    PlanRemovedSessionUpdate,
-    PlanUpdateContent,
-    PlanUpdateSessionUpdate,
-    RefusalIdleStateUpdateSessionUpdate,
-    RequiresActionStateUpdateSessionUpdate,
-    RunningStateUpdateSessionUpdate,
-    SessionId,
-    SessionMessageChunkSessionUpdate,
-    SessionMessageSessionUpdate,
-    StateUpdate,
-    SubagentSessionCapabilities,
-    SubagentUpdateSessionUpdate,
-    UnknownStateUpdateSessionUpdate,
-    Usage,
-)
+from . import models  # a model is created on its first use
 
 from .._shared_builders import (
     text as text,
@@ -130,11 +103,11 @@ __all__ = [
 
 def state_update_running(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> RunningStateUpdateSessionUpdate:
+) -> models.RunningStateUpdateSessionUpdate:
     """Foreground work is in progress."""
-    return RunningStateUpdateSessionUpdate(
+    return models.RunningStateUpdateSessionUpdate(
         session_update='state_update',
         state='running',
         **given(
@@ -146,15 +119,15 @@ def state_update_running(
 
 def state_update_idle_end_turn(
     *,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> EndTurnIdleStateUpdateSessionUpdate:
+) -> models.EndTurnIdleStateUpdateSessionUpdate:
     """
     The active work ended successfully.
     Includes locally handled commands that required no model call.
     """
-    return EndTurnIdleStateUpdateSessionUpdate(
+    return models.EndTurnIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='end_turn',
@@ -168,12 +141,12 @@ def state_update_idle_end_turn(
 
 def state_update_idle_max_tokens(
     *,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> MaxTokensIdleStateUpdateSessionUpdate:
+) -> models.MaxTokensIdleStateUpdateSessionUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
-    return MaxTokensIdleStateUpdateSessionUpdate(
+    return models.MaxTokensIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_tokens',
@@ -187,15 +160,15 @@ def state_update_idle_max_tokens(
 
 def state_update_idle_max_turn_requests(
     *,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> MaxTurnRequestsIdleStateUpdateSessionUpdate:
+) -> models.MaxTurnRequestsIdleStateUpdateSessionUpdate:
     """
     The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
     """
-    return MaxTurnRequestsIdleStateUpdateSessionUpdate(
+    return models.MaxTurnRequestsIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='max_turn_requests',
@@ -209,12 +182,12 @@ def state_update_idle_max_turn_requests(
 
 def state_update_idle_refusal(
     *,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> RefusalIdleStateUpdateSessionUpdate:
+) -> models.RefusalIdleStateUpdateSessionUpdate:
     """The active work ended because the agent refused to continue."""
-    return RefusalIdleStateUpdateSessionUpdate(
+    return models.RefusalIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='refusal',
@@ -228,10 +201,10 @@ def state_update_idle_refusal(
 
 def state_update_idle_cancelled(
     *,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> CancelledIdleStateUpdateSessionUpdate:
+) -> models.CancelledIdleStateUpdateSessionUpdate:
     """
     The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -239,7 +212,7 @@ def state_update_idle_cancelled(
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-    return CancelledIdleStateUpdateSessionUpdate(
+    return models.CancelledIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='cancelled',
@@ -253,13 +226,13 @@ def state_update_idle_cancelled(
 
 def state_update_idle_error(
     *,
-    error: Error | None = None,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    error: models.Error | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> ErrorIdleStateUpdateSessionUpdate:
+) -> models.ErrorIdleStateUpdateSessionUpdate:
     """The active work ended because something failed."""
-    return ErrorIdleStateUpdateSessionUpdate(
+    return models.ErrorIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         stop_reason='error',
@@ -274,13 +247,13 @@ def state_update_idle_error(
 
 def state_update_idle(
     *,
-    usage: Usage | None = None,
-    background: Sequence[BackgroundWork] | None = None,
+    usage: models.Usage | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
     stop_reason: None = None,
-) -> NoneIdleStateUpdateSessionUpdate:
+) -> models.NoneIdleStateUpdateSessionUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
-    return NoneIdleStateUpdateSessionUpdate(
+    return models.NoneIdleStateUpdateSessionUpdate(
         session_update='state_update',
         state='idle',
         **given(
@@ -294,11 +267,11 @@ def state_update_idle(
 
 def state_update_requires_action(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> RequiresActionStateUpdateSessionUpdate:
+) -> models.RequiresActionStateUpdateSessionUpdate:
     """Foreground work is blocked on user action."""
-    return RequiresActionStateUpdateSessionUpdate(
+    return models.RequiresActionStateUpdateSessionUpdate(
         session_update='state_update',
         state='requires_action',
         **given(
@@ -310,11 +283,11 @@ def state_update_requires_action(
 
 def state_update_unknown(
     *,
-    background: Sequence[BackgroundWork] | None = None,
+    background: Sequence[models.BackgroundWork] | None = None,
     meta: dict[str, Any] | None = None,
-) -> UnknownStateUpdateSessionUpdate:
+) -> models.UnknownStateUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return UnknownStateUpdateSessionUpdate(
+    return models.UnknownStateUpdateSessionUpdate(
         session_update='state_update',
         state='unknown',
         **given(
@@ -326,14 +299,14 @@ def state_update_unknown(
 
 def plan_update(
     *,
-    plan: PlanUpdateContent,
+    plan: models.PlanUpdateContent,
     meta: dict[str, Any] | None = None,
-) -> PlanUpdateSessionUpdate:
+) -> models.PlanUpdateSessionUpdate:
     """
     A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
     """
-    return PlanUpdateSessionUpdate(
+    return models.PlanUpdateSessionUpdate(
         session_update='plan_update',
         plan=plan,
         **given(
@@ -344,11 +317,11 @@ def plan_update(
 
 def plan_removed(
     *,
-    plan_id: PlanId,
+    plan_id: models.PlanId,
     meta: dict[str, Any] | None = None,
-) -> PlanRemovedSessionUpdate:
+) -> models.PlanRemovedSessionUpdate:
     """**UNSTABLE**"""
-    return PlanRemovedSessionUpdate(
+    return models.PlanRemovedSessionUpdate(
         session_update='plan_removed',
         plan_id=plan_id,
         **given(
@@ -359,17 +332,17 @@ def plan_removed(
 
 def subagent_update(
     *,
-    session_id: SessionId,
+    session_id: models.SessionId,
     title: str | None = None,
     description: str | None = None,
-    capabilities: SubagentSessionCapabilities | None = None,
-    state: StateUpdate | None = None,
-    cwd: AbsolutePath | None = None,
-    additional_directories: Sequence[AbsolutePath] | None = None,
+    capabilities: models.SubagentSessionCapabilities | None = None,
+    state: models.StateUpdate | None = None,
+    cwd: models.AbsolutePath | None = None,
+    additional_directories: Sequence[models.AbsolutePath] | None = None,
     meta: dict[str, Any] | None = None,
-) -> SubagentUpdateSessionUpdate:
+) -> models.SubagentUpdateSessionUpdate:
     """**UNSTABLE**"""
-    return SubagentUpdateSessionUpdate(
+    return models.SubagentUpdateSessionUpdate(
         session_update='subagent_update',
         session_id=session_id,
         **given(
@@ -386,16 +359,16 @@ def subagent_update(
 
 def session_message(
     *,
-    message_id: MessageId,
-    sender_session_id: SessionId | None = None,
-    recipient_session_id: SessionId | None = None,
-    sender_message_id: MessageId | None = None,
-    recipient_message_id: MessageId | None = None,
-    content: Sequence[ContentBlock] | None = None,
+    message_id: models.MessageId,
+    sender_session_id: models.SessionId | None = None,
+    recipient_session_id: models.SessionId | None = None,
+    sender_message_id: models.MessageId | None = None,
+    recipient_message_id: models.MessageId | None = None,
+    content: Sequence[models.ContentBlock] | None = None,
     meta: dict[str, Any] | None = None,
-) -> SessionMessageSessionUpdate:
+) -> models.SessionMessageSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageSessionUpdate(
+    return models.SessionMessageSessionUpdate(
         session_update='session_message',
         message_id=message_id,
         **given(
@@ -411,12 +384,12 @@ def session_message(
 
 def session_message_chunk(
     *,
-    message_id: MessageId,
-    content: ContentBlock,
+    message_id: models.MessageId,
+    content: models.ContentBlock,
     meta: dict[str, Any] | None = None,
-) -> SessionMessageChunkSessionUpdate:
+) -> models.SessionMessageChunkSessionUpdate:
     """**UNSTABLE**"""
-    return SessionMessageChunkSessionUpdate(
+    return models.SessionMessageChunkSessionUpdate(
         session_update='session_message_chunk',
         message_id=message_id,
         content=content,

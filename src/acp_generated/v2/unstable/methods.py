@@ -3,192 +3,350 @@
 
 """Typed method bindings of ACP protocol v2 (unstable superset): wire name, params type, result type, handling side.
 
-Importing this module also links every params class to its binding
-(``PromptRequest.__acp_method__``), so ``cx.send_request(PromptRequest(...))`` needs
-nothing else.
+Each binding is made on its first access (PEP 562), which imports its params and result
+models only: a handler registers the methods it overrides, so an agent creates the models
+of those. Every params class is linked to its binding (``PromptRequest.__acp_method__``),
+so ``cx.send_request(PromptRequest(...))`` needs nothing else.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import sys
+from typing import Any, TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod
+from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
 
-from .models import (
-    ArchiveSessionRequest,
-    ArchiveSessionResponse,
-    AuthStatusRequest,
-    AuthStatusResponse,
-    AuthStatusUpdateNotification,
-    DisableProviderRequest,
-    DisableProviderResponse,
-    ForkSessionRequest,
-    ForkSessionResponse,
-    InitializeProxyRequest,
-    InitializeProxyResponse,
-    InitializeRequest,
-    InitializeResponse,
-    ListProvidersRequest,
-    ListProvidersResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    MessageMcpNotification,
-    MessageMcpRequest,
-    MessageMcpResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    ProxySuccessorNotification,
-    ProxySuccessorRequest,
-    ProxySuccessorResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionStatusRequest,
-    SessionStatusResponse,
-    SetProviderRequest,
-    SetProviderResponse,
-    SetSessionTitleRequest,
-    SetSessionTitleResponse,
-    UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
-    UpdateSessionNotification,
-)
-from .._shared_methods import (
-    SESSION_CANCEL as SESSION_CANCEL,
-    AUTH_LOGIN as AUTH_LOGIN,
-    AUTH_LOGOUT as AUTH_LOGOUT,
-    SESSION_CLOSE as SESSION_CLOSE,
-    SESSION_DELETE as SESSION_DELETE,
-    SESSION_PROMPT as SESSION_PROMPT,
-    SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
-    TERMINAL_CANCEL as TERMINAL_CANCEL,
-    TOOL_CALL_CANCEL as TOOL_CALL_CANCEL,
-    ELICITATION_COMPLETE as ELICITATION_COMPLETE,
-    ELICITATION_CREATE as ELICITATION_CREATE,
-    SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
-    CANCEL_REQUEST as CANCEL_REQUEST,
-)
+if TYPE_CHECKING:
+    from .models import (
+        ArchiveSessionRequest,
+        ArchiveSessionResponse,
+        AuthStatusRequest,
+        AuthStatusResponse,
+        AuthStatusUpdateNotification,
+        DisableProviderRequest,
+        DisableProviderResponse,
+        ForkSessionRequest,
+        ForkSessionResponse,
+        InitializeProxyRequest,
+        InitializeProxyResponse,
+        InitializeRequest,
+        InitializeResponse,
+        ListProvidersRequest,
+        ListProvidersResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        MessageMcpNotification,
+        MessageMcpRequest,
+        MessageMcpResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        ProxySuccessorNotification,
+        ProxySuccessorRequest,
+        ProxySuccessorResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SessionStatusRequest,
+        SessionStatusResponse,
+        SetProviderRequest,
+        SetProviderResponse,
+        SetSessionTitleRequest,
+        SetSessionTitleResponse,
+        UnarchiveSessionRequest,
+        UnarchiveSessionResponse,
+        UpdateSessionNotification,
+    )
+    from .._shared_methods import (
+        SESSION_CANCEL as SESSION_CANCEL,
+        AUTH_LOGIN as AUTH_LOGIN,
+        AUTH_LOGOUT as AUTH_LOGOUT,
+        SESSION_CLOSE as SESSION_CLOSE,
+        SESSION_DELETE as SESSION_DELETE,
+        SESSION_PROMPT as SESSION_PROMPT,
+        SESSION_SET_CONFIG_OPTION as SESSION_SET_CONFIG_OPTION,
+        TERMINAL_CANCEL as TERMINAL_CANCEL,
+        TOOL_CALL_CANCEL as TOOL_CALL_CANCEL,
+        ELICITATION_COMPLETE as ELICITATION_COMPLETE,
+        ELICITATION_CREATE as ELICITATION_CREATE,
+        SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION,
+        CANCEL_REQUEST as CANCEL_REQUEST,
+    )
 
 PROTOCOL_VERSION: Final = 2
 """The ``protocolVersion`` these bindings speak."""
 
-MCP_MESSAGE_NOTIFICATION: Final[NotificationMethod[MessageMcpNotification]] = NotificationMethod(
-    'mcp/message', MessageMcpNotification, side='agent', doc='**UNSTABLE**\n\nNotification for an active request, sent from provider to consumer.\nIncludes subscription acknowledgements and updates.'
-)
-AUTH_STATUS: Final[RequestMethod[AuthStatusRequest, AuthStatusResponse]] = RequestMethod(
-    'auth/status', AuthStatusRequest, AuthStatusResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for the `auth/status` method.\n\nQueries the agent's current authentication state without changing it.\n\nAgents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn\nwhether authentication is required."
-)
-INITIALIZE: Final[RequestMethod[InitializeRequest, InitializeResponse]] = RequestMethod(
-    'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)'
-)
-PROVIDERS_DISABLE: Final[RequestMethod[DisableProviderRequest, DisableProviderResponse]] = RequestMethod(
-    'providers/disable', DisableProviderRequest, DisableProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/disable`.'
-)
-PROVIDERS_LIST: Final[RequestMethod[ListProvidersRequest, ListProvidersResponse]] = RequestMethod(
-    'providers/list', ListProvidersRequest, ListProvidersResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/list`.'
-)
-PROVIDERS_SET: Final[RequestMethod[SetProviderRequest, SetProviderResponse]] = RequestMethod(
-    'providers/set', SetProviderRequest, SetProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/set`.\n\nReplaces the full configuration for one provider ID.'
-)
-SESSION_ARCHIVE: Final[RequestMethod[ArchiveSessionRequest, ArchiveSessionResponse]] = RequestMethod(
-    'session/archive', ArchiveSessionRequest, ArchiveSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for archiving a session.\n\nOnly available if the Agent supports the `session.archive` capability.\n\nArchiving hides the session from default `session/list` results. It keeps the session ID\nand saved history. If the session is active, the Agent MUST cancel any ongoing work and\nfree the session's resources as if `session/close` had been called, then archive it.\nArchiving an archived session succeeds. A session that does not exist gets `-32002`."
-)
-SESSION_FORK: Final[RequestMethod[ForkSessionRequest, ForkSessionResponse]] = RequestMethod(
-    'session/fork', ForkSessionRequest, ForkSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for forking an existing session.\n\nCreates a new session based on the context of an existing one, allowing\noperations like generating summaries without affecting the original session's history.\n\nOnly available if the Agent supports the `session.fork` capability."
-)
-SESSION_LIST: Final[RequestMethod[ListSessionsRequest, ListSessionsResponse]] = RequestMethod(
-    'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.'
-)
-SESSION_NEW: Final[RequestMethod[NewSessionRequest, NewSessionResponse]] = RequestMethod(
-    'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)'
-)
-SESSION_RESUME: Final[RequestMethod[ResumeSessionRequest, ResumeSessionResponse]] = RequestMethod(
-    'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc='Request parameters for resuming an existing session.\n\nResumes an existing session and optionally replays retained conversation\nhistory according to `replayFrom`.'
-)
-SESSION_SET_TITLE: Final[RequestMethod[SetSessionTitleRequest, SetSessionTitleResponse]] = RequestMethod(
-    'session/set_title', SetSessionTitleRequest, SetSessionTitleResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for setting the title of a session.\n\nOnly available if the Agent supports the `session.title` capability.\n\nThe session does not need to be active on the connection. Any session the Agent would\nreturn from `session/list` can be retitled. A session that does not exist gets `-32002`.\n\nThe Agent responds only after it has stored the title. After a successful response, the\nAgent SHOULD NOT replace the title with one it generates automatically.'
-)
-SESSION_STATUS: Final[RequestMethod[SessionStatusRequest, SessionStatusResponse]] = RequestMethod(
-    'session/status', SessionStatusRequest, SessionStatusResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for checking the status of a session.\n\nOnly available if the Agent supports the `session.status` capability.\n\n`session/status` MUST NOT have side effects. The Agent does not load, resume, create,\nclose, or change the session, and does not attach the requesting connection to it.\nA session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.'
-)
-SESSION_UNARCHIVE: Final[RequestMethod[UnarchiveSessionRequest, UnarchiveSessionResponse]] = RequestMethod(
-    'session/unarchive', UnarchiveSessionRequest, UnarchiveSessionResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for unarchiving a session.\n\nOnly available if the Agent supports the `session.archive` capability.\n\nUnarchiving returns the session to default `session/list` results with the same ID and\nsaved history. It never loads or resumes the session. Clients that want to continue an\narchived session SHOULD unarchive it before calling `session/resume`.\nUnarchiving a session that is not archived succeeds. A session that does not exist\ngets `-32002`.'
-)
-AUTH_STATUS_UPDATE: Final[NotificationMethod[AuthStatusUpdateNotification]] = NotificationMethod(
-    'auth/status_update', AuthStatusUpdateNotification, side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification sent by the agent when its authentication status changes.\n\nCarries the same fields as the `auth/status` response. Agents that advertise the\n`auth.status` capability MAY send it at any time after `initialize`, and SHOULD only\nsend it when the reported status differs from the last one sent on the connection.'
-)
-SESSION_UPDATE: Final[NotificationMethod[UpdateSessionNotification]] = NotificationMethod(
-    'session/update', UpdateSessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)'
-)
-MCP_MESSAGE: Final[RequestMethod[MessageMcpRequest, MessageMcpResponse]] = RequestMethod(
-    'mcp/message', MessageMcpRequest, MessageMcpResponse, side='client', doc='**UNSTABLE**\n\nRequest parameters for `mcp/message`, sent from consumer to provider.'
-)
-PROXY_SUCCESSOR_NOTIFICATION: Final[NotificationMethod[ProxySuccessorNotification]] = NotificationMethod(
-    'proxy/successor', ProxySuccessorNotification, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` notification.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one notification: `method`\nand `params` are the wrapped notification's method and params.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
-)
-PROXY_INITIALIZE: Final[RequestMethod[InitializeProxyRequest, InitializeProxyResponse]] = RequestMethod(
-    'proxy/initialize', InitializeProxyRequest, InitializeProxyResponse, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `proxy/initialize`.\n\nA conductor sends `proxy/initialize` instead of `initialize` to every component that has a\nsuccessor, which tells the component to run as a proxy. The params and the response are\nthe same as for `initialize`. A conductor sends `initialize` to the final agent.\n\nThe params carry the protocol version the conductor selected: the client's requested\nversion, unless the conductor supports only a lower one. Before answering successfully,\nthe proxy MUST forward an `initialize` request to its successor through `proxy/successor`.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
-)
-PROXY_SUCCESSOR: Final[RequestMethod[ProxySuccessorRequest, ProxySuccessorResponse]] = RequestMethod(
-    'proxy/successor', ProxySuccessorRequest, ProxySuccessorResponse, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` request.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one request: `method`\nand `params` are the wrapped request's method and params.\n\nThe result or error of the wrapped request is returned unchanged, as the same JSON value,\nas the result or error of the `proxy/successor` request. Errors the conductor returns\nitself, for example because the successor has exited, are not wrapped results.\n\nTo cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`\nrequest on the same connection. Cancellation is never forwarded to another hop.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
-)
 
-REQUESTS: Final[tuple[RequestMethod[Any, Any], ...]] = (
-    AUTH_LOGIN,
-    AUTH_LOGOUT,
-    AUTH_STATUS,
-    INITIALIZE,
-    PROVIDERS_DISABLE,
-    PROVIDERS_LIST,
-    PROVIDERS_SET,
-    SESSION_ARCHIVE,
-    SESSION_CLOSE,
-    SESSION_DELETE,
-    SESSION_FORK,
-    SESSION_LIST,
-    SESSION_NEW,
-    SESSION_PROMPT,
-    SESSION_RESUME,
-    SESSION_SET_CONFIG_OPTION,
-    SESSION_SET_TITLE,
-    SESSION_STATUS,
-    SESSION_UNARCHIVE,
-    TERMINAL_CANCEL,
-    TOOL_CALL_CANCEL,
-    ELICITATION_CREATE,
-    MCP_MESSAGE,
-    SESSION_REQUEST_PERMISSION,
-    PROXY_INITIALIZE,
-    PROXY_SUCCESSOR,
-)
-"""Every request method, in (side, name) order."""
+def _mcp_message_notification() -> NotificationMethod[MessageMcpNotification]:
+    from .models import MessageMcpNotification
 
-NOTIFICATIONS: Final[tuple[NotificationMethod[Any], ...]] = (
-    MCP_MESSAGE_NOTIFICATION,
-    SESSION_CANCEL,
-    AUTH_STATUS_UPDATE,
-    ELICITATION_COMPLETE,
-    SESSION_UPDATE,
-    CANCEL_REQUEST,
-    PROXY_SUCCESSOR_NOTIFICATION,
-)
-"""Every notification method, in (side, name) order."""
+    return NotificationMethod(
+        'mcp/message', MessageMcpNotification, side='agent', doc='**UNSTABLE**\n\nNotification for an active request, sent from provider to consumer.\nIncludes subscription acknowledgements and updates.'
+    )
 
-MessageMcpNotification.__acp_method__ = MCP_MESSAGE_NOTIFICATION
-AuthStatusRequest.__acp_method__ = AUTH_STATUS
-InitializeRequest.__acp_method__ = INITIALIZE
-DisableProviderRequest.__acp_method__ = PROVIDERS_DISABLE
-ListProvidersRequest.__acp_method__ = PROVIDERS_LIST
-SetProviderRequest.__acp_method__ = PROVIDERS_SET
-ArchiveSessionRequest.__acp_method__ = SESSION_ARCHIVE
-ForkSessionRequest.__acp_method__ = SESSION_FORK
-ListSessionsRequest.__acp_method__ = SESSION_LIST
-NewSessionRequest.__acp_method__ = SESSION_NEW
-ResumeSessionRequest.__acp_method__ = SESSION_RESUME
-SetSessionTitleRequest.__acp_method__ = SESSION_SET_TITLE
-SessionStatusRequest.__acp_method__ = SESSION_STATUS
-UnarchiveSessionRequest.__acp_method__ = SESSION_UNARCHIVE
-AuthStatusUpdateNotification.__acp_method__ = AUTH_STATUS_UPDATE
-UpdateSessionNotification.__acp_method__ = SESSION_UPDATE
-MessageMcpRequest.__acp_method__ = MCP_MESSAGE
-ProxySuccessorNotification.__acp_method__ = PROXY_SUCCESSOR_NOTIFICATION
-ProxySuccessorRequest.__acp_method__ = PROXY_SUCCESSOR
+def _auth_status() -> RequestMethod[AuthStatusRequest, AuthStatusResponse]:
+    from .models import AuthStatusRequest, AuthStatusResponse
+
+    return RequestMethod(
+        'auth/status', AuthStatusRequest, AuthStatusResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for the `auth/status` method.\n\nQueries the agent's current authentication state without changing it.\n\nAgents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn\nwhether authentication is required."
+    )
+
+def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
+    from .models import InitializeRequest, InitializeResponse
+
+    return RequestMethod(
+        'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)'
+    )
+
+def _providers_disable() -> RequestMethod[DisableProviderRequest, DisableProviderResponse]:
+    from .models import DisableProviderRequest, DisableProviderResponse
+
+    return RequestMethod(
+        'providers/disable', DisableProviderRequest, DisableProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/disable`.'
+    )
+
+def _providers_list() -> RequestMethod[ListProvidersRequest, ListProvidersResponse]:
+    from .models import ListProvidersRequest, ListProvidersResponse
+
+    return RequestMethod(
+        'providers/list', ListProvidersRequest, ListProvidersResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/list`.'
+    )
+
+def _providers_set() -> RequestMethod[SetProviderRequest, SetProviderResponse]:
+    from .models import SetProviderRequest, SetProviderResponse
+
+    return RequestMethod(
+        'providers/set', SetProviderRequest, SetProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/set`.\n\nReplaces the full configuration for one provider ID.'
+    )
+
+def _session_archive() -> RequestMethod[ArchiveSessionRequest, ArchiveSessionResponse]:
+    from .models import ArchiveSessionRequest, ArchiveSessionResponse
+
+    return RequestMethod(
+        'session/archive', ArchiveSessionRequest, ArchiveSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for archiving a session.\n\nOnly available if the Agent supports the `session.archive` capability.\n\nArchiving hides the session from default `session/list` results. It keeps the session ID\nand saved history. If the session is active, the Agent MUST cancel any ongoing work and\nfree the session's resources as if `session/close` had been called, then archive it.\nArchiving an archived session succeeds. A session that does not exist gets `-32002`."
+    )
+
+def _session_fork() -> RequestMethod[ForkSessionRequest, ForkSessionResponse]:
+    from .models import ForkSessionRequest, ForkSessionResponse
+
+    return RequestMethod(
+        'session/fork', ForkSessionRequest, ForkSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for forking an existing session.\n\nCreates a new session based on the context of an existing one, allowing\noperations like generating summaries without affecting the original session's history.\n\nOnly available if the Agent supports the `session.fork` capability."
+    )
+
+def _session_list() -> RequestMethod[ListSessionsRequest, ListSessionsResponse]:
+    from .models import ListSessionsRequest, ListSessionsResponse
+
+    return RequestMethod(
+        'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.'
+    )
+
+def _session_new() -> RequestMethod[NewSessionRequest, NewSessionResponse]:
+    from .models import NewSessionRequest, NewSessionResponse
+
+    return RequestMethod(
+        'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)'
+    )
+
+def _session_resume() -> RequestMethod[ResumeSessionRequest, ResumeSessionResponse]:
+    from .models import ResumeSessionRequest, ResumeSessionResponse
+
+    return RequestMethod(
+        'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc='Request parameters for resuming an existing session.\n\nResumes an existing session and optionally replays retained conversation\nhistory according to `replayFrom`.'
+    )
+
+def _session_set_title() -> RequestMethod[SetSessionTitleRequest, SetSessionTitleResponse]:
+    from .models import SetSessionTitleRequest, SetSessionTitleResponse
+
+    return RequestMethod(
+        'session/set_title', SetSessionTitleRequest, SetSessionTitleResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for setting the title of a session.\n\nOnly available if the Agent supports the `session.title` capability.\n\nThe session does not need to be active on the connection. Any session the Agent would\nreturn from `session/list` can be retitled. A session that does not exist gets `-32002`.\n\nThe Agent responds only after it has stored the title. After a successful response, the\nAgent SHOULD NOT replace the title with one it generates automatically.'
+    )
+
+def _session_status() -> RequestMethod[SessionStatusRequest, SessionStatusResponse]:
+    from .models import SessionStatusRequest, SessionStatusResponse
+
+    return RequestMethod(
+        'session/status', SessionStatusRequest, SessionStatusResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for checking the status of a session.\n\nOnly available if the Agent supports the `session.status` capability.\n\n`session/status` MUST NOT have side effects. The Agent does not load, resume, create,\nclose, or change the session, and does not attach the requesting connection to it.\nA session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.'
+    )
+
+def _session_unarchive() -> RequestMethod[UnarchiveSessionRequest, UnarchiveSessionResponse]:
+    from .models import UnarchiveSessionRequest, UnarchiveSessionResponse
+
+    return RequestMethod(
+        'session/unarchive', UnarchiveSessionRequest, UnarchiveSessionResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for unarchiving a session.\n\nOnly available if the Agent supports the `session.archive` capability.\n\nUnarchiving returns the session to default `session/list` results with the same ID and\nsaved history. It never loads or resumes the session. Clients that want to continue an\narchived session SHOULD unarchive it before calling `session/resume`.\nUnarchiving a session that is not archived succeeds. A session that does not exist\ngets `-32002`.'
+    )
+
+def _auth_status_update() -> NotificationMethod[AuthStatusUpdateNotification]:
+    from .models import AuthStatusUpdateNotification
+
+    return NotificationMethod(
+        'auth/status_update', AuthStatusUpdateNotification, side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification sent by the agent when its authentication status changes.\n\nCarries the same fields as the `auth/status` response. Agents that advertise the\n`auth.status` capability MAY send it at any time after `initialize`, and SHOULD only\nsend it when the reported status differs from the last one sent on the connection.'
+    )
+
+def _session_update() -> NotificationMethod[UpdateSessionNotification]:
+    from .models import UpdateSessionNotification
+
+    return NotificationMethod(
+        'session/update', UpdateSessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)'
+    )
+
+def _mcp_message() -> RequestMethod[MessageMcpRequest, MessageMcpResponse]:
+    from .models import MessageMcpRequest, MessageMcpResponse
+
+    return RequestMethod(
+        'mcp/message', MessageMcpRequest, MessageMcpResponse, side='client', doc='**UNSTABLE**\n\nRequest parameters for `mcp/message`, sent from consumer to provider.'
+    )
+
+def _proxy_successor_notification() -> NotificationMethod[ProxySuccessorNotification]:
+    from .models import ProxySuccessorNotification
+
+    return NotificationMethod(
+        'proxy/successor', ProxySuccessorNotification, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` notification.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one notification: `method`\nand `params` are the wrapped notification's method and params.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
+    )
+
+def _proxy_initialize() -> RequestMethod[InitializeProxyRequest, InitializeProxyResponse]:
+    from .models import InitializeProxyRequest, InitializeProxyResponse
+
+    return RequestMethod(
+        'proxy/initialize', InitializeProxyRequest, InitializeProxyResponse, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `proxy/initialize`.\n\nA conductor sends `proxy/initialize` instead of `initialize` to every component that has a\nsuccessor, which tells the component to run as a proxy. The params and the response are\nthe same as for `initialize`. A conductor sends `initialize` to the final agent.\n\nThe params carry the protocol version the conductor selected: the client's requested\nversion, unless the conductor supports only a lower one. Before answering successfully,\nthe proxy MUST forward an `initialize` request to its successor through `proxy/successor`.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
+    )
+
+def _proxy_successor() -> RequestMethod[ProxySuccessorRequest, ProxySuccessorResponse]:
+    from .models import ProxySuccessorRequest, ProxySuccessorResponse
+
+    return RequestMethod(
+        'proxy/successor', ProxySuccessorRequest, ProxySuccessorResponse, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` request.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one request: `method`\nand `params` are the wrapped request's method and params.\n\nThe result or error of the wrapped request is returned unchanged, as the same JSON value,\nas the result or error of the `proxy/successor` request. Errors the conductor returns\nitself, for example because the successor has exited, are not wrapped results.\n\nTo cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`\nrequest on the same connection. Cancellation is never forwarded to another hop.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
+    )
+
+
+def _requests() -> tuple[RequestMethod[Any, Any], ...]:
+    """Every request method, in (side, name) order."""
+    module = sys.modules[__name__]
+    return tuple(getattr(module, name) for name in (
+        'AUTH_LOGIN',
+        'AUTH_LOGOUT',
+        'AUTH_STATUS',
+        'INITIALIZE',
+        'PROVIDERS_DISABLE',
+        'PROVIDERS_LIST',
+        'PROVIDERS_SET',
+        'SESSION_ARCHIVE',
+        'SESSION_CLOSE',
+        'SESSION_DELETE',
+        'SESSION_FORK',
+        'SESSION_LIST',
+        'SESSION_NEW',
+        'SESSION_PROMPT',
+        'SESSION_RESUME',
+        'SESSION_SET_CONFIG_OPTION',
+        'SESSION_SET_TITLE',
+        'SESSION_STATUS',
+        'SESSION_UNARCHIVE',
+        'TERMINAL_CANCEL',
+        'TOOL_CALL_CANCEL',
+        'ELICITATION_CREATE',
+        'MCP_MESSAGE',
+        'SESSION_REQUEST_PERMISSION',
+        'PROXY_INITIALIZE',
+        'PROXY_SUCCESSOR',
+    ))
+
+
+def _notifications() -> tuple[NotificationMethod[Any], ...]:
+    """Every notification method, in (side, name) order."""
+    module = sys.modules[__name__]
+    return tuple(getattr(module, name) for name in (
+        'MCP_MESSAGE_NOTIFICATION',
+        'SESSION_CANCEL',
+        'AUTH_STATUS_UPDATE',
+        'ELICITATION_COMPLETE',
+        'SESSION_UPDATE',
+        'CANCEL_REQUEST',
+        'PROXY_SUCCESSOR_NOTIFICATION',
+    ))
+
+
+if TYPE_CHECKING:  # what each name is; at run time, made on first access
+    MCP_MESSAGE_NOTIFICATION: Final = _mcp_message_notification()
+    AUTH_STATUS: Final = _auth_status()
+    INITIALIZE: Final = _initialize()
+    PROVIDERS_DISABLE: Final = _providers_disable()
+    PROVIDERS_LIST: Final = _providers_list()
+    PROVIDERS_SET: Final = _providers_set()
+    SESSION_ARCHIVE: Final = _session_archive()
+    SESSION_FORK: Final = _session_fork()
+    SESSION_LIST: Final = _session_list()
+    SESSION_NEW: Final = _session_new()
+    SESSION_RESUME: Final = _session_resume()
+    SESSION_SET_TITLE: Final = _session_set_title()
+    SESSION_STATUS: Final = _session_status()
+    SESSION_UNARCHIVE: Final = _session_unarchive()
+    AUTH_STATUS_UPDATE: Final = _auth_status_update()
+    SESSION_UPDATE: Final = _session_update()
+    MCP_MESSAGE: Final = _mcp_message()
+    PROXY_SUCCESSOR_NOTIFICATION: Final = _proxy_successor_notification()
+    PROXY_INITIALIZE: Final = _proxy_initialize()
+    PROXY_SUCCESSOR: Final = _proxy_successor()
+    REQUESTS: Final = _requests()
+    NOTIFICATIONS: Final = _notifications()
+else:  # checkers see the assignments above, so a misspelt name is an error
+    __getattr__, __dir__ = lazy_bindings(
+        __name__,
+        {
+            'MCP_MESSAGE_NOTIFICATION': _mcp_message_notification,
+            'AUTH_STATUS': _auth_status,
+            'INITIALIZE': _initialize,
+            'PROVIDERS_DISABLE': _providers_disable,
+            'PROVIDERS_LIST': _providers_list,
+            'PROVIDERS_SET': _providers_set,
+            'SESSION_ARCHIVE': _session_archive,
+            'SESSION_FORK': _session_fork,
+            'SESSION_LIST': _session_list,
+            'SESSION_NEW': _session_new,
+            'SESSION_RESUME': _session_resume,
+            'SESSION_SET_TITLE': _session_set_title,
+            'SESSION_STATUS': _session_status,
+            'SESSION_UNARCHIVE': _session_unarchive,
+            'AUTH_STATUS_UPDATE': _auth_status_update,
+            'SESSION_UPDATE': _session_update,
+            'MCP_MESSAGE': _mcp_message,
+            'PROXY_SUCCESSOR_NOTIFICATION': _proxy_successor_notification,
+            'PROXY_INITIALIZE': _proxy_initialize,
+            'PROXY_SUCCESSOR': _proxy_successor,
+            "REQUESTS": _requests,
+            "NOTIFICATIONS": _notifications,
+        },
+        linked=(
+            'MCP_MESSAGE_NOTIFICATION',
+            'AUTH_STATUS',
+            'INITIALIZE',
+            'PROVIDERS_DISABLE',
+            'PROVIDERS_LIST',
+            'PROVIDERS_SET',
+            'SESSION_ARCHIVE',
+            'SESSION_FORK',
+            'SESSION_LIST',
+            'SESSION_NEW',
+            'SESSION_RESUME',
+            'SESSION_SET_TITLE',
+            'SESSION_STATUS',
+            'SESSION_UNARCHIVE',
+            'AUTH_STATUS_UPDATE',
+            'SESSION_UPDATE',
+            'MCP_MESSAGE',
+            'PROXY_SUCCESSOR_NOTIFICATION',
+            'PROXY_SUCCESSOR',
+        ),
+        shared={
+            'SESSION_CANCEL': 'acp_generated.v2._shared_methods',
+            'AUTH_LOGIN': 'acp_generated.v2._shared_methods',
+            'AUTH_LOGOUT': 'acp_generated.v2._shared_methods',
+            'SESSION_CLOSE': 'acp_generated.v2._shared_methods',
+            'SESSION_DELETE': 'acp_generated.v2._shared_methods',
+            'SESSION_PROMPT': 'acp_generated.v2._shared_methods',
+            'SESSION_SET_CONFIG_OPTION': 'acp_generated.v2._shared_methods',
+            'TERMINAL_CANCEL': 'acp_generated.v2._shared_methods',
+            'TOOL_CALL_CANCEL': 'acp_generated.v2._shared_methods',
+            'ELICITATION_COMPLETE': 'acp_generated.v2._shared_methods',
+            'ELICITATION_CREATE': 'acp_generated.v2._shared_methods',
+            'SESSION_REQUEST_PERMISSION': 'acp_generated.v2._shared_methods',
+            'CANCEL_REQUEST': 'acp_generated.v2._shared_methods',
+        },
+    )

@@ -20,90 +20,7 @@ from typing import TYPE_CHECKING, Any
 from acp_runtime.codegen_support import given, listed
 
 from . import methods as m
-from .models import (
-    AbsolutePath,
-    ArchiveSessionRequest,
-    ArchiveSessionResponse,
-    AuthAccount,
-    AuthMethodId,
-    AuthState,
-    AuthStatusRequest,
-    AuthStatusResponse,
-    AuthStatusUpdateNotification,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    ClientCapabilities,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    ContentBlock,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    DisableProviderRequest,
-    DisableProviderResponse,
-    ElicitationId,
-    ForkSessionRequest,
-    ForkSessionResponse,
-    Implementation,
-    InitializeProxyRequest,
-    InitializeProxyResponse,
-    InitializeRequest,
-    InitializeResponse,
-    ListProvidersRequest,
-    ListProvidersResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LlmProtocol,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    McpRequestId,
-    McpServer,
-    McpServerAcpId,
-    MessageMcpNotification,
-    MessageMcpRequest,
-    MessageMcpResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PromptRequest,
-    PromptResponse,
-    ProtocolVersion,
-    ProviderId,
-    ProxySuccessorNotification,
-    ProxySuccessorRequest,
-    ProxySuccessorResponse,
-    ReplayFrom,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    RequestPermissionSubject,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionArchiveFilter,
-    SessionId,
-    SessionListCursor,
-    SessionStatusRequest,
-    SessionStatusResponse,
-    SessionUpdate,
-    SetProviderRequest,
-    SetProviderResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionTitleRequest,
-    SetSessionTitleResponse,
-    SystemPrompt,
-    TerminalId,
-    ToolCallId,
-    UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
-    UpdateSessionNotification,
-)
+from . import models  # a model is created on its first use
 
 if TYPE_CHECKING:
     from acp_runtime import Connection, Peer, SentRequest
@@ -129,8 +46,8 @@ class RemoteAgent:
     def mcp_message(
         self,
         *,
-        server_id: McpServerAcpId,
-        request_id: McpRequestId,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
         method: str,
         params: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
@@ -143,7 +60,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.MCP_MESSAGE_NOTIFICATION,
-            MessageMcpNotification(
+            models.MessageMcpNotification(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -158,7 +75,7 @@ class RemoteAgent:
     def cancel(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -168,7 +85,7 @@ class RemoteAgent:
         """
         return self.connection.send_notification(
             m.SESSION_CANCEL,
-            CancelSessionNotification(
+            models.CancelSessionNotification(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -180,9 +97,9 @@ class RemoteAgent:
     def login(
         self,
         *,
-        method_id: AuthMethodId,
+        method_id: models.AuthMethodId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LoginAuthResponse]:
+    ) -> SentRequest[models.LoginAuthResponse]:
         """
         Request parameters for the `auth/login` method.
 
@@ -194,7 +111,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGIN,
-            LoginAuthRequest(
+            models.LoginAuthRequest(
                 method_id=method_id,
                 **given(
                     meta=meta,
@@ -207,7 +124,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[LogoutAuthResponse]:
+    ) -> SentRequest[models.LogoutAuthResponse]:
         """
         Request parameters for the `auth/logout` method.
 
@@ -219,7 +136,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_LOGOUT,
-            LogoutAuthRequest(
+            models.LogoutAuthRequest(
                 **given(
                     meta=meta,
                 ),
@@ -231,7 +148,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[AuthStatusResponse]:
+    ) -> SentRequest[models.AuthStatusResponse]:
         """
         **UNSTABLE**
 
@@ -246,7 +163,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.AUTH_STATUS,
-            AuthStatusRequest(
+            models.AuthStatusRequest(
                 **given(
                     meta=meta,
                 ),
@@ -257,11 +174,11 @@ class RemoteAgent:
     def initialize(
         self,
         *,
-        protocol_version: ProtocolVersion,
-        info: Implementation,
-        capabilities: ClientCapabilities | None = None,
+        protocol_version: models.ProtocolVersion,
+        info: models.Implementation,
+        capabilities: models.ClientCapabilities | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[InitializeResponse]:
+    ) -> SentRequest[models.InitializeResponse]:
         """
         Request parameters for the initialize method.
 
@@ -271,7 +188,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.INITIALIZE,
-            InitializeRequest(
+            models.InitializeRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -285,9 +202,9 @@ class RemoteAgent:
     def disable_provider(
         self,
         *,
-        provider_id: ProviderId,
+        provider_id: models.ProviderId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[DisableProviderResponse]:
+    ) -> SentRequest[models.DisableProviderResponse]:
         """
         **UNSTABLE**
 
@@ -297,7 +214,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_DISABLE,
-            DisableProviderRequest(
+            models.DisableProviderRequest(
                 provider_id=provider_id,
                 **given(
                     meta=meta,
@@ -310,7 +227,7 @@ class RemoteAgent:
         self,
         *,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ListProvidersResponse]:
+    ) -> SentRequest[models.ListProvidersResponse]:
         """
         **UNSTABLE**
 
@@ -320,7 +237,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_LIST,
-            ListProvidersRequest(
+            models.ListProvidersRequest(
                 **given(
                     meta=meta,
                 ),
@@ -331,12 +248,12 @@ class RemoteAgent:
     def set_provider(
         self,
         *,
-        provider_id: ProviderId,
-        api_type: LlmProtocol,
+        provider_id: models.ProviderId,
+        api_type: models.LlmProtocol,
         base_url: str,
         headers: dict[str, str] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SetProviderResponse]:
+    ) -> SentRequest[models.SetProviderResponse]:
         """
         **UNSTABLE**
 
@@ -348,7 +265,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.PROVIDERS_SET,
-            SetProviderRequest(
+            models.SetProviderRequest(
                 provider_id=provider_id,
                 api_type=api_type,
                 base_url=base_url,
@@ -363,9 +280,9 @@ class RemoteAgent:
     def archive_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ArchiveSessionResponse]:
+    ) -> SentRequest[models.ArchiveSessionResponse]:
         """
         **UNSTABLE**
 
@@ -382,7 +299,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_ARCHIVE,
-            ArchiveSessionRequest(
+            models.ArchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -394,9 +311,9 @@ class RemoteAgent:
     def close_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CloseSessionResponse]:
+    ) -> SentRequest[models.CloseSessionResponse]:
         """
         Request parameters for closing an active session.
 
@@ -421,7 +338,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_CLOSE,
-            CloseSessionRequest(
+            models.CloseSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -433,9 +350,9 @@ class RemoteAgent:
     def delete_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[DeleteSessionResponse]:
+    ) -> SentRequest[models.DeleteSessionResponse]:
         """
         Request parameters for deleting an existing session from `session/list`.
 
@@ -443,7 +360,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_DELETE,
-            DeleteSessionRequest(
+            models.DeleteSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -455,13 +372,13 @@ class RemoteAgent:
     def fork_session(
         self,
         *,
-        session_id: SessionId,
-        cwd: AbsolutePath,
-        additional_directories: Sequence[AbsolutePath] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
-        system_prompt: SystemPrompt | None = None,
+        session_id: models.SessionId,
+        cwd: models.AbsolutePath,
+        additional_directories: Sequence[models.AbsolutePath] | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ForkSessionResponse]:
+    ) -> SentRequest[models.ForkSessionResponse]:
         """
         **UNSTABLE**
 
@@ -476,7 +393,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_FORK,
-            ForkSessionRequest(
+            models.ForkSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -492,15 +409,15 @@ class RemoteAgent:
     def list_sessions(
         self,
         *,
-        cwd: AbsolutePath | None = None,
-        cursor: SessionListCursor | None = None,
-        archived: SessionArchiveFilter | None = None,
+        cwd: models.AbsolutePath | None = None,
+        cursor: models.SessionListCursor | None = None,
+        archived: models.SessionArchiveFilter | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ListSessionsResponse]:
+    ) -> SentRequest[models.ListSessionsResponse]:
         """Request parameters for listing existing sessions."""
         return self.connection.send_request(
             m.SESSION_LIST,
-            ListSessionsRequest(
+            models.ListSessionsRequest(
                 **given(
                     cwd=cwd,
                     cursor=cursor,
@@ -514,12 +431,12 @@ class RemoteAgent:
     def new_session(
         self,
         *,
-        cwd: AbsolutePath,
-        additional_directories: Sequence[AbsolutePath] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
-        system_prompt: SystemPrompt | None = None,
+        cwd: models.AbsolutePath,
+        additional_directories: Sequence[models.AbsolutePath] | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[NewSessionResponse]:
+    ) -> SentRequest[models.NewSessionResponse]:
         """
         Request parameters for creating a new session.
 
@@ -527,7 +444,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_NEW,
-            NewSessionRequest(
+            models.NewSessionRequest(
                 cwd=cwd,
                 **given(
                     additional_directories=listed(additional_directories),
@@ -542,10 +459,10 @@ class RemoteAgent:
     def prompt(
         self,
         *,
-        session_id: SessionId,
-        prompt: Sequence[ContentBlock],
+        session_id: models.SessionId,
+        prompt: Sequence[models.ContentBlock],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[PromptResponse]:
+    ) -> SentRequest[models.PromptResponse]:
         """
         Request parameters for sending a user prompt to the agent.
 
@@ -555,7 +472,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_PROMPT,
-            PromptRequest(
+            models.PromptRequest(
                 session_id=session_id,
                 prompt=list(prompt),
                 **given(
@@ -568,14 +485,14 @@ class RemoteAgent:
     def resume_session(
         self,
         *,
-        session_id: SessionId,
-        cwd: AbsolutePath,
-        additional_directories: Sequence[AbsolutePath] | None = None,
-        mcp_servers: Sequence[McpServer] | None = None,
-        replay_from: ReplayFrom | None = None,
-        system_prompt: SystemPrompt | None = None,
+        session_id: models.SessionId,
+        cwd: models.AbsolutePath,
+        additional_directories: Sequence[models.AbsolutePath] | None = None,
+        mcp_servers: Sequence[models.McpServer] | None = None,
+        replay_from: models.ReplayFrom | None = None,
+        system_prompt: models.SystemPrompt | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ResumeSessionResponse]:
+    ) -> SentRequest[models.ResumeSessionResponse]:
         """
         Request parameters for resuming an existing session.
 
@@ -584,7 +501,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_RESUME,
-            ResumeSessionRequest(
+            models.ResumeSessionRequest(
                 session_id=session_id,
                 cwd=cwd,
                 **given(
@@ -598,7 +515,7 @@ class RemoteAgent:
             peer=self.peer,
         )
 
-    def set_session_config_option(self, params: SetSessionConfigOptionRequest, /) -> SentRequest[SetSessionConfigOptionResponse]:
+    def set_session_config_option(self, params: models.SetSessionConfigOptionRequest, /) -> SentRequest[models.SetSessionConfigOptionResponse]:
         """
         Request parameters for setting a session configuration option.
 
@@ -613,10 +530,10 @@ class RemoteAgent:
     def set_session_title(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         title: str,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SetSessionTitleResponse]:
+    ) -> SentRequest[models.SetSessionTitleResponse]:
         """
         **UNSTABLE**
 
@@ -634,7 +551,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_SET_TITLE,
-            SetSessionTitleRequest(
+            models.SetSessionTitleRequest(
                 session_id=session_id,
                 title=title,
                 **given(
@@ -647,9 +564,9 @@ class RemoteAgent:
     def session_status(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[SessionStatusResponse]:
+    ) -> SentRequest[models.SessionStatusResponse]:
         """
         **UNSTABLE**
 
@@ -665,7 +582,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_STATUS,
-            SessionStatusRequest(
+            models.SessionStatusRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -677,9 +594,9 @@ class RemoteAgent:
     def unarchive_session(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[UnarchiveSessionResponse]:
+    ) -> SentRequest[models.UnarchiveSessionResponse]:
         """
         **UNSTABLE**
 
@@ -697,7 +614,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.SESSION_UNARCHIVE,
-            UnarchiveSessionRequest(
+            models.UnarchiveSessionRequest(
                 session_id=session_id,
                 **given(
                     meta=meta,
@@ -709,10 +626,10 @@ class RemoteAgent:
     def cancel_terminal(
         self,
         *,
-        session_id: SessionId,
-        terminal_id: TerminalId,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CancelTerminalResponse]:
+    ) -> SentRequest[models.CancelTerminalResponse]:
         """
         Request parameters for cancelling one terminal.
 
@@ -730,7 +647,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TERMINAL_CANCEL,
-            CancelTerminalRequest(
+            models.CancelTerminalRequest(
                 session_id=session_id,
                 terminal_id=terminal_id,
                 **given(
@@ -743,10 +660,10 @@ class RemoteAgent:
     def cancel_tool_call(
         self,
         *,
-        session_id: SessionId,
-        tool_call_id: ToolCallId,
+        session_id: models.SessionId,
+        tool_call_id: models.ToolCallId,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[CancelToolCallResponse]:
+    ) -> SentRequest[models.CancelToolCallResponse]:
         """
         Request parameters for cancelling one tool call.
 
@@ -763,7 +680,7 @@ class RemoteAgent:
         """
         return self.connection.send_request(
             m.TOOL_CALL_CANCEL,
-            CancelToolCallRequest(
+            models.CancelToolCallRequest(
                 session_id=session_id,
                 tool_call_id=tool_call_id,
                 **given(
@@ -788,8 +705,8 @@ class RemoteClient:
     def auth_status_update(
         self,
         *,
-        state: AuthState,
-        accounts: Sequence[AuthAccount] | None = None,
+        state: models.AuthState,
+        accounts: Sequence[models.AuthAccount] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -805,7 +722,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.AUTH_STATUS_UPDATE,
-            AuthStatusUpdateNotification(
+            models.AuthStatusUpdateNotification(
                 state=state,
                 **given(
                     accounts=listed(accounts),
@@ -818,7 +735,7 @@ class RemoteClient:
     def complete_elicitation(
         self,
         *,
-        elicitation_id: ElicitationId,
+        elicitation_id: models.ElicitationId,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -828,7 +745,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.ELICITATION_COMPLETE,
-            CompleteElicitationNotification(
+            models.CompleteElicitationNotification(
                 elicitation_id=elicitation_id,
                 **given(
                     meta=meta,
@@ -840,8 +757,8 @@ class RemoteClient:
     def session_update(
         self,
         *,
-        session_id: SessionId,
-        update: SessionUpdate,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
         meta: dict[str, Any] | None = None,
     ) -> Awaitable[None]:
         """
@@ -853,7 +770,7 @@ class RemoteClient:
         """
         return self.connection.send_notification(
             m.SESSION_UPDATE,
-            UpdateSessionNotification(
+            models.UpdateSessionNotification(
                 session_id=session_id,
                 update=update,
                 **given(
@@ -863,7 +780,7 @@ class RemoteClient:
             peer=self.peer,
         )
 
-    def create_elicitation(self, params: CreateElicitationRequest, /) -> SentRequest[CreateElicitationResponse]:
+    def create_elicitation(self, params: models.CreateElicitationRequest, /) -> SentRequest[models.CreateElicitationResponse]:
         """
         Request from the agent to elicit structured user input.
 
@@ -888,12 +805,12 @@ class RemoteClient:
     def mcp_message(
         self,
         *,
-        server_id: McpServerAcpId,
-        request_id: McpRequestId,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
         method: str,
         params: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[MessageMcpResponse]:
+    ) -> SentRequest[models.MessageMcpResponse]:
         """
         **UNSTABLE**
 
@@ -901,7 +818,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.MCP_MESSAGE,
-            MessageMcpRequest(
+            models.MessageMcpRequest(
                 server_id=server_id,
                 request_id=request_id,
                 method=method,
@@ -916,13 +833,13 @@ class RemoteClient:
     def request_permission(
         self,
         *,
-        session_id: SessionId,
+        session_id: models.SessionId,
         title: str,
         description: str | None = None,
-        subject: RequestPermissionSubject | None = None,
-        options: Sequence[PermissionOption],
+        subject: models.RequestPermissionSubject | None = None,
+        options: Sequence[models.PermissionOption],
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[RequestPermissionResponse]:
+    ) -> SentRequest[models.RequestPermissionResponse]:
         """
         Request for user permission to proceed with an operation.
 
@@ -932,7 +849,7 @@ class RemoteClient:
         """
         return self.connection.send_request(
             m.SESSION_REQUEST_PERMISSION,
-            RequestPermissionRequest(
+            models.RequestPermissionRequest(
                 session_id=session_id,
                 title=title,
                 options=list(options),
@@ -979,7 +896,7 @@ class RemoteProxy:
         """
         return self.connection.send_notification(
             m.PROXY_SUCCESSOR_NOTIFICATION,
-            ProxySuccessorNotification(
+            models.ProxySuccessorNotification(
                 method=method,
                 **given(
                     params=params,
@@ -992,11 +909,11 @@ class RemoteProxy:
     def initialize_proxy(
         self,
         *,
-        protocol_version: ProtocolVersion,
-        info: Implementation,
-        capabilities: ClientCapabilities | None = None,
+        protocol_version: models.ProtocolVersion,
+        info: models.Implementation,
+        capabilities: models.ClientCapabilities | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[InitializeProxyResponse]:
+    ) -> SentRequest[models.InitializeProxyResponse]:
         """
         **UNSTABLE**
 
@@ -1016,7 +933,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_INITIALIZE,
-            InitializeProxyRequest(
+            models.InitializeProxyRequest(
                 protocol_version=protocol_version,
                 info=info,
                 **given(
@@ -1033,7 +950,7 @@ class RemoteProxy:
         method: str,
         params: Any | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> SentRequest[ProxySuccessorResponse]:
+    ) -> SentRequest[models.ProxySuccessorResponse]:
         """
         **UNSTABLE**
 
@@ -1056,7 +973,7 @@ class RemoteProxy:
         """
         return self.connection.send_request(
             m.PROXY_SUCCESSOR,
-            ProxySuccessorRequest(
+            models.ProxySuccessorRequest(
                 method=method,
                 **given(
                     params=params,
