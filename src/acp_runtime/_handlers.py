@@ -27,7 +27,7 @@ from ._methods import JsonValue, NotificationMethod, RequestMethod
 from ._responder import Responder
 from ._response_slot import ResponseSlot, answer_failure
 from ._sent_request import validation_summary
-from ._turns import session_id_of, turn_cancellation
+from ._turns import session_id_of
 
 if TYPE_CHECKING:
     from ._connection import Connection, NotificationRoute, RequestRoute
@@ -60,20 +60,13 @@ def _identity(value: JsonValue) -> JsonValue:
 def typed_request_route(
     binding: RequestMethod[P, R], handler: RequestHandler[P, R]
 ) -> RequestRoute:
-    cancelled = turn_cancellation(binding)
-
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
         try:
             params = binding.params.load(raw)
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        handling = _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
-        if cancelled is None:
-            await handling
-        else:  # a prompt turn: session/cancel stops it (see acp_runtime._turns)
-            turns = cx.running_turns
-            await turns.run(session_id_of(raw), cx.current_task(), handling, slot, cancelled)
+        await _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
 
     return route
 
