@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -66,7 +65,15 @@ def typed_request_route(
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        await _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
+        responder = Responder(slot, cx, binding.result.encode)
+        # As answer_failures does, inline: a shared coroutine would cost one per request.
+        try:
+            result = await handler(params, responder)
+        except Exception as error:
+            answer_failure(error, slot, "handler for")
+            return
+        if result is not None:
+            responder.respond(result)
 
     return route
 
@@ -80,26 +87,17 @@ async def cancel_turn_route(method: str, raw: JsonValue, connection: Connection)
 
 def raw_request_route(handler: RawRequestHandler) -> RequestRoute:
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
-        await _call(partial(handler, method), raw, Responder(slot, cx, _identity), slot)
+        responder = Responder(slot, cx, _identity)
+        # As in typed_request_route: no shared coroutine per request.
+        try:
+            result = await handler(method, raw, responder)
+        except Exception as error:
+            answer_failure(error, slot, "handler for")
+            return
+        if result is not None:
+            responder.respond(result)
 
     return route
-
-
-async def _call(
-    handler: Callable[[Any, Responder[Any]], Awaitable[Any]],
-    params: object,
-    responder: Responder[Any],
-    slot: ResponseSlot,
-) -> None:
-    # What answer_failures does, without its coroutine and tuple: this runs per request.
-    work = handler(params, responder)
-    try:
-        result = await work
-    except Exception as error:
-        answer_failure(error, slot, "handler for")
-        return
-    if result is not None:
-        responder.respond(result)
 
 
 def typed_notification_route(

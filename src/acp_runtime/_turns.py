@@ -58,12 +58,11 @@ def cancelled_turn_answer(binding: RequestMethod[Any, Any]) -> JsonValue | Reque
 
 
 def session_id_of(params: object) -> str | None:
-    """The ``sessionId`` of a prompt's params: typed (``session_id``) or plain JSON."""
-    value: object
-    if isinstance(params, dict):
+    """The ``sessionId`` of a prompt's params: typed (``session_id``, asked first: a
+    client's typed prompt asks per request) or plain JSON."""
+    value = getattr(params, "session_id", None)
+    if value is None and isinstance(params, dict):
         value = cast("dict[str, object]", params).get("sessionId")
-    else:
-        value = getattr(params, "session_id", None)
     return value if isinstance(value, str) else None
 
 
