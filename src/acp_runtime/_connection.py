@@ -527,7 +527,7 @@ class Connection:
         self._detachable = False
         self._reader_generation += 1
         self._serving[self._dispatch_task] = (self._dispatching, self._reader_scope)
-        self._dispatch_task = None
+        self._dispatch_task = self._dispatching = None
         self._reader_scope = scope = anyio.CancelScope()
         # The new reader starts from the reader's context, not from the handler's.
         self._reader_context.run(self._tg.start_soon, partial(self._run_reader, scope))
@@ -679,19 +679,17 @@ class Connection:
             finally:
                 self._dispatching = None
             return
-        generation = self._reader_generation
-        task = self._dispatch_task
         self._detachable = True  # runs here until it first suspends, then in this task alone
         try:
             yielded = next(handling.__await__(), FINISHED)  # its first step (_suspension)
             if yielded is not FINISHED:
-                await self._go_on_alone(handling, yielded, request, slot, task)
+                await self._go_on_alone(handling, yielded, request, slot)
         finally:
-            if generation == self._reader_generation:  # never suspended: still the loop
+            if self._dispatching is slot:  # never handed over: still the loop
                 self._dispatching = None
                 self._detachable = False
             else:
-                self._serving.pop(task, None)
+                self._serving.pop(self._current_task(), None)
 
     async def _go_on_alone(
         self,
@@ -699,7 +697,6 @@ class Connection:
         yielded: object,
         request: Request,
         slot: ResponseSlot,
-        task: object,
     ) -> None:
         """The handler suspended: the reading goes on in a new task (if awaiting the peer
         did not hand it over already), the handler in this one; a prompt turn becomes
@@ -711,7 +708,7 @@ class Connection:
         if binding is None or session_id is None:
             await Resumed(handling, yielded)
             return
-        scope = self._serving[task][1]  # what the handler's task read in: now only its own
+        scope = self._serving[self._current_task()][1]  # what it read in: now only its own
         turn = self.running_turns.start(session_id, scope, slot, binding)
         try:
             await Resumed(handling, yielded)

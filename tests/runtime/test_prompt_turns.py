@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from acp_generated import v1, v2
-from acp_runtime import ConnectionBuilder, Responder, memory_pair
+from acp_runtime import Connection, ConnectionBuilder, Responder, memory_pair
 from acp_runtime.testing import error, notification, request, result, wire_connection
 
 pytestmark = pytest.mark.anyio
@@ -348,3 +348,32 @@ async def test_cancel_after_between_our_client_and_agent_ends_the_turn_cancelled
     assert response.stop_reason == "cancelled"
     assert updates == ["agent_message_chunk"]  # handled before the answer settled
     assert agent.finished_cleanup
+
+
+async def test_work_spawned_by_a_notification_after_a_hand_over_is_not_the_waiting_turns() -> None:
+    """Once a prompt handler has handed the reading over, the new reader's notification
+    handlers spawn work of no request: its failure is logged, it does not answer the
+    waiting prompt."""
+    release = anyio.Event()
+
+    async def prompt(
+        params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+    ) -> v1.PromptResponse:
+        await release.wait()
+        return v1.PromptResponse(stop_reason="end_turn")
+
+    async def fail() -> None:
+        raise RuntimeError("spawned work failed")
+
+    async def on_notification(method: str, params: object, cx: Connection) -> None:
+        cx.spawn(fail)
+        release.set()
+
+    builder = ConnectionBuilder(role="agent")
+    builder.on_request(v1.methods.SESSION_PROMPT, prompt)
+    builder.on_raw_notification(on_notification)
+    async with wire_connection(builder) as (_cx, client):
+        with anyio.fail_after(5):
+            await client.send(request(1, "session/prompt", PROMPT))
+            await client.send(notification("_test/spawn", {}))
+            assert await client.receive() == result(1, {"stopReason": "end_turn"})
