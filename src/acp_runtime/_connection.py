@@ -226,10 +226,11 @@ class Connection:
         self._current_task = current_task_getter()
         self._dispatch_task: object = None
         self._dispatching: ResponseSlot | None = None
-        """The request whose handler the dispatch loop is running (what ``spawn`` serves)."""
-        self._detachable = False
-        """The loop is running a handler that may suspend: awaiting the peer there hands
-        the reading over instead of raising :class:`DeadlockError`."""
+        """The request whose (not inline) handler the dispatch loop is running, until it
+        suspends: awaiting the peer there hands the reading over instead of raising
+        :class:`DeadlockError`. What ``spawn`` serves, with ``_dispatching_inline``."""
+        self._dispatching_inline: ResponseSlot | None = None
+        """The request whose inline handler the dispatch loop is running."""
         self._serving: dict[object, tuple[ResponseSlot | None, anyio.CancelScope]] = {}
         """Handlers that went on in their own task after a hand-over, by task: the request
         and the scope the task read in, which now cancels only the handler."""
@@ -277,7 +278,7 @@ class Connection:
         """See :meth:`RequestLink.in_dispatch_loop`: may hand the reading over."""
         if self._current_task() is not self._dispatch_task:
             return False
-        if self._detachable:  # a handler about to await the peer: let the loop go on
+        if self._dispatching is not None:  # a handler about to await the peer: let go
             self._hand_over_reading()
             return False
         return True
@@ -448,7 +449,7 @@ class Connection:
         """
         task = self._current_task()
         if task is self._dispatch_task:
-            slot = self._dispatching
+            slot = self._dispatching or self._dispatching_inline
         else:
             serving = self._serving.get(task)
             slot = None if serving is None else serving[0]
@@ -524,7 +525,6 @@ class Connection:
     def _hand_over_reading(self) -> None:
         """The request handler the loop runs suspends: a new task reads on, this one
         stays with the handler (which may now await the peer)."""
-        self._detachable = False
         self._reader_generation += 1
         self._serving[self._dispatch_task] = (self._dispatching, self._reader_scope)
         self._dispatch_task = self._dispatching = None
@@ -669,17 +669,17 @@ class Connection:
             if route is None:
                 slot.answer_error(RequestError.method_not_found(request.method))
                 return
-        self._dispatching = slot
         handling = route(method, request.params, slot, self)
         if observer is not None:  # the handler runs with the request's span current
             handling = _in_span(slot, handling)
         if inline:
+            self._dispatching_inline = slot
             try:
                 await handling
             finally:
-                self._dispatching = None
+                self._dispatching_inline = None
             return
-        self._detachable = True  # runs here until it first suspends, then in this task alone
+        self._dispatching = slot  # runs here until it first suspends, then in this task alone
         try:
             yielded = next(handling.__await__(), FINISHED)  # its first step (_suspension)
             if yielded is not FINISHED:
@@ -687,7 +687,6 @@ class Connection:
         finally:
             if self._dispatching is slot:  # never handed over: still the loop
                 self._dispatching = None
-                self._detachable = False
             else:
                 self._serving.pop(self._current_task(), None)
 
@@ -701,7 +700,7 @@ class Connection:
         """The handler suspended: the reading goes on in a new task (if awaiting the peer
         did not hand it over already), the handler in this one; a prompt turn becomes
         one ``session/cancel`` stops, before anything else can run."""
-        if self._detachable:
+        if self._dispatching is slot:  # not handed over by awaiting the peer already
             self._hand_over_reading()
         binding = self._routes.turns.get(request.method)
         session_id = None if binding is None else session_id_of(request.params)
