@@ -249,6 +249,10 @@ class Connection:
         self._predecoded: tuple[bytes, JsonValue, Message] | None = None
         """A message the eager path parsed and declined, so the dispatch loop does not
         parse or classify it again."""
+        self._cancels_eagerly = (
+            CANCEL_REQUEST_METHOD not in routes.notifications and routes.raw_notification is None
+        )
+        """No handler observes ``$/cancel_request``: the eager path may apply one alone."""
         set_eager_receiver = getattr(transport, "set_eager_receiver", None)
         self._eager = set_eager_receiver is not None and set_eager_receiver(self._settle_eagerly)
 
@@ -606,26 +610,34 @@ class Connection:
             await callback()
 
     def _settle_eagerly(self, data: bytes) -> bool:
-        """Settle a response from the transport's readiness callback (asyncio pipes).
+        """Settle a response, or apply a ``$/cancel_request`` no handler observes, from the
+        transport's readiness callback (asyncio pipes).
 
         The transport offers a message here only while the dispatch loop is idle with
-        nothing queued ahead of it, so settling at once keeps arrival order and saves
-        waking the reader task. Requests, notifications and responses whose result
-        callback must run in the loop are declined and take the normal path.
+        nothing queued ahead of it, so handling it at once keeps arrival order and saves
+        waking the reader task (for a cancel, the cancelled work wakes one loop iteration
+        sooner). Requests, other notifications and responses whose result callback must
+        run in the loop are declined and take the normal path.
         """
         try:
             value = decode(data)
         except ValueError:
             return False
         message = classify(value)
-        if (
-            not isinstance(message, Response)
-            or (record := self._pending.take_without_callback(message.id)) is None
-        ):  # a call (handlers run in the dispatch loop), or a callback's response
-            self._predecoded = (data, value, message)
-            return False
-        record.settle(message.result, message.error)
-        return True
+        if isinstance(message, Response):
+            record = self._pending.take_without_callback(message.id)
+            if record is not None:
+                record.settle(message.result, message.error)
+                return True
+        elif (
+            self._cancels_eagerly
+            and isinstance(message, Notification)
+            and message.method == CANCEL_REQUEST_METHOD
+        ):
+            self._apply_cancel(message.params)  # all the dispatch loop would do with it
+            return True
+        self._predecoded = (data, value, message)  # a call, or a callback's response
+        return False
 
     async def _dispatch(self, data: bytes) -> None:
         predecoded, self._predecoded = self._predecoded, None
