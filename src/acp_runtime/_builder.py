@@ -70,6 +70,8 @@ class ConnectionBuilder:
         self._routes.requests[method.name] = typed_request_route(method, handler)
         if inline:
             self._routes.inline.add(method.name)
+        if method.name == PROMPT_METHOD:  # a prompt turn: session/cancel stops it
+            self._routes.turns[method.name] = method
         return self
 
     def on_notification(
@@ -141,6 +143,7 @@ class ConnectionBuilder:
             self._routes.raw_notification,
             set(self._routes.inline),
             self._routes.raw_request_inline,
+            dict(self._routes.turns),
         )
         async with anyio.create_task_group() as tg:
             instrumentation = self._instrumentation

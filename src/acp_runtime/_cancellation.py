@@ -37,7 +37,7 @@ class CancellationMarker:
     def __init__(self) -> None:
         self._is_cancelled = False
         self._event: anyio.Event | None = None  # created on first wait: most requests never wait
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], None]] | None = None  # as the event: on first use
 
     def is_cancelled(self) -> bool:
         """Whether the peer has asked to cancel the request (non-blocking)."""
@@ -64,7 +64,7 @@ class CancellationMarker:
                 work.close()
             raise RequestError.request_cancelled()
         with anyio.CancelScope() as scope:
-            self._callbacks.append(scope.cancel)
+            self._add_callback(scope.cancel)
             try:
                 return await work
             finally:
@@ -73,11 +73,14 @@ class CancellationMarker:
 
     def _add_callback(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` (synchronously, on the loop) when the marker is set."""
+        if self._callbacks is None:
+            self._callbacks = []
         self._callbacks.append(callback)
 
     def _remove_callback(self, callback: Callable[[], None]) -> None:
         try:
-            self._callbacks.remove(callback)
+            if self._callbacks is not None:
+                self._callbacks.remove(callback)
         except ValueError:
             pass
 
@@ -88,8 +91,8 @@ class CancellationMarker:
         self._is_cancelled = True
         if self._event is not None:
             self._event.set()
-        callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
+        callbacks, self._callbacks = self._callbacks, None
+        for callback in callbacks or ():
             callback()
         return True
 

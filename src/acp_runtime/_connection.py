@@ -76,7 +76,7 @@ from ._roles import Role, check_peer_handles, sides_peer_handles
 from ._sent_request import SentRequest
 from ._settlement import CANCEL_REQUEST_METHOD, OutboxClosed, PendingRequest, PendingTable
 from ._successor import ENVELOPE_METHODS, peel_envelopes
-from ._suspension import UntilSuspended
+from ._suspension import FINISHED, Resumed
 from ._transport import MessageTooLarge, Transport
 from ._turns import PROMPT_METHOD, RunningTurns, session_id_of
 
@@ -122,7 +122,7 @@ interleaved runs (bench/README.md): WebSocket under uvicorn 41,000 at 4 KiB, 46,
 level."""
 
 
-RequestRoute = Callable[[str, JsonValue, ResponseSlot, "Connection"], Awaitable[None]]
+RequestRoute = Callable[[str, JsonValue, ResponseSlot, "Connection"], Coroutine[Any, Any, None]]
 """Decodes an incoming request's params, runs its handler, answers through the slot."""
 
 NotificationRoute = Callable[[str, JsonValue, "Connection"], Awaitable[None]]
@@ -153,6 +153,11 @@ class Routes:
     a task of their own."""
     raw_request_inline: bool = True
     """Whether the ``raw_request`` fallback runs in the dispatch loop (the ordered layer)."""
+    turns: dict[str, RequestMethod[Any, Any]] = field(
+        default_factory=dict[str, "RequestMethod[Any, Any]"]
+    )
+    """Methods of ``requests`` that are prompt turns (``session/cancel`` stops them), with
+    their binding (see :mod:`acp_runtime._turns`)."""
 
 
 def _identity(value: JsonValue) -> JsonValue:
@@ -203,12 +208,12 @@ class Connection:
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
         self._incoming = IncomingRequests()
-        self.running_turns = RunningTurns(self._handler_scope)
+        self.running_turns = RunningTurns()
+        """The prompt handlers waiting on this connection, by session; ``session/cancel``
+        cancels them (see :mod:`acp_runtime._turns`)."""
         self.peer_capabilities: dict[str, JsonValue] | None = None
         """What the client declared in its ``initialize`` (None before one arrived):
         typed requests that need an undeclared capability are refused locally."""
-        """The prompt handlers running on this connection, by session; ``session/cancel``
-        cancels them (see :mod:`acp_runtime._turns`)."""
         self._observer = observer
         """Instrumentation (:mod:`~acp_runtime._observation`); None, the default, costs one
         test per request."""
@@ -221,16 +226,19 @@ class Connection:
         self._current_task = current_task_getter()
         self._dispatch_task: object = None
         self._dispatching: ResponseSlot | None = None
-        """The request whose handler the dispatch loop is running (what ``spawn`` serves)."""
-        self._detachable = False
-        """The loop is running a handler that may suspend: awaiting the peer there hands
-        the reading over instead of raising :class:`DeadlockError`."""
+        """The request whose (not inline) handler the dispatch loop is running, until it
+        suspends: awaiting the peer there hands the reading over instead of raising
+        :class:`DeadlockError`. What ``spawn`` serves, with ``_dispatching_inline``."""
+        self._dispatching_inline: ResponseSlot | None = None
+        """The request whose inline handler the dispatch loop is running."""
         self._serving: dict[object, tuple[ResponseSlot | None, anyio.CancelScope]] = {}
         """Handlers that went on in their own task after a hand-over, by task: the request
         and the scope the task read in, which now cancels only the handler."""
         self._reader_generation = 0
         """Bumped by each hand-over: the task reading with an older one stops reading."""
         self._reader_context = copy_context()
+        """What each reader starts from: the first one (started from the same context) and
+        the one after each hand-over."""
         self._reader_scope = anyio.CancelScope()
         self._incoming_closed = anyio.Event()
         self._writer_scope = anyio.CancelScope(shield=True)
@@ -241,6 +249,10 @@ class Connection:
         self._predecoded: tuple[bytes, JsonValue, Message] | None = None
         """A message the eager path parsed and declined, so the dispatch loop does not
         parse or classify it again."""
+        self._cancels_eagerly = (
+            CANCEL_REQUEST_METHOD not in routes.notifications and routes.raw_notification is None
+        )
+        """No handler observes ``$/cancel_request``: the eager path may apply one alone."""
         set_eager_receiver = getattr(transport, "set_eager_receiver", None)
         self._eager = set_eager_receiver is not None and set_eager_receiver(self._settle_eagerly)
 
@@ -270,7 +282,7 @@ class Connection:
         """See :meth:`RequestLink.in_dispatch_loop`: may hand the reading over."""
         if self._current_task() is not self._dispatch_task:
             return False
-        if self._detachable:  # a handler about to await the peer: let the loop go on
+        if self._dispatching is not None:  # a handler about to await the peer: let go
             self._hand_over_reading()
             return False
         return True
@@ -441,7 +453,7 @@ class Connection:
         """
         task = self._current_task()
         if task is self._dispatch_task:
-            slot = self._dispatching
+            slot = self._dispatching or self._dispatching_inline
         else:
             serving = self._serving.get(task)
             slot = None if serving is None else serving[0]
@@ -489,8 +501,15 @@ class Connection:
 
     # -- the loops --------------------------------------------------------------------------
 
-    async def _run_reader(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Read until EOF, a read error or the writer failing, then settle what is pending.
+    async def _run_reader(
+        self,
+        scope: anyio.CancelScope | None = None,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Read until EOF, a read error or the writer failing, then settle what is pending;
+        or until a request handler this task runs suspends, and a new reader (one started
+        by the hand-over, reading in ``scope``) reads on.
 
         Cancelled from outside (the ``connect`` block is cancelled or fails), it settles
         nothing: the shutdown does, once the block's own code has unwound, so an
@@ -498,12 +517,10 @@ class Connection:
         connection-closed error inside a cancelled scope.
         """
         self._dispatch_task = self._current_task()
-        self._reader_context = copy_context()  # what each reader after a hand-over starts from
-        task_status.started()
-        await self._read(self._reader_scope)
-
-    async def _read(self, scope: anyio.CancelScope) -> None:
         generation = self._reader_generation
+        if scope is None:  # the first reader
+            scope = self._reader_scope
+        task_status.started()
         with scope:
             await self._read_loop(generation)
         if generation == self._reader_generation:  # still the reader: the input ended
@@ -512,27 +529,12 @@ class Connection:
     def _hand_over_reading(self) -> None:
         """The request handler the loop runs suspends: a new task reads on, this one
         stays with the handler (which may now await the peer)."""
-        self._detachable = False
         self._reader_generation += 1
         self._serving[self._dispatch_task] = (self._dispatching, self._reader_scope)
-        self._dispatch_task = None
+        self._dispatch_task = self._dispatching = None
         self._reader_scope = scope = anyio.CancelScope()
         # The new reader starts from the reader's context, not from the handler's.
-        self._reader_context.run(self._tg.start_soon, self._continue_reading, scope)
-
-    def _handler_scope(self, task: object) -> anyio.CancelScope | None:
-        """The scope that cancels the handler ``task`` runs since a hand-over (None if
-        it has not handed over: then it is not waiting, so there is nothing to stop)."""
-        serving = self._serving.get(task)
-        return None if serving is None else serving[1]
-
-    def current_task(self) -> object:
-        """The running task, compared by identity (what ``running_turns`` keys by)."""
-        return self._current_task()
-
-    async def _continue_reading(self, scope: anyio.CancelScope) -> None:
-        self._dispatch_task = self._current_task()
-        await self._read(scope)
+        self._reader_context.run(self._tg.start_soon, partial(self._run_reader, scope))
 
     async def _read_loop(self, generation: int) -> None:
         outbox = self._outbox
@@ -608,26 +610,34 @@ class Connection:
             await callback()
 
     def _settle_eagerly(self, data: bytes) -> bool:
-        """Settle a response from the transport's readiness callback (asyncio pipes).
+        """Settle a response, or apply a ``$/cancel_request`` no handler observes, from the
+        transport's readiness callback (asyncio pipes).
 
         The transport offers a message here only while the dispatch loop is idle with
-        nothing queued ahead of it, so settling at once keeps arrival order and saves
-        waking the reader task. Requests, notifications and responses whose result
-        callback must run in the loop are declined and take the normal path.
+        nothing queued ahead of it, so handling it at once keeps arrival order and saves
+        waking the reader task (for a cancel, the cancelled work wakes one loop iteration
+        sooner). Requests, other notifications and responses whose result callback must
+        run in the loop are declined and take the normal path.
         """
         try:
             value = decode(data)
         except ValueError:
             return False
         message = classify(value)
-        if (
-            not isinstance(message, Response)
-            or (record := self._pending.take_without_callback(message.id)) is None
-        ):  # a call (handlers run in the dispatch loop), or a callback's response
-            self._predecoded = (data, value, message)
-            return False
-        record.settle(message.result, message.error)
-        return True
+        if isinstance(message, Response):
+            record = self._pending.take_without_callback(message.id)
+            if record is not None:
+                record.settle(message.result, message.error)
+                return True
+        elif (
+            self._cancels_eagerly
+            and isinstance(message, Notification)
+            and message.method == CANCEL_REQUEST_METHOD
+        ):
+            self._apply_cancel(message.params)  # all the dispatch loop would do with it
+            return True
+        self._predecoded = (data, value, message)  # a call, or a callback's response
+        return False
 
     async def _dispatch(self, data: bytes) -> None:
         predecoded, self._predecoded = self._predecoded, None
@@ -652,55 +662,69 @@ class Connection:
             await self._on_invalid(message, value)
 
     async def _on_request(self, request: Request) -> None:
-        observer = self._observer
+        method, observer = request.method, self._observer
         slot = (
-            ResponseSlot(self, self._incoming, request.id, request.method)
+            ResponseSlot(self, self._incoming, request.id, method)
             if observer is None
             else ObservedResponseSlot(
-                observer, self, self._incoming, request.id, request.method, request.params
+                observer, self, self._incoming, request.id, method, request.params
             )
         )
-        if request.method == INITIALIZE_METHOD:
+        if method == INITIALIZE_METHOD:
             self.peer_capabilities = declared_capabilities(request.params)
         routes = self._routes
-        route = routes.requests.get(request.method)
+        route = routes.requests.get(method)
         if route is not None:
-            inline = request.method in routes.inline
+            inline = method in routes.inline
         else:
             route, inline = routes.raw_request, routes.raw_request_inline
             if route is None:
                 slot.answer_error(RequestError.method_not_found(request.method))
                 return
-        self._dispatching = slot
+        handling = route(method, request.params, slot, self)
+        if observer is not None:  # the handler runs with the request's span current
+            handling = _in_span(slot, handling)
         if inline:
+            self._dispatching_inline = slot
             try:
-                await self._run_route(route, request, slot)
+                await handling
             finally:
-                self._dispatching = None
+                self._dispatching_inline = None
             return
-        generation = self._reader_generation
-        task = self._dispatch_task
-        self._detachable = True  # runs here until it first suspends, then in this task alone
+        self._dispatching = slot  # runs here until it first suspends, then in this task alone
         try:
-            await UntilSuspended(self._run_route(route, request, slot), self._on_suspended)
+            yielded = next(handling.__await__(), FINISHED)  # its first step (_suspension)
+            if yielded is not FINISHED:
+                await self._go_on_alone(handling, yielded, request, slot)
         finally:
-            if generation == self._reader_generation:  # never suspended: still the loop
+            if self._dispatching is slot:  # never handed over: still the loop
                 self._dispatching = None
-                self._detachable = False
             else:
-                self._serving.pop(task, None)
+                self._serving.pop(self._current_task(), None)
 
-    def _on_suspended(self) -> None:
-        if self._detachable:
+    async def _go_on_alone(
+        self,
+        handling: Coroutine[Any, Any, None],
+        yielded: object,
+        request: Request,
+        slot: ResponseSlot,
+    ) -> None:
+        """The handler suspended: the reading goes on in a new task (if awaiting the peer
+        did not hand it over already), the handler in this one; a prompt turn becomes
+        one ``session/cancel`` stops, before anything else can run."""
+        if self._dispatching is slot:  # not handed over by awaiting the peer already
             self._hand_over_reading()
-
-    def _run_route(
-        self, route: RequestRoute, request: Request, slot: ResponseSlot
-    ) -> Awaitable[None]:
-        handling = route(request.method, request.params, slot, self)
-        if self._observer is None:
-            return handling
-        return _in_span(slot, handling)  # the handler runs with the request's span current
+        binding = self._routes.turns.get(request.method)
+        session_id = None if binding is None else session_id_of(request.params)
+        if binding is None or session_id is None:
+            await Resumed(handling, yielded)
+            return
+        scope = self._serving[self._current_task()][1]  # what it read in: now only its own
+        turn = self.running_turns.start(session_id, scope, slot, binding)
+        try:
+            await Resumed(handling, yielded)
+        finally:
+            self.running_turns.end(turn)
 
     async def _on_notification(self, notification: Notification) -> None:
         # Envelopes are peeled: a wrapped cancel reaches the request with that (outer) id.
@@ -850,7 +874,7 @@ class Connection:
                 await self._transport.aclose()
 
 
-async def _in_span(slot: ResponseSlot, handling: Awaitable[None]) -> None:
+async def _in_span(slot: ResponseSlot, handling: Coroutine[Any, Any, None]) -> None:
     span = slot.span if isinstance(slot, ObservedResponseSlot) else None
     with nullcontext() if span is None else span.activated():
         await handling

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -27,7 +26,7 @@ from ._methods import JsonValue, NotificationMethod, RequestMethod
 from ._responder import Responder
 from ._response_slot import ResponseSlot, answer_failure
 from ._sent_request import validation_summary
-from ._turns import session_id_of, turn_cancellation
+from ._turns import session_id_of
 
 if TYPE_CHECKING:
     from ._connection import Connection, NotificationRoute, RequestRoute
@@ -60,20 +59,21 @@ def _identity(value: JsonValue) -> JsonValue:
 def typed_request_route(
     binding: RequestMethod[P, R], handler: RequestHandler[P, R]
 ) -> RequestRoute:
-    cancelled = turn_cancellation(binding)
-
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
         try:
             params = binding.params.load(raw)
         except ValidationError as error:
             slot.answer_error(RequestError.invalid_params({"errors": validation_summary(error)}))
             return
-        handling = _call(handler, params, Responder(slot, cx, binding.result.encode), slot)
-        if cancelled is None:
-            await handling
-        else:  # a prompt turn: session/cancel stops it (see acp_runtime._turns)
-            turns = cx.running_turns
-            await turns.run(session_id_of(raw), cx.current_task(), handling, slot, cancelled)
+        responder = Responder(slot, cx, binding.result.encode)
+        # As answer_failures does, inline: a shared coroutine would cost one per request.
+        try:
+            result = await handler(params, responder)
+        except Exception as error:
+            answer_failure(error, slot, "handler for")
+            return
+        if result is not None:
+            responder.respond(result)
 
     return route
 
@@ -87,26 +87,17 @@ async def cancel_turn_route(method: str, raw: JsonValue, connection: Connection)
 
 def raw_request_route(handler: RawRequestHandler) -> RequestRoute:
     async def route(method: str, raw: JsonValue, slot: ResponseSlot, cx: Connection) -> None:
-        await _call(partial(handler, method), raw, Responder(slot, cx, _identity), slot)
+        responder = Responder(slot, cx, _identity)
+        # As in typed_request_route: no shared coroutine per request.
+        try:
+            result = await handler(method, raw, responder)
+        except Exception as error:
+            answer_failure(error, slot, "handler for")
+            return
+        if result is not None:
+            responder.respond(result)
 
     return route
-
-
-async def _call(
-    handler: Callable[[Any, Responder[Any]], Awaitable[Any]],
-    params: object,
-    responder: Responder[Any],
-    slot: ResponseSlot,
-) -> None:
-    # What answer_failures does, without its coroutine and tuple: this runs per request.
-    work = handler(params, responder)
-    try:
-        result = await work
-    except Exception as error:
-        answer_failure(error, slot, "handler for")
-        return
-    if result is not None:
-        responder.respond(result)
 
 
 def typed_notification_route(

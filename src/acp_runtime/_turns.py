@@ -5,7 +5,8 @@ ACP stops a turn with the ``session/cancel`` notification, not with ``$/cancel_r
 
 * **Agent side.** While a typed ``session/prompt`` handler runs, a ``session/cancel``
   for its session cancels it (:class:`RunningTurns`, one per connection, finds it by
-  session id), and the runtime answers the turn for it:
+  session id; the connection registers it when it first suspends, since nothing else
+  can run before that), and the runtime answers the turn for it:
   ``{"stopReason": "cancelled"}`` where the result type has that stop reason (v1), else
   -32800 (v2, where a prompt not yet inserted is what ``session/cancel`` drops). The
   updates the handler sent before go out first. A handler that answers in spite of the
@@ -21,7 +22,6 @@ The wire names live here and nowhere else in the runtime.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 
 import anyio
@@ -48,10 +48,8 @@ CANCEL_METHOD = "session/cancel"
 _CANCELLED_RESULT: JsonValue = {"stopReason": "cancelled"}
 
 
-def turn_cancellation(binding: RequestMethod[Any, Any]) -> JsonValue | RequestError | None:
-    """How a cancelled turn of ``binding`` is answered, or None if it is no prompt turn."""
-    if binding.name != PROMPT_METHOD:
-        return None
+def cancelled_turn_answer(binding: RequestMethod[Any, Any]) -> JsonValue | RequestError:
+    """How a prompt turn of ``binding`` that ``session/cancel`` stopped is answered."""
     try:
         binding.result.load(_CANCELLED_RESULT)
     except ValidationError:
@@ -60,12 +58,11 @@ def turn_cancellation(binding: RequestMethod[Any, Any]) -> JsonValue | RequestEr
 
 
 def session_id_of(params: object) -> str | None:
-    """The ``sessionId`` of a prompt's params: typed (``session_id``) or plain JSON."""
-    value: object
-    if isinstance(params, dict):
+    """The ``sessionId`` of a prompt's params: typed (``session_id``, asked first: a
+    client's typed prompt asks per request) or plain JSON."""
+    value = getattr(params, "session_id", None)
+    if value is None and isinstance(params, dict):
         value = cast("dict[str, object]", params).get("sessionId")
-    else:
-        value = getattr(params, "session_id", None)
     return value if isinstance(value, str) else None
 
 
@@ -74,65 +71,75 @@ def cancel_notification(session_id: str) -> tuple[str, JsonValue]:
     return CANCEL_METHOD, {"sessionId": session_id}
 
 
-class _Turn:
-    __slots__ = ("cancelled", "task")
+class Turn:
+    """One prompt handler that suspended: what ``session/cancel`` stops, and how."""
 
-    def __init__(self, task: object) -> None:
-        self.task = task
+    __slots__ = ("binding", "cancelled", "scope", "session_id", "slot")
+
+    def __init__(
+        self,
+        session_id: str,
+        scope: anyio.CancelScope,
+        slot: ResponseSlot,
+        binding: RequestMethod[Any, Any],
+    ) -> None:
+        self.session_id = session_id
+        self.scope = scope
+        self.slot = slot
+        self.binding = binding
         self.cancelled = False
 
 
 class RunningTurns:
-    """The prompt handlers running on one connection, by session id.
+    """The prompt handlers waiting on one connection, by session id.
 
-    A turn costs no cancel scope: a handler that waits runs in a task of its own after the
-    connection's hand-over, and the scope that task was reading in cancels it
-    (``scope_of``, from the connection); one that never waited has already ended.
+    A turn is registered when its handler first suspends, by the connection, which runs
+    it from then on in a task of its own: ``scope`` is the one that task was reading in,
+    and cancelling it stops only the handler. A handler that answers without suspending
+    is never registered: nothing else runs before it has answered, so no
+    ``session/cancel`` can reach it, and it costs nothing here.
     """
 
-    __slots__ = ("_scope_of", "_turns")
+    __slots__ = ("_turns",)
 
-    def __init__(self, scope_of: Callable[[object], anyio.CancelScope | None]) -> None:
-        self._scope_of = scope_of
-        self._turns: dict[str, list[_Turn]] = {}
+    def __init__(self) -> None:
+        self._turns: dict[str, list[Turn]] = {}
 
     def running(self, session_id: str) -> bool:
-        return bool(self._turns.get(session_id))
+        return session_id in self._turns
 
     def cancel(self, session_id: str) -> bool:
         """Cancel the turns running for ``session_id``; False if there was none."""
         turns = self._turns.get(session_id)
         for turn in turns or ():
-            scope = self._scope_of(turn.task)
-            if scope is not None:
-                turn.cancelled = True
-                scope.cancel()
+            turn.cancelled = True
+            turn.scope.cancel()
         return bool(turns)
 
-    async def run(
+    def start(
         self,
-        session_id: str | None,
-        task: object,
-        handling: Awaitable[None],
+        session_id: str,
+        scope: anyio.CancelScope,
         slot: ResponseSlot,
-        cancelled: JsonValue | RequestError,
-    ) -> None:
-        """Await ``handling`` (the handler and its answer) as a turn of ``session_id`` run
-        by ``task``; if the turn is cancelled before it answered, answer ``cancelled``."""
-        if session_id is None:
-            await handling
-            return
-        turn = _Turn(task)
-        turns = self._turns.setdefault(session_id, [])
-        turns.append(turn)
-        try:
-            await handling
-        finally:
-            turns.remove(turn)
-            if not turns:
-                del self._turns[session_id]
-            if turn.cancelled and not slot.answered:
-                if isinstance(cancelled, RequestError):
-                    slot.answer_error(cancelled)
-                else:
-                    slot.answer(cancelled)
+        binding: RequestMethod[Any, Any],
+    ) -> Turn:
+        """Register a suspended ``binding`` handler of ``session_id`` that ``scope``
+        cancels; :meth:`end` it when the handler has returned or raised."""
+        turn = Turn(session_id, scope, slot, binding)
+        self._turns.setdefault(session_id, []).append(turn)
+        return turn
+
+    def end(self, turn: Turn) -> None:
+        """The handler of ``turn`` is over: forget it, and if ``session/cancel`` stopped
+        it before it answered, answer for it (after the updates it sent)."""
+        turns = self._turns[turn.session_id]
+        turns.remove(turn)
+        if not turns:
+            del self._turns[turn.session_id]
+        slot = turn.slot
+        if turn.cancelled and not slot.answered:
+            answer = cancelled_turn_answer(turn.binding)
+            if isinstance(answer, RequestError):
+                slot.answer_error(answer)
+            else:
+                slot.answer(answer)

@@ -658,6 +658,14 @@ MUTATIONS: list[Mutation] = [
         "        if inline:\n",
         "        if True:\n",
     ),
+    Mutation(
+        "M68",
+        "V2-1",
+        "a prompt handler that suspends is not registered as a turn: session/cancel stops nothing",
+        "_connection.py",
+        "        binding = self._routes.turns.get(request.method)\n",
+        "        binding = None\n",
+    ),
 ]
 
 

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from acp_generated import v1, v2
-from acp_runtime import ConnectionBuilder, Responder, memory_pair
+from acp_runtime import Connection, ConnectionBuilder, Responder, memory_pair
 from acp_runtime.testing import error, notification, request, result, wire_connection
 
 pytestmark = pytest.mark.anyio
@@ -68,6 +68,122 @@ async def test_session_cancel_stops_the_running_prompt_and_the_turn_answers_canc
             assert await client.receive() == result(1, {"stopReason": "cancelled"})
     assert agent.finished_cleanup
     assert not cx.running_turns.running("s1")
+
+
+class Stepped(v1.AgentHandler):
+    """A prompt handler whose suspensions the test drives: it suspends ``steps`` times
+    on events the test sets (``resume[i]``), telling it each time (``reached[i]``), and
+    at the last one waits for good."""
+
+    def __init__(self, steps: int) -> None:
+        self.reached = [anyio.Event() for _ in range(steps)]
+        self.resume = [anyio.Event() for _ in range(steps)]
+        self.stopped_at: int | None = None
+
+    async def prompt(
+        self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+    ) -> v1.PromptResponse:
+        for step, (reached, resume) in enumerate(zip(self.reached, self.resume, strict=True)):
+            reached.set()
+            try:
+                await resume.wait()
+            except anyio.get_cancelled_exc_class():
+                self.stopped_at = step
+                raise
+        return v1.PromptResponse(stop_reason="end_turn")
+
+
+@pytest.mark.parametrize("suspensions", [1, 2])
+async def test_session_cancel_stops_a_prompt_suspended_at_its_first_or_second_await(
+    suspensions: int,
+) -> None:
+    """The turn is registered when its handler first suspends (before anything else can
+    run), so a ``session/cancel`` read while it waits, at its first await or a later
+    one, stops it."""
+    agent = Stepped(suspensions)
+    async with wire_connection(_agent(agent)) as (cx, client):
+        await client.send(request(1, "session/prompt", PROMPT))
+        with anyio.fail_after(5):
+            for step in range(suspensions - 1):
+                await agent.reached[step].wait()
+                agent.resume[step].set()  # on to its next suspension
+            await agent.reached[-1].wait()
+            assert cx.running_turns.running("s1")
+            await client.send(CANCEL)
+            assert await client.receive() == result(1, {"stopReason": "cancelled"})
+    assert agent.stopped_at == suspensions - 1
+    assert not cx.running_turns.running("s1")
+
+
+async def test_session_cancel_stops_a_prompt_awaiting_the_client() -> None:
+    """Awaiting the peer hands the reading over before the handler suspends; the turn
+    is registered all the same, before ``session/cancel`` can be read."""
+
+    class Asking(v1.AgentHandler):
+        async def prompt(
+            self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+        ) -> v1.PromptResponse:
+            await responder.connection.send_raw_request("_test/ask", {})
+            return v1.PromptResponse(stop_reason="end_turn")
+
+    async with wire_connection(_agent(Asking())) as (cx, client):
+        await client.send(request(1, "session/prompt", PROMPT))
+        with anyio.fail_after(5):
+            asked = await client.receive()
+            assert asked["method"] == "_test/ask"
+            await client.send(CANCEL)
+            assert await client.receive() == notification(
+                "$/cancel_request", {"requestId": asked["id"]}
+            )
+            assert await client.receive() == result(1, {"stopReason": "cancelled"})
+    assert not cx.running_turns.running("s1")
+
+
+async def test_a_prompt_answered_without_suspending_is_never_a_running_turn() -> None:
+    """Nothing can read a ``session/cancel`` before such a handler answered: it is not
+    registered, and a ``session/cancel`` after its answer changes nothing."""
+    seen: list[bool] = []
+
+    class AtOnce(v1.AgentHandler):
+        async def prompt(
+            self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+        ) -> v1.PromptResponse:
+            seen.append(responder.connection.running_turns.running("s1"))
+            return v1.PromptResponse(stop_reason="end_turn")
+
+    async with wire_connection(_agent(AtOnce())) as (cx, client):
+        with anyio.fail_after(5):
+            for request_id in (1, 2):
+                await client.send(request(request_id, "session/prompt", PROMPT))
+                assert await client.receive() == result(request_id, {"stopReason": "end_turn"})
+            await client.send(CANCEL)
+            await client.receive_nothing_until_barrier()
+    assert seen == [False, False]
+    assert not cx.running_turns.running("s1")
+
+
+async def test_session_cancel_stops_every_waiting_turn_of_its_session_only() -> None:
+    """Two waiting turns of one session both answer ``cancelled``; another session's
+    turn goes on and answers for itself."""
+    agent = Stepped(1)
+    other = {**PROMPT, "sessionId": "s2"}
+    async with wire_connection(_agent(agent)) as (cx, client):
+        with anyio.fail_after(5):
+            await client.send(request(1, "session/prompt", PROMPT))
+            await client.send(request(2, "session/prompt", PROMPT))
+            await client.send(request(3, "session/prompt", other))
+            await client.barrier()
+            assert cx.running_turns.running("s1") and cx.running_turns.running("s2")
+            await client.send(CANCEL)
+            answers = [await client.receive(), await client.receive()]
+            assert sorted(answers, key=lambda m: m["id"]) == [
+                result(1, {"stopReason": "cancelled"}),
+                result(2, {"stopReason": "cancelled"}),
+            ]
+            assert not cx.running_turns.running("s1")
+            agent.resume[0].set()
+            assert await client.receive() == result(3, {"stopReason": "end_turn"})
+    assert not cx.running_turns.running("s2")
 
 
 async def test_an_agent_with_its_own_session_cancel_handler_takes_over() -> None:
@@ -232,3 +348,32 @@ async def test_cancel_after_between_our_client_and_agent_ends_the_turn_cancelled
     assert response.stop_reason == "cancelled"
     assert updates == ["agent_message_chunk"]  # handled before the answer settled
     assert agent.finished_cleanup
+
+
+async def test_work_spawned_by_a_notification_after_a_hand_over_is_not_the_waiting_turns() -> None:
+    """Once a prompt handler has handed the reading over, the new reader's notification
+    handlers spawn work of no request: its failure is logged, it does not answer the
+    waiting prompt."""
+    release = anyio.Event()
+
+    async def prompt(
+        params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+    ) -> v1.PromptResponse:
+        await release.wait()
+        return v1.PromptResponse(stop_reason="end_turn")
+
+    async def fail() -> None:
+        raise RuntimeError("spawned work failed")
+
+    async def on_notification(method: str, params: object, cx: Connection) -> None:
+        cx.spawn(fail)
+        release.set()
+
+    builder = ConnectionBuilder(role="agent")
+    builder.on_request(v1.methods.SESSION_PROMPT, prompt)
+    builder.on_raw_notification(on_notification)
+    async with wire_connection(builder) as (_cx, client):
+        with anyio.fail_after(5):
+            await client.send(request(1, "session/prompt", PROMPT))
+            await client.send(notification("_test/spawn", {}))
+            assert await client.receive() == result(1, {"stopReason": "end_turn"})

@@ -20,7 +20,14 @@ from byte_streams import QueueReceiveStream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_runtime import Connection, ConnectionBuilder, JsonValue, RequestError
+from acp_runtime import (
+    CancellationMarker,
+    Connection,
+    ConnectionBuilder,
+    JsonValue,
+    RequestError,
+    Responder,
+)
 from acp_runtime._framing import EAGER_MAX_BYTES, LineReader
 from acp_runtime._stdio import FdReceiveStream, FdSendStream
 from acp_runtime.transports import LineTransport
@@ -259,3 +266,56 @@ async def test_a_response_read_while_a_handler_runs_waits_for_that_handler(
             await wait_all_tasks_blocked()
             release.set()
         assert order == ["update handled", "response seen"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("observed", [False, True])
+async def test_a_cancel_no_handler_observes_is_applied_eagerly_on_asyncio(
+    over_pipes: tuple[LineTransport, int, int], anyio_backend: str, observed: bool
+) -> None:
+    """A ``$/cancel_request`` reaching an idle connection sets its request's marker in the
+    readiness callback on asyncio (the cancelled work wakes a loop iteration sooner);
+    with a handler observing cancels it takes the ordinary path, marker set first (IN-2)."""
+    transport, peer_out, peer_in = over_pipes
+    seen_by_handler: list[bool] = []
+    markers: list[CancellationMarker] = []
+
+    async def answer_when_cancelled(responder: Responder[JsonValue]) -> None:
+        await responder.cancellation.cancelled()
+        responder.respond_with_error(RequestError.request_cancelled())
+
+    async def handle(method: str, params: JsonValue, responder: Responder[JsonValue]) -> None:
+        markers.append(responder.cancellation)
+        responder.connection.spawn(answer_when_cancelled, responder)
+
+    async def on_cancel(method: str, params: JsonValue, cx: Connection) -> None:
+        seen_by_handler.append(markers[0].is_cancelled())
+
+    builder = ConnectionBuilder().on_raw_request(handle)
+    if observed:
+        builder.on_raw_notification(on_cancel)
+    async with builder.connect(transport) as cx:
+        eagerly: list[bool] = []
+        original = cx._settle_eagerly  # pyright: ignore[reportPrivateUsage]
+
+        def spy(data: bytes) -> bool:
+            eagerly.append(original(data))
+            return eagerly[-1]
+
+        transport.set_eager_receiver(spy)
+        os.write(peer_out, b'{"jsonrpc":"2.0","id":7,"method":"_long","params":{}}\n')
+        with anyio.fail_after(5):
+            while not markers:
+                await checkpoint()
+        await wait_all_tasks_blocked()
+        os.write(
+            peer_out, b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}\n'
+        )
+        with anyio.fail_after(5):
+            await read_request_ids(peer_in, 1)  # the -32800 answer
+        assert markers[0].is_cancelled()
+        eager_cancel = anyio_backend == "asyncio" and not observed
+        assert eagerly[-1:] == (
+            [True] if eager_cancel else [False] if anyio_backend == "asyncio" else []
+        )
+        assert seen_by_handler == ([True] if observed else [])
