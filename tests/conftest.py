@@ -18,6 +18,7 @@ settings.register_profile("acp", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile("acp")
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: -p no:xdist still works
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """Two test workers per core for ``-n auto``: about half of the suite's time is spent
     waiting on child processes, sockets and timers, which a second worker per core fills.
