@@ -22,7 +22,7 @@ test run.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -46,7 +46,9 @@ async def acp_client(
     acp_agent: Any, request: pytest.FixtureRequest
 ) -> AsyncGenerator[TestClient, None]:
     """A scripted v1 client connected to ``acp_agent``, initialized."""
-    marker = request.node.get_closest_marker("acp_client")
+    # (``FixtureRequest.node`` has no annotation before pytest 9.2)
+    node = cast(pytest.Item, request.node)  # pyright: ignore[reportUnknownMemberType]
+    marker = node.get_closest_marker("acp_client")
     options: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     async with agent_client(acp_agent, **options) as client:
         yield client
