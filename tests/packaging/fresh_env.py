@@ -82,6 +82,14 @@ def uv_install(python: Path, *requirements: str) -> None:
     assert result.returncode == 0, f"{' '.join(requirements)}:\n{result.stdout}{result.stderr}"
 
 
+def venv_with(tmp_path_factory: pytest.TempPathFactory, name: str, *requirements: str) -> Path:
+    """A new environment in a fresh temporary folder named after ``name``, with
+    ``requirements`` (and their dependencies) installed; its python."""
+    python = new_venv(tmp_path_factory.mktemp(name) / "venv")
+    uv_install(python, *requirements)
+    return python
+
+
 def run_isolated(python: Path, code: str) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in ``python`` with ``-I``: no script directory, no PYTHONPATH, no user site."""
     return subprocess.run(

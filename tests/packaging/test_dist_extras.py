@@ -18,7 +18,7 @@ import pytest
 
 from distributions.catalog import load_catalog
 from distributions.resolve import Resolved, resolve_all
-from tests.packaging.fresh_env import new_venv, run_isolated, skip_without_index, uv_install
+from tests.packaging.fresh_env import run_isolated, skip_without_index, venv_with
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,8 +102,7 @@ def test_every_extra_names_the_modules_it_is_for(runtime: Resolved) -> None:
 def test_the_plain_wheel_imports_every_core_module(
     runtime_wheel: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    python = new_venv(tmp_path_factory.mktemp("core") / "venv")
-    uv_install(python, str(runtime_wheel))
+    python = venv_with(tmp_path_factory, "core", str(runtime_wheel))
     core = [
         m
         for m in _modules(runtime_wheel)
@@ -117,8 +116,7 @@ def test_the_plain_wheel_imports_every_core_module(
 def test_each_extra_alone_imports_every_module_it_covers(
     runtime_wheel: Path, tmp_path_factory: pytest.TempPathFactory, extra: str
 ) -> None:
-    python = new_venv(tmp_path_factory.mktemp(extra) / "venv")
-    uv_install(python, f"{runtime_wheel}[{extra}]")
+    python = venv_with(tmp_path_factory, extra, f"{runtime_wheel}[{extra}]")
     covered = [m for m in _modules(runtime_wheel) if _covered_by(m, extra)]
     assert covered, f"the wheel has no module for the {extra!r} extra"
     assert _import_all(python, covered) == []
@@ -138,8 +136,8 @@ def test_the_test_client_and_the_check_import_beside_the_generated_packages(
         check=False,
     )
     assert build.returncode == 0, build.stdout + build.stderr
-    python = new_venv(tmp_path_factory.mktemp("testing") / "venv")
-    uv_install(python, str(runtime_wheel), *map(str, sorted(out.glob("*.whl"))), "pytest")
+    wheels = map(str, sorted(out.glob("*.whl")))
+    python = venv_with(tmp_path_factory, "testing", str(runtime_wheel), *wheels, "pytest")
     versioned = [m for m in _modules(runtime_wheel) if _needs_generated(m)]
     assert "acp_runtime.testing.v1" in versioned and "acp_runtime.check" in versioned
     assert _import_all(python, versioned) == []

@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 
 from distributions.catalog import load_catalog
 from distributions.resolve import Resolved, resolve_all
-from tests.packaging.fresh_env import new_venv, skip_without_index, uv_install
+from tests.packaging.fresh_env import skip_without_index, venv_with
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -50,9 +50,7 @@ def _wheel(dist_dir: Path, r: Resolved) -> Path:
 def _fresh_env(tmp_path_factory: pytest.TempPathFactory, wheels: list[Path]) -> Path:
     """A new virtual environment with ``wheels`` (and their dependencies); returns its python."""
     skip_without_index()
-    python = new_venv(tmp_path_factory.mktemp("venv") / "venv")
-    uv_install(python, *map(str, wheels))
-    return python
+    return venv_with(tmp_path_factory, "venv", *map(str, wheels))
 
 
 def _round_trip(python: Path, *args: str) -> str:
