@@ -102,7 +102,7 @@ async def run_checks(options: Options) -> list[CheckResult]:
         results += _schema(validator, wire)
         await process.send_eof()
         started = time.monotonic()
-        with anyio.move_on_after(options.eof_bound):
+        with anyio.move_on_after(options.eof_bound) as waiting:
             status = await process.process.wait()
             results.append(
                 CheckResult(
@@ -112,7 +112,7 @@ async def run_checks(options: Options) -> list[CheckResult]:
                     f" {time.monotonic() - started:.2f}s after stdin closed",
                 )
             )
-        if not results or results[-1].name != "EOF":
+        if waiting.cancelled_caught:
             results.append(
                 CheckResult(
                     "EOF", "error", f"still running {options.eof_bound}s after stdin closed"
