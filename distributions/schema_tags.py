@@ -111,15 +111,13 @@ def search(
                 shown = _git(mirror, "show", f"{tag}:{spec_path(key)}")
                 if shown.returncode != 0:
                     continue
-                lines = _differing_lines(shown.stdout, local)
-                if hashlib.sha256(shown.stdout).hexdigest() == locked["sha256"]:
-                    lines = 0
+                same = hashlib.sha256(shown.stdout).hexdigest() == locked["sha256"]
+                lines = 0 if same else _differing_lines(shown.stdout, local)
                 ranked.append((lines, not tag.startswith(own_line), -position, tag))
             if not ranked:
                 raise ValueError(f"no {TAG_PREFIX}* tag in {mirror} has {spec_path(key)}")
             lines, _, _, nearest = min(ranked)
-            exact = [r[3] for r in ranked if r[0] == 0]
-            match = nearest if exact else None
+            match = nearest if lines == 0 else None
             results.append(TagSearch(release, key, match, nearest, lines, tuple(tags), head))
     return results
 

@@ -102,7 +102,7 @@ async def run_checks(options: Options) -> list[CheckResult]:
         results += _schema(validator, wire)
         await process.send_eof()
         started = time.monotonic()
-        with anyio.move_on_after(options.eof_bound):
+        with anyio.move_on_after(options.eof_bound) as waiting:
             status = await process.process.wait()
             results.append(
                 CheckResult(
@@ -112,7 +112,7 @@ async def run_checks(options: Options) -> list[CheckResult]:
                     f" {time.monotonic() - started:.2f}s after stdin closed",
                 )
             )
-        if not results or results[-1].name != "EOF":
+        if waiting.cancelled_caught:
             results.append(
                 CheckResult(
                     "EOF", "error", f"still running {options.eof_bound}s after stdin closed"
@@ -167,6 +167,8 @@ class Session:
         result = self._result("initialize", answer)
         if result is None:
             return False
+        methods = result.get("authMethods")
+        self.auth_methods = methods if isinstance(methods, list) else []  # pyright: ignore[reportUnknownVariableType]
         version = result.get("protocolVersion")
         if type(version) is not int:
             self.add(
@@ -263,7 +265,7 @@ class Session:
         ended = await self._turn_end(request_id, before, self.options.cancel_bound, name=name)
         self.wire.hold_permissions = False
         if ended is None:
-            await self._settle(request_id, before)
+            await self._settle(request_id)
             return
         took = time.monotonic() - sent_at
         if ended == "cancelled":
@@ -282,7 +284,6 @@ class Session:
 
     async def cancel_request(self) -> None:
         name = "$/cancel_request"
-        before = len(self.wire.updates)
         request_id, _ = await self._start_then(self._cancel_request)
         answer = await self.wire.answer(request_id, self.options.cancel_bound)
         self.wire.hold_permissions = False
@@ -300,7 +301,7 @@ class Session:
                 "info",
                 f"answered {_short(answer.get('result'))} (cancellation is cooperative)",
             )
-        await self._settle(request_id, before)
+        await self._settle(request_id)
 
     # -- JSON-RPC hygiene -----------------------------------------------------------------
 
@@ -440,7 +441,7 @@ class Session:
         self.add(name, "error", f"no state_update idle within {bound}s")
         return None
 
-    async def _settle(self, request_id: int, before: int) -> None:
+    async def _settle(self, request_id: int) -> None:
         """A turn a check left running: cancel it and give it a moment to end."""
         if not self.wire.arrival(request_id).is_set():
             await self._cancel_session(request_id)
@@ -467,9 +468,6 @@ class Session:
         if not isinstance(result, dict):
             self.add(method, "error", f"the result is not an object: {_short(result)}")
             return None
-        if method == "initialize":
-            methods = result.get("authMethods")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            self.auth_methods = methods if isinstance(methods, list) else []  # pyright: ignore[reportUnknownVariableType]
         return result  # pyright: ignore[reportUnknownVariableType]
 
 

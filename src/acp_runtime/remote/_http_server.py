@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Final, TypeVar, cast
@@ -281,8 +280,7 @@ class StreamableHttpApp:
     async def _read_opening_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The body of a POST naming no connection, within ``initialize_timeout`` (408
         after it), so a client that never finishes its ``initialize`` holds nothing."""
-        deadline = self.admission.initialize_timeout
-        with anyio.move_on_after(math.inf if deadline is None else deadline):
+        with anyio.move_on_after(self.admission.initialize_timeout):  # None: no deadline
             return await _read_body(receive, headers, self._max_message_bytes)
         raise HttpAnswer(INITIALIZE_TOO_SLOW.status, INITIALIZE_TOO_SLOW.text)
 

@@ -227,7 +227,7 @@ class WebSocketApp:
         try:
             deadline = self.admission.initialize_timeout
             first: bytes | None = None
-            with anyio.move_on_after(math.inf if deadline is None else deadline) as waiting:
+            with anyio.move_on_after(deadline) as waiting:  # None: no deadline
                 first = await _first_initialize(socket)
             if waiting.cancelled_caught:
                 log.info("no initialize within %s s: closing", deadline)

@@ -94,6 +94,9 @@ class MessageValidator:
     def errors(self) -> list[Finding]:
         return [finding for finding in self.findings if finding.severity == "error"]
 
+    def warnings(self) -> list[Finding]:
+        return [finding for finding in self.findings if finding.severity == "warning"]
+
 
 def validate(codec: _Codec[Any], value: Any, method: str, part: str) -> list[Finding]:
     """Strict validation of ``value``; salvages as warnings, the rest as errors."""

@@ -79,7 +79,7 @@ class TestClient:
 
     @property
     def warnings(self) -> list[Finding]:
-        return [f for f in self._validator.findings if f.severity == "warning"]
+        return self._validator.warnings()
 
     def check(self) -> None:
         raise_on_errors(self._validator)
