@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from .annotations import evaluated_annotations
 from .authoring import snake
-from .ordering import definitions
+from .ordering import _Definition, definitions
 from .sharing import _head_and_tail, _prune_imports
 
 SCALARS = "_scalars"
@@ -130,7 +130,7 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     nodes: dict[Key, ast.stmt] = {}
     order: list[Key] = []
     for h, home in enumerate(homes):
-        for d in definitions(ast.parse(home.source)):
+        for d in defined_in(home.source):
             if d.name in home.names:
                 nodes[(h, d.name)] = d.node
                 order.append((h, d.name))
@@ -222,12 +222,18 @@ def _imports_only(head: str) -> str:
 
 
 @lru_cache(maxsize=8)
+def defined_in(source: str) -> tuple[_Definition, ...]:
+    """The definitions of a models module, parsed once: the planner, the parts and the
+    pipeline all read the same few modules (the shared and the stable home, one source)."""
+    return tuple(definitions(ast.parse(source)))
+
+
+@lru_cache(maxsize=8)
 def _definition_chunks(source: str) -> tuple[str, dict[str, str]]:
     """A models module's head and each definition's text by name, parsed once per module
     (every part of the module reads them: two parses per part took 15 of 25 s)."""
     head, chunks, _footer = _head_and_tail(source)
-    defined = definitions(ast.parse(source))
-    return head, {d.name: c for d, c in zip(defined, chunks, strict=True)}
+    return head, {d.name: c for d, c in zip(defined_in(source), chunks, strict=True)}
 
 
 def render_part(
