@@ -162,11 +162,12 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     changed = True
     while changed:  # a group only one other group refers to joins it (same home)
         changed = False
+        root = {key: groups.find(key) for key in order}
         referrers: dict[Key, set[Key]] = {}
         for key in order:
             for d in deps[key]:
-                if groups.find(key) != groups.find(d):
-                    referrers.setdefault(groups.find(d), set()).add(groups.find(key))
+                if root[key] != root[d]:
+                    referrers.setdefault(root[d], set()).add(root[key])
         for group in sorted(referrers):
             (only, *more) = sorted(referrers[group])
             if more or group in scalar_roots or group[0] != only[0]:
