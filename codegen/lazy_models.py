@@ -49,12 +49,16 @@ def meta_annotation(homes: list[Home]) -> str | None:
 def render_fields(home: Home, header: str, annotation: str) -> str:
     """``_fields``: the annotations many models share."""
     head = _imports_only(_head_and_tail(home.source)[0])
-    comments = [line for line in header.split("\n") if line.startswith("#")]
-    text = "\n".join(comments) + '\n"""Field annotations the models share, made once."""\n\n'
+    text = _header_comments(header) + '\n"""Field annotations the models share, made once."""\n\n'
     text += head.strip("\n") + "\n\n"
     text += f"Meta = {annotation}\n"
     text += '"""The ``_meta`` field every ACP type has (see the models\' docs)."""\n'
     return evaluated_annotations(_prune_imports(text))
+
+
+def _header_comments(header: str) -> str:
+    """The ``#`` lines of a package's header (a part or ``_fields`` has its own docstring)."""
+    return "\n".join(line for line in header.split("\n") if line.startswith("#"))
 
 
 @dataclass(frozen=True)
@@ -267,9 +271,8 @@ def render_part(
         if key is not None:
             imports.setdefault(where[key].qualified, []).append(name)
     head = _imports_only(head)
-    comments = [line for line in header.split("\n") if line.startswith("#")]
     shown = ", ".join(part.names[-3:]) + (" and what they use" if len(part.names) > 3 else "")
-    text = "\n".join(comments) + f'\n"""{title}: {shown}."""\n\n'
+    text = _header_comments(header) + f'\n"""{title}: {shown}."""\n\n'
     text += head.strip("\n") + "\n"
     text = _prune_imports(text + "\n\n" + "\n\n\n".join(body) + "\n")
     # What the definitions use from other parts, a ``TypedRequest["X"]`` base's X included
