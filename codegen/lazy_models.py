@@ -183,7 +183,6 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     members: dict[Key, list[Key]] = {}
     for key in order:
         members.setdefault(groups.find(key), []).append(key)
-    scalar_roots = {groups.find(k) for k in scalars.values()}
     parts = []
     for root, keys in members.items():
         # Named after the definition the others in it serve: the last (dependency order).
