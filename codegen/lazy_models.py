@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from .annotations import evaluated_annotations
 from .authoring import snake
-from .ordering import definitions
+from .ordering import _Definition, definitions
 from .sharing import _head_and_tail, _prune_imports
 
 SCALARS = "_scalars"
@@ -49,12 +49,16 @@ def meta_annotation(homes: list[Home]) -> str | None:
 def render_fields(home: Home, header: str, annotation: str) -> str:
     """``_fields``: the annotations many models share."""
     head = _imports_only(_head_and_tail(home.source)[0])
-    comments = [line for line in header.split("\n") if line.startswith("#")]
-    text = "\n".join(comments) + '\n"""Field annotations the models share, made once."""\n\n'
+    text = _header_comments(header) + '\n"""Field annotations the models share, made once."""\n\n'
     text += head.strip("\n") + "\n\n"
     text += f"Meta = {annotation}\n"
     text += '"""The ``_meta`` field every ACP type has (see the models\' docs)."""\n'
     return evaluated_annotations(_prune_imports(text))
+
+
+def _header_comments(header: str) -> str:
+    """The ``#`` lines of a package's header (a part or ``_fields`` has its own docstring)."""
+    return "\n".join(line for line in header.split("\n") if line.startswith("#"))
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     nodes: dict[Key, ast.stmt] = {}
     order: list[Key] = []
     for h, home in enumerate(homes):
-        for d in definitions(ast.parse(home.source)):
+        for d in defined_in(home.source):
             if d.name in home.names:
                 nodes[(h, d.name)] = d.node
                 order.append((h, d.name))
@@ -162,11 +166,12 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     changed = True
     while changed:  # a group only one other group refers to joins it (same home)
         changed = False
+        root = {key: groups.find(key) for key in order}
         referrers: dict[Key, set[Key]] = {}
         for key in order:
             for d in deps[key]:
-                if groups.find(key) != groups.find(d):
-                    referrers.setdefault(groups.find(d), set()).add(groups.find(key))
+                if root[key] != root[d]:
+                    referrers.setdefault(root[d], set()).add(root[key])
         for group in sorted(referrers):
             (only, *more) = sorted(referrers[group])
             if more or group in scalar_roots or group[0] != only[0]:
@@ -178,7 +183,6 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     members: dict[Key, list[Key]] = {}
     for key in order:
         members.setdefault(groups.find(key), []).append(key)
-    scalar_roots = {groups.find(k) for k in scalars.values()}
     parts = []
     for root, keys in members.items():
         # Named after the definition the others in it serve: the last (dependency order).
@@ -222,12 +226,18 @@ def _imports_only(head: str) -> str:
 
 
 @lru_cache(maxsize=8)
+def defined_in(source: str) -> tuple[_Definition, ...]:
+    """The definitions of a models module, parsed once: the planner, the parts and the
+    pipeline all read the same few modules (the shared and the stable home, one source)."""
+    return tuple(definitions(ast.parse(source)))
+
+
+@lru_cache(maxsize=8)
 def _definition_chunks(source: str) -> tuple[str, dict[str, str]]:
     """A models module's head and each definition's text by name, parsed once per module
     (every part of the module reads them: two parses per part took 15 of 25 s)."""
     head, chunks, _footer = _head_and_tail(source)
-    defined = definitions(ast.parse(source))
-    return head, {d.name: c for d, c in zip(defined, chunks, strict=True)}
+    return head, {d.name: c for d, c in zip(defined_in(source), chunks, strict=True)}
 
 
 def render_part(
@@ -260,9 +270,8 @@ def render_part(
         if key is not None:
             imports.setdefault(where[key].qualified, []).append(name)
     head = _imports_only(head)
-    comments = [line for line in header.split("\n") if line.startswith("#")]
     shown = ", ".join(part.names[-3:]) + (" and what they use" if len(part.names) > 3 else "")
-    text = "\n".join(comments) + f'\n"""{title}: {shown}."""\n\n'
+    text = _header_comments(header) + f'\n"""{title}: {shown}."""\n\n'
     text += head.strip("\n") + "\n"
     text = _prune_imports(text + "\n\n" + "\n\n\n".join(body) + "\n")
     # What the definitions use from other parts, a ``TypedRequest["X"]`` base's X included

@@ -15,6 +15,7 @@ from .lazy_models import (
     PARTS,
     Home,
     Part,
+    defined_in,
     meta_annotation,
     plan_parts,
     render_facade,
@@ -24,7 +25,6 @@ from .lazy_models import (
 )
 from .lock import REPO_ROOT, VARIANTS, LockedFile, LockedRelease, load_lock, read_verified
 from .method_table import Method, build_method_table
-from .ordering import definitions
 from .postprocess import BASE_IMPORT, SUPPORT, postprocess
 from .preprocess import preprocess
 from .render import SIDE_DOCS, SIDE_ORDER, Binding, binding, render
@@ -190,7 +190,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
         Home(
             f"{v.package}.{PARTS}",
             prepared.models.source,
-            frozenset(d.name for d in definitions(ast.parse(prepared.models.source))),
+            frozenset(d.name for d in defined_in(prepared.models.source)),
             f"{v.package}.methods",
             _linked(prepared, nothing, False),
         ),
@@ -300,7 +300,7 @@ def _model_parts(
     stable, unstable = ours.variant, theirs.variant
 
     def names(prepared: Prepared) -> frozenset[str]:
-        found = {d.name for d in definitions(ast.parse(prepared.models.source))}
+        found = {d.name for d in defined_in(prepared.models.source)}
         return frozenset(found - sharing.names)
 
     homes = [
