@@ -156,31 +156,3 @@ def _prune_imports(source: str) -> str:
         else:
             lines[start:end] = [f"from {module} import {', '.join(names)}"]
     return "\n".join(lines)
-
-
-def _import_block(module: str, names: list[str]) -> str:
-    inner = "".join(f"    {n} as {n},\n" for n in names)
-    return f"from {module} import (\n{inner})\n"
-
-
-def split_models(source: str, sharing: Sharing, shared_from: str, header: str | None = None) -> str:
-    """``source`` without the shared definitions, which it imports from ``shared_from``.
-
-    With ``header`` (a module docstring), the other half: only the shared definitions, and
-    a footer that links their params classes to the shared bindings.
-    """
-    head, chunks, tail = _head_and_tail(source)
-    kept, imported = [], []
-    for chunk in chunks:
-        name = definitions(ast.parse(chunk))[0].name
-        if (name in sharing.names) == (header is not None):
-            kept.append(chunk)
-        else:
-            imported.append(name)
-    head = head.rstrip("\n") + "\n"
-    if header is not None:
-        head = re.sub(r'^""".*?"""\n', header, head, count=1, flags=re.MULTILINE | re.DOTALL)
-        tail = tail.replace('.methods")', f'.{SHARED_METHODS}")')
-    elif imported:
-        head += _import_block(shared_from, sorted(imported))
-    return _prune_imports(head + "\n\n" + "\n\n\n".join(kept) + "\n" + tail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from codegen.method_table import Method
-from codegen.sharing import ModelsSource, Sharing, find_sharing, split_models
+from codegen.sharing import ModelsSource, Sharing, find_sharing
 
 HEAD = '''# header
 """Models."""
@@ -79,16 +79,3 @@ def test_a_linked_params_class_is_shared_only_with_its_binding() -> None:
     )
     other_side = find_sharing(stable, ModelsSource(UNSTABLE, [init("client")], {"Block"}))
     assert other_side == Sharing(frozenset({"Text"}), frozenset())
-
-
-def test_split_moves_the_shared_definitions_and_keeps_the_stable_text() -> None:
-    sharing = Sharing(frozenset({"Text", "Block"}), frozenset())
-    shared = split_models(STABLE, sharing, "", header='"""Shared."""\n')
-    own = split_models(UNSTABLE, sharing, ".._shared_models")
-    assert "class Text(" in shared and "class Caps(" not in shared
-    assert "/protocol/v1/content" in shared  # the stable text
-    assert "._shared_methods" in shared and "Literal" not in shared  # unused import dropped
-    assert "class Text(" not in own and "class Caps(" in own
-    assert "from .._shared_models import (\n    Block as Block,\n    Text as Text,\n)" in own
-    compile(shared, "shared", "exec")
-    compile(own, "own", "exec")
