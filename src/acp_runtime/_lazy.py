@@ -32,10 +32,7 @@ def lazy_exports(
         setattr(sys.modules[package], name, value)
         return value
 
-    def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *exports})
-
-    return __getattr__, __dir__
+    return __getattr__, _dir_of(package, exports)
 
 
 def lazy_bindings(
@@ -70,7 +67,13 @@ def lazy_bindings(
         value = namespace[name] = getattr(importlib.import_module(source), name)
         return value
 
+    return __getattr__, _dir_of(module, names)
+
+
+def _dir_of(module: str, names: Collection[str]) -> Callable[[], list[str]]:
+    """A lazy module's ``__dir__``: what it holds so far and every name it can load."""
+
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[module]), *names})
 
-    return __getattr__, __dir__
+    return __dir__
