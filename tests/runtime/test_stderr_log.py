@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from acp_runtime._stderr_log import FLUSH_TIMEOUT
+from acp_runtime._stderr_log import FLUSH_TIMEOUT, WRITE_BYTES
 from acp_runtime.tracing import StderrLogHandler
 
 logger = logging.getLogger("acp_runtime.test_stderr_log")
@@ -109,7 +109,10 @@ def test_rel3_a_stderr_nobody_reads_never_blocks_and_the_loss_is_reported(
             log.info("record %d with some padding to make it longer", n)
         handler.flush()  # bounded: stderr does not move
         assert time.monotonic() - started < 5 + FLUSH_TIMEOUT
-        assert handler.dropped > 8_000
+        # At most 64 KiB queued, one write of WRITE_BYTES blocked in the writer and what room
+        # the full pipe still had (under a page) got through; CI saw 7,930 dropped
+        shortest = len(b"record 0 with some padding to make it longer\n")
+        assert handler.dropped >= 10_000 - (64 * 1024 + WRITE_BYTES + 4096) // shortest
         assert handler._queued <= 64 * 1024  # pyright: ignore[reportPrivateUsage]
         log.info("after")  # dropped too: the queue is full
         text = read_until(read_fd, b"stderr was not being read]\n").lstrip(b".").decode()
