@@ -27,7 +27,7 @@ from ._handlers import (
 )
 from ._methods import NotificationMethod, RequestMethod
 from ._observation import Instrumentation
-from ._outbox import DEFAULT_HIGH_WATER_BYTES
+from ._outbox import DEFAULT_HIGH_WATER_BYTES, DEFAULT_PACE_BYTES
 from ._roles import Role, check_handles, validate_role
 from ._transport import Transport
 from ._turns import CANCEL_METHOD, PROMPT_METHOD
@@ -40,17 +40,25 @@ class ConnectionBuilder:
     """Collects handlers for one role; can connect any number of transports.
 
     ``high_water_bytes`` is each connection's backpressure mark: while more output than
-    that waits for a peer that does not read it, the connection stops reading, and
-    :meth:`Connection.drain` waits (see :mod:`acp_runtime._outbox`).
+    that waits for a peer that does not read it, the connection stops reading. Over
+    ``pace_bytes`` (at most the high-water mark), awaited sends and
+    :meth:`Connection.drain` wait (see :mod:`acp_runtime._outbox`).
     """
 
     def __init__(
-        self, role: Role = "untyped", *, high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES
+        self,
+        role: Role = "untyped",
+        *,
+        high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES,
+        pace_bytes: int = DEFAULT_PACE_BYTES,
     ) -> None:
         if high_water_bytes < 1:
             raise ValueError("high_water_bytes must be positive")
+        if pace_bytes < 1:
+            raise ValueError("pace_bytes must be positive")
         self.role: Role = validate_role(role)
         self.high_water_bytes = high_water_bytes
+        self.pace_bytes = pace_bytes
         self._routes = Routes()
         self._instrumentation: Instrumentation | None = None
 
@@ -153,6 +161,7 @@ class ConnectionBuilder:
                 transport,
                 tg,
                 high_water_bytes=self.high_water_bytes,
+                pace_bytes=self.pace_bytes,
                 observer=None if instrumentation is None else instrumentation.connection(self.role),
             )
             try:  # the writer is shielded, so from its start only the shutdown ends it

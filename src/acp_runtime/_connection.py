@@ -14,8 +14,9 @@
   cancellation goes first (an answer to a request the peer cancelled, a cancel of a
   request already written), and a request's ``$/cancel_request`` always follows it.
 * Backpressure: while more than the high-water mark of output waits for the peer, the
-  dispatch loop reads nothing, and awaiting :meth:`Connection.send_notification` (or
-  :meth:`Connection.drain`) waits, until the peer has taken enough.
+  dispatch loop reads nothing; over the (lower) pace mark, awaiting
+  :meth:`Connection.send_notification` (or :meth:`Connection.drain`) waits, until the
+  peer has taken enough.
 * Outgoing requests live in a :class:`~acp_runtime._settlement.PendingTable`; incoming
   ones in an :class:`~acp_runtime._cancellation.IncomingRequests` registry.
 """
@@ -69,7 +70,7 @@ from ._methods import (
     request_method_of,
 )
 from ._observation import ConnectionObserver, ObservedPendingRequest, ObservedResponseSlot
-from ._outbox import DEFAULT_HIGH_WATER_BYTES, Outbox
+from ._outbox import DEFAULT_HIGH_WATER_BYTES, DEFAULT_PACE_BYTES, Outbox
 from ._peer import COUNTERPART, Peer, on_wire
 from ._response_slot import ResponseSlot, answer_spawned_failure
 from ._roles import Role, check_peer_handles, sides_peer_handles
@@ -187,6 +188,7 @@ class Connection:
         task_group: TaskGroup,
         *,
         high_water_bytes: int = DEFAULT_HIGH_WATER_BYTES,
+        pace_bytes: int = DEFAULT_PACE_BYTES,
         observer: ConnectionObserver | None = None,
     ) -> None:
         self.role: Role = role
@@ -204,6 +206,7 @@ class Connection:
             # no write from synchronous code: an awaited send lets the writer run instead
             yield_bytes=WRITER_TURN_BYTES if send_burst_now is None else 0,
             high_water=high_water_bytes,
+            pace=pace_bytes,
         )
         self._drain = _Drain(self._outbox)
         self._pending = PendingTable()
@@ -406,11 +409,11 @@ class Connection:
         """``await cx.drain()``: wait while the peer is behind on reading.
 
         Returns at once while the output queued for the peer is under the connection's
-        high-water mark (it is not a checkpoint then: it costs nothing while the peer
-        keeps up); over it, waits until the peer has read the queue down to the
-        low-water mark, or the connection closed. Code that sends in bulk (a stream of
-        updates, many requests or answers) awaits it between sends, so that a peer that
-        stops reading holds it up instead of filling memory.
+        pace mark (``ConnectionBuilder(pace_bytes=...)``; it is not a checkpoint then: it
+        costs nothing while the peer keeps up); over it, waits until the peer has read
+        the queue down to half the mark, or the connection closed. Code that sends in
+        bulk (a stream of updates, many requests or answers) awaits it between sends, so
+        that a peer that stops reading holds it up instead of filling memory.
         """
         return self._drain
 

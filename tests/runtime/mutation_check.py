@@ -544,7 +544,7 @@ MUTATIONS: list[Mutation] = [
         "REL-4",
         "a drain never waits (paced senders run ahead of a peer that does not read)",
         "_outbox.py",
-        "        if self.backlog <= self.high_water and self._drained is None:\n            return\n",
+        "        if self.backlog <= self.pace and self._drained is None:\n            return\n",
         "        return\n",
     ),
     Mutation(
@@ -665,6 +665,14 @@ MUTATIONS: list[Mutation] = [
         "_connection.py",
         "        binding = self._routes.turns.get(request.method)\n",
         "        binding = None\n",
+    ),
+    Mutation(
+        "M69",
+        "REL-4",
+        "awaited sends pace at the high-water mark: a stream fills memory up to it",
+        "_outbox.py",
+        "        self.pace = min(pace, high_water)\n",
+        "        self.pace = high_water\n",
     ),
 ]
 

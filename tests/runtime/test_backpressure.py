@@ -23,7 +23,7 @@ from anyio import wait_all_tasks_blocked
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
 from acp_runtime._connection import WRITE_BURST_BYTES, WRITER_TURN_BYTES
-from acp_runtime._outbox import Outbox
+from acp_runtime._outbox import DEFAULT_PACE_BYTES, Outbox
 from acp_runtime.testing import WirePeer
 from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES
 
@@ -68,6 +68,53 @@ def test_the_default_mark_keeps_a_stalled_peer_far_under_64_mib() -> None:
     assert Outbox(high_water=100).low_water == 50
     with pytest.raises(ValueError, match="high_water_bytes"):
         ConnectionBuilder(high_water_bytes=0)
+
+
+def test_the_pace_mark_is_lower_than_the_high_water_mark_and_never_above_it() -> None:
+    assert Outbox().pace == DEFAULT_PACE_BYTES == 1024 * 1024 < DEFAULT_HIGH_WATER_BYTES
+    assert Outbox().low_water == DEFAULT_PACE_BYTES // 2
+    assert Outbox(high_water=100).pace == 100  # a mark under the pace mark paces too
+    assert Outbox(high_water=100, pace=40).low_water == 20
+    assert ConnectionBuilder(pace_bytes=4096).pace_bytes == 4096
+    with pytest.raises(ValueError, match="pace_bytes"):
+        ConnectionBuilder(pace_bytes=0)
+
+
+async def test_rel4_over_the_pace_mark_senders_wait_while_the_connection_still_reads() -> None:
+    """Between the pace mark and the high-water mark an awaited stream waits, but requests
+    are still read and answered: only the stream is held up, so two peers streaming at
+    each other cannot stop each other's reading."""
+    progress: list[int] = []
+
+    async def stream_or_pong(
+        method: str, params: JsonValue, responder: Responder[JsonValue]
+    ) -> JsonValue:
+        async def updates() -> None:
+            for n in range(50):
+                await cx.send_raw_notification("tick", {"n": n, "pad": "y" * 100})
+                progress.append(n)
+
+        if method == "ping":
+            return "pong"
+        cx = responder.connection
+        cx.spawn(updates)
+        return "streaming"
+
+    pacing = ConnectionBuilder(high_water_bytes=100 * MARK, pace_bytes=MARK)
+    builder = pacing.on_raw_request(stream_or_pong)
+    async with unread_peer(builder) as (cx, peer), anyio.create_task_group() as tg:
+        await peer.send(request("s", "stream"))
+        await wait_all_tasks_blocked()
+        assert 0 < len(progress) < 50  # held up at the pace mark
+        sender = Sender(peer, 5)
+        tg.start_soon(sender.run)
+        await wait_all_tasks_blocked()
+        assert sender.taken == 5  # over the pace mark, under the high one: still reading
+        assert cx.incoming_request_count == 0  # and answering
+        messages = [await peer.receive() for _ in range(56)]
+        assert [m["params"]["n"] for m in messages if "params" in m] == list(range(50))
+        assert sorted(str(m["id"]) for m in messages if "id" in m) == ["0", "1", "2", "3", "4", "s"]
+        assert progress == list(range(50))
 
 
 async def test_rel4_over_the_mark_the_connection_stops_reading_until_the_peer_drains() -> None:
