@@ -14,7 +14,6 @@ from .lazy_models import (
     FIELDS,
     PARTS,
     Home,
-    Part,
     defined_in,
     meta_annotation,
     plan_parts,
@@ -185,24 +184,7 @@ def generate_variant(v: Variant) -> dict[str, str]:
     prepared = prepare_variant(v)
     nothing = Sharing(frozenset(), frozenset())
     files = render_variant(prepared, nothing, ".")
-    homes = [
-        Home(f"{v.package}.{PARTS}", prepared.models.source, frozenset(), "", ()),
-        Home(
-            f"{v.package}.{PARTS}",
-            prepared.models.source,
-            frozenset(d.name for d in defined_in(prepared.models.source)),
-            f"{v.package}.methods",
-            _linked(prepared, nothing, False),
-        ),
-    ]
-    parts = plan_parts(homes)
-    files[f"{v.directory}/models.py"] = render_facade(
-        v.header(), '"""Models."""\n', v.package, v.package, {n: p for p in parts for n in p.names}
-    )
-    for part in parts:
-        files[part.qualified.replace(".", "/") + ".py"] = render_part(
-            part, parts, homes, v.header(), f"Models of {v.title}"
-        )
+    files.update(_model_files([prepared], nothing))
     return files
 
 
@@ -230,45 +212,12 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
         if sharing.shares_method(m)
     ]
     d = stable.directory
-    homes, parts = _model_parts(ours, theirs, sharing)
     files = {
-        f"{d}/{SHARED_MODELS}.py": render_facade(
-            stable.header(),
-            shared_header,
-            stable.package,
-            stable.package,
-            {n: p for p in parts if p.home is homes[0] for n in p.names},
-        ),
         f"{d}/{SHARED_METHODS}.py": _methods_py(
             stable, shared_bindings, f".{SHARED_MODELS}", [], "", shared_module=True
         ),
     }
-    for variant, own in ((stable, homes[1]), (unstable, homes[2])):
-        files[f"{variant.directory}/{PARTS}/__init__.py"] = (
-            variant.header()
-            + f'"""The models of {variant.title}, one module per group of definitions that '
-            "refer\nto each other: ``models`` imports a module on the first access of one "
-            'of its names."""\n'
-        )
-        exports = {n: p for p in parts if p.home in (homes[0], own) for n in p.names}
-        files[f"{variant.directory}/models.py"] = render_facade(
-            variant.header(),
-            f'"""Pydantic models of {variant.title}: camelCase on the wire, snake_case in '
-            "Python.\n\nEach class is created on its first access (PEP 562), with the "
-            "classes it refers to\n(``codegen/lazy_models.py``); its validator is built on "
-            'its first use.\n"""\n',
-            variant.package,
-            stable.package,
-            exports,
-        )
-    meta = meta_annotation(homes)
-    if meta is not None:
-        files[f"{d}/{PARTS}/{FIELDS}.py"] = render_fields(homes[0], stable.header(), meta)
-    for part in parts:
-        variant = stable if part.home is not homes[2] else unstable
-        path = part.qualified.replace(".", "/") + ".py"
-        title = f"Models of {variant.title}"
-        files[path] = render_part(part, parts, homes, variant.header(), title, meta)
+    files.update(_model_files([ours, theirs], sharing, shared_header))
     files[f"{d}/{SHARED_BUILDERS}.py"] = _builders_py(
         stable,
         f"{stable.title}, shared with its unstable superset",
@@ -292,41 +241,70 @@ def _linked(prepared: Prepared, sharing: Sharing, shared: bool) -> tuple[tuple[s
     )
 
 
-def _model_parts(
-    ours: Prepared, theirs: Prepared, sharing: Sharing
-) -> tuple[list[Home], list[Part]]:
-    """The shared definitions, the stable package's own and the unstable one's, in modules
-    (``lazy_models.py``)."""
-    stable, unstable = ours.variant, theirs.variant
-
-    def names(prepared: Prepared) -> frozenset[str]:
-        found = {d.name for d in defined_in(prepared.models.source)}
-        return frozenset(found - sharing.names)
-
-    homes = [
+def _model_files(
+    packages: list[Prepared], sharing: Sharing, shared_header: str | None = None
+) -> dict[str, str]:
+    """The models of a stable package (the first) and of its unstable superset if given,
+    in modules created on first access (``lazy_models.py``): the definitions they share
+    (with ``shared_header``, ``_shared_models``), then each package's own."""
+    stable = packages[0].variant
+    shared = Home(
+        f"{stable.package}.{PARTS}",
+        packages[0].models.source,
+        sharing.names,
+        f"{stable.package}.{SHARED_METHODS}",
+        _linked(packages[0], sharing, True),
+    )
+    owners = {
         Home(
-            f"{stable.package}.{PARTS}",
-            ours.models.source,
-            sharing.names,
-            f"{stable.package}.{SHARED_METHODS}",
-            _linked(ours, sharing, True),
-        ),
-        Home(
-            f"{stable.package}.{PARTS}",
-            ours.models.source,
-            names(ours),
-            f"{stable.package}.methods",
-            _linked(ours, sharing, False),
-        ),
-        Home(
-            f"{unstable.package}.{PARTS}",
-            theirs.models.source,
-            names(theirs),
-            f"{unstable.package}.methods",
-            _linked(theirs, sharing, False),
-        ),
-    ]
-    return homes, plan_parts(homes)
+            f"{p.variant.package}.{PARTS}",
+            p.models.source,
+            frozenset({d.name for d in defined_in(p.models.source)} - sharing.names),
+            f"{p.variant.package}.methods",
+            _linked(p, sharing, False),
+        ): p.variant
+        for p in packages
+    }
+    homes = [shared, *owners]
+    parts = plan_parts(homes)
+    meta = meta_annotation(homes)
+    files: dict[str, str] = {}
+    if shared_header is not None:
+        files[f"{stable.directory}/{SHARED_MODELS}.py"] = render_facade(
+            stable.header(),
+            shared_header,
+            stable.package,
+            stable.package,
+            {n: p for p in parts if p.home is shared for n in p.names},
+        )
+    if meta is not None:
+        files[f"{stable.directory}/{PARTS}/{FIELDS}.py"] = render_fields(
+            shared, stable.header(), meta
+        )
+    for own, variant in owners.items():
+        files[f"{variant.directory}/{PARTS}/__init__.py"] = (
+            variant.header()
+            + f'"""The models of {variant.title}, one module per group of definitions that '
+            "refer\nto each other: ``models`` imports a module on the first access of one "
+            'of its names."""\n'
+        )
+        exports = {n: p for p in parts if p.home in (shared, own) for n in p.names}
+        files[f"{variant.directory}/models.py"] = render_facade(
+            variant.header(),
+            f'"""Pydantic models of {variant.title}: camelCase on the wire, snake_case in '
+            "Python.\n\nEach class is created on its first access (PEP 562), with the "
+            "classes it refers to\n(``codegen/lazy_models.py``); its validator is built on "
+            'its first use.\n"""\n',
+            variant.package,
+            stable.package,
+            exports,
+        )
+    for part in parts:
+        variant = owners.get(part.home, stable)
+        path = part.qualified.replace(".", "/") + ".py"
+        title = f"Models of {variant.title}"
+        files[path] = render_part(part, parts, homes, variant.header(), title, meta)
+    return files
 
 
 def _methods_py(
