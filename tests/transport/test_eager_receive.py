@@ -147,6 +147,20 @@ async def over_pipes() -> AsyncIterator[tuple[LineTransport, int, int]]:
         os.close(to_peer)
 
 
+def record_the_eager_path(cx: Connection, transport: LineTransport) -> list[bool]:
+    """Offer ``cx`` what the readiness callback reads, as the connection does, recording
+    each outcome (True: handled there; False: declined to the dispatch loop)."""
+    outcomes: list[bool] = []
+    handle = cx._settle_eagerly  # pyright: ignore[reportPrivateUsage]
+
+    def spy(data: bytes) -> bool:
+        outcomes.append(handle(data))
+        return outcomes[-1]
+
+    transport.set_eager_receiver(spy)
+    return outcomes
+
+
 async def read_request_ids(fd: int, count: int) -> None:
     """Wait until ``count`` requests have reached the peer's end (they are written at once)."""
     seen = b""
@@ -199,14 +213,7 @@ async def test_idle_responses_settle_eagerly_on_asyncio_and_callbacks_keep_their
 
     builder = ConnectionBuilder().on_raw_notification(on_update)
     async with builder.connect(transport) as cx:
-        settled_eagerly: list[bool] = []
-        original = cx._settle_eagerly  # pyright: ignore[reportPrivateUsage]
-
-        def spy(data: bytes) -> bool:
-            settled_eagerly.append(original(data))
-            return settled_eagerly[-1]
-
-        transport.set_eager_receiver(spy)
+        settled_eagerly = record_the_eager_path(cx, transport)
         awaited = cx.send_raw_request("a")
         await read_request_ids(peer_in, 1)
         await wait_all_tasks_blocked()
@@ -295,14 +302,7 @@ async def test_a_cancel_no_handler_observes_is_applied_eagerly_on_asyncio(
     if observed:
         builder.on_raw_notification(on_cancel)
     async with builder.connect(transport) as cx:
-        eagerly: list[bool] = []
-        original = cx._settle_eagerly  # pyright: ignore[reportPrivateUsage]
-
-        def spy(data: bytes) -> bool:
-            eagerly.append(original(data))
-            return eagerly[-1]
-
-        transport.set_eager_receiver(spy)
+        eagerly = record_the_eager_path(cx, transport)
         os.write(peer_out, b'{"jsonrpc":"2.0","id":7,"method":"_long","params":{}}\n')
         with anyio.fail_after(5):
             while not markers:
