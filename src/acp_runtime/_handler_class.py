@@ -10,7 +10,6 @@ A public async method that is the class's own API, not a handler, says so with
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable
 from typing import TypeVar
@@ -86,6 +85,8 @@ def refuse_unknown_methods(cls: type, base: type, side: str, *others: type) -> N
                 or getattr(value, _NOT_A_HANDLER, False)
             ):
                 continue
+            import difflib  # only to word a refusal: not on every agent's start-up
+
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
             if _RENAMED.get(name) in known:
                 unknown.append(

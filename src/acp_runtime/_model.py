@@ -8,7 +8,6 @@ bump regenerate models without touching how every model validates and dumps.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
@@ -338,6 +337,8 @@ def _keywords(cls: type[AcpModel]) -> set[str]:
 
 
 def _unknown_keywords(cls: type[AcpModel], unknown: set[str]) -> TypeError:
+    import difflib  # only for a typo: not every agent's start-up (cold start)
+
     keywords = sorted(_keywords(cls))
     fields = list(cls.model_fields)
     hints: list[str] = []

@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
 
@@ -22,9 +22,11 @@ from ._builder import ConnectionBuilder
 from ._connection import Connection
 from ._framing import DEFAULT_MAX_MESSAGE_BYTES
 from ._outbox import DEFAULT_HIGH_WATER_BYTES
-from ._process import Command, StderrHandling, spawn_agent
 from ._stderr_log import log_nothing, log_to_stderr
 from ._stdio import stdio_transport
+
+if TYPE_CHECKING:  # an agent never spawns one: the client's runner imports it when it does
+    from ._process import Command, StderrHandling
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +123,8 @@ async def connect_to_agent(
     builder = ConnectionBuilder(role="client", high_water_bytes=high_water_bytes)
     if handler is not None:
         handler.attach(builder)
+    from ._process import spawn_agent
+
     process = spawn_agent(
         command, cwd=cwd, env=env, stderr=stderr, max_message_bytes=max_message_bytes
     )

@@ -198,3 +198,35 @@ def test_each_cold_start_agent_answers_initialize_then_streams(agent: str) -> No
     initialized, first_update, cpu = map(float, done.stdout.split())
     assert 0 < initialized <= first_update
     assert cpu > 0
+
+
+RUN_AGENT_IMPORTS = """
+import json, sys
+from acp_generated.v1 import AgentHandler, InitializeRequest, InitializeResponse
+from acp_runtime import ConnectionBuilder, Responder, run_agent
+
+class Agent(AgentHandler):
+    async def initialize(
+        self, params: InitializeRequest, responder: Responder[InitializeResponse]
+    ) -> InitializeResponse:
+        return InitializeResponse(protocol_version=1)
+
+Agent().attach(ConnectionBuilder(role="agent"))
+InitializeResponse(protocol_version=1)
+print(json.dumps(sorted(m for m in ("difflib", "acp_runtime._process") if m in sys.modules)))
+"""
+
+
+def test_an_agent_on_run_agent_imports_no_process_spawning_nor_typo_hints() -> None:
+    """``run_agent``'s module spawns no process (``connect_to_agent`` imports
+    ``acp_runtime._process`` when it spawns one), and ``difflib`` words only a refused
+    handler method or a constructor's typo: an agent's start pays for neither (issue 34)."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AGENT_IMPORTS],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []
