@@ -12,6 +12,10 @@ Prints one JSON object per agent and a summary with the ratios ``ours / peer`` (
 ours starts faster). Usage::
 
     python -m bench.cold_start [--runs 10] [--agents this,echo,tutorial,ts,deps_floor]
+        [--core-venv]
+
+``--core-venv`` runs the Python agents in an environment holding only this SDK and its
+core dependencies, as a user's install does (``bench/core_venv.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from bench.core_venv import core_venv, distributions
 
 PEERS = Path(__file__).parent / "peers"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -47,14 +53,16 @@ def prompt(session_id: str) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": params}
 
 
-def agents() -> dict[str, list[str]]:
+def agents(python: str = sys.executable) -> dict[str, list[str]]:
+    """Each agent's command; ``python`` runs all but the PyPI package's (which needs its
+    own package, so it keeps this interpreter) and the TypeScript one."""
     found = {
-        "this": [sys.executable, str(PEERS / "this_agent.py")],
+        "this": [python, str(PEERS / "this_agent.py")],
         "pypi": [sys.executable, str(PEERS / "pypi_agent.py")],
-        "floor": [sys.executable, str(PEERS / "floor_agent.py")],
-        "deps_floor": [sys.executable, str(PEERS / "deps_floor_agent.py")],
-        "echo": [sys.executable, str(EXAMPLES / "echo_agent.py"), "--quiet"],
-        "tutorial": [sys.executable, str(EXAMPLES / "tutorial_agent.py")],
+        "floor": [python, str(PEERS / "floor_agent.py")],
+        "deps_floor": [python, str(PEERS / "deps_floor_agent.py")],
+        "echo": [python, str(EXAMPLES / "echo_agent.py"), "--quiet"],
+        "tutorial": [python, str(EXAMPLES / "tutorial_agent.py")],
     }
     node = shutil.which("node")
     if node is not None:
@@ -142,8 +150,18 @@ def main(argv: list[str]) -> int:
         "'tutorial_before'",
     )
     parser.add_argument("--agents", help="comma-separated subset of the agents (default: all)")
+    parser.add_argument(
+        "--core-venv",
+        action="store_true",
+        help="run the Python agents in an environment like a user's (bench/core_venv.py): "
+        "this checkout and its core dependencies only, made anew under .bench/core-venv",
+    )
     args = parser.parse_args(argv)
-    commands = agents()
+    python = sys.executable
+    if args.core_venv:
+        python = str(core_venv())
+        print(json.dumps({"kind": "environment", "distributions": distributions(Path(python))}))
+    commands = agents(python)
     if args.agents:
         wanted = args.agents.split(",")
         commands = {name: commands[name] for name in wanted}
