@@ -18,8 +18,6 @@ from typing import Any, cast
 
 from pydantic_core import core_schema
 
-from ._whatwg_url import can_parse, without_tab_or_newline
-
 _JS_WHITESPACE = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -39,6 +37,9 @@ nothing to trim or strip). Anything else is checked by :func:`acp_runtime._whatw
 
 def zod_url(value: str) -> str:
     """What ``z.url()`` keeps of ``value``; ``ValueError`` where it refuses it."""
+    # Imported by the first URI the pattern does not take: most agents never need the parser.
+    from ._whatwg_url import can_parse, without_tab_or_newline
+
     trimmed = value.strip(_JS_WHITESPACE)
     if not can_parse(trimmed):
         raise ValueError("the WHATWG URL parser refuses it")
