@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """Any value JSON can carry, as :func:`json.loads` returns it."""
@@ -83,6 +86,9 @@ class _Codec(Generic[R]):
     def _get(self) -> TypeAdapter[R]:
         adapter = self._adapter
         if adapter is None:
+            # Here, not at the top: an agent whose methods all take models never needs one.
+            from pydantic import TypeAdapter
+
             adapter = self._adapter = TypeAdapter(self._type)
         return adapter
 

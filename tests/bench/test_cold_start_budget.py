@@ -213,7 +213,7 @@ class Agent(AgentHandler):
 
 Agent().attach(ConnectionBuilder(role="agent"))
 InitializeResponse(protocol_version=1)
-LAZY = ("difflib", "acp_runtime._process", "acp_runtime._whatwg_url")
+LAZY = ("difflib", "acp_runtime._process", "acp_runtime._whatwg_url", "pydantic.type_adapter")
 print(json.dumps(sorted(m for m in LAZY if m in sys.modules)))
 """
 
@@ -221,8 +221,9 @@ print(json.dumps(sorted(m for m in LAZY if m in sys.modules)))
 def test_an_agent_on_run_agent_imports_no_process_spawning_typo_hints_or_url_parser() -> None:
     """``run_agent``'s module spawns no process (``connect_to_agent`` imports
     ``acp_runtime._process`` when it spawns one), ``difflib`` words only a refused handler
-    method or a constructor's typo, and the WHATWG URL parser checks only a URI the plain
-    pattern does not take: an agent's start pays for none of them (issue 34)."""
+    method or a constructor's typo, the WHATWG URL parser checks only a URI the plain
+    pattern does not take, and a method binding needs pydantic's ``TypeAdapter`` only for
+    params or a result that is not a model: an agent's start pays for none of them (issue 34)."""
     done = subprocess.run(
         [sys.executable, "-c", RUN_AGENT_IMPORTS],
         env=ENV,
