@@ -23,7 +23,10 @@ fills the pipe, then queues the rest: the writer task runs only once the handler
 returns, and the peer, which reads faster than the pipe refills, sits idle meanwhile.
 So while messages queue, every ``burst_bytes`` of them :meth:`Outbox.put` also tries
 ``send_burst_now``, one non-blocking write of as many queued messages as it takes:
-the peer reads the burst while the rest of it is being produced.
+the peer reads the burst while the rest of it is being produced. A burst never
+overtakes a batch the writer task still holds (the pipe took only part of it): then an
+awaited send gives the writer a turn instead, or a stream of awaited sends under the pace
+mark would leave the peer without data until the pace mark.
 
 A transport whose writes are all asynchronous (an ASGI server's ``send``, a memory
 stream) has no such write: there a sender that awaits its message (:meth:`Outbox.drained`)
@@ -83,6 +86,7 @@ class Outbox:
         "_tickets",
         "_urgent",
         "_wakeup",
+        "_writer_turn_due",
         "_yield_bytes",
         "backlog",
         "high_water",
@@ -117,6 +121,7 @@ class Outbox:
         self._since_burst = 0  # bytes queued since send_burst_now was last tried
         self._yield_bytes = yield_bytes
         self._since_yield = 0  # bytes queued since the taker last took or a sender yielded
+        self._writer_turn_due = False  # a burst was due while the taker held a batch
         self._urgent: deque[bytes] = deque()
         self._bulk: deque[bytes] = deque()
         self._closed = False
@@ -168,10 +173,12 @@ class Outbox:
         """What awaiting a drain does (an ``__await__``): nothing while the backlog is
         under the pace mark (not even a checkpoint: pacing costs nothing while the
         peer keeps up); once over it, wait until the backlog is down to the low-water
-        mark or the queue closed. Everyone who comes meanwhile waits too. With
-        ``yield_bytes``, once that much has queued the writer gets a turn first (a
-        scheduling point that is never a cancellation point)."""
-        if self._yield_bytes and self._since_yield >= self._yield_bytes:
+        mark or the queue closed. Everyone who comes meanwhile waits too. The writer
+        gets a turn first (a scheduling point that is never a cancellation point) when a
+        burst was due while it held a batch, and, with ``yield_bytes``, once that much
+        has queued."""
+        if self._writer_turn_due or (self._yield_bytes and self._since_yield >= self._yield_bytes):
+            self._writer_turn_due = False
             self._since_yield = 0
             yield from anyio.lowlevel.cancel_shielded_checkpoint().__await__()
         if self.backlog <= self.pace and self._drained is None:
@@ -240,6 +247,9 @@ class Outbox:
         write is refused; never while the taker holds a batch (it goes first). After a
         refusal (the peer is behind) the next try waits for twice as many bytes, up to
         four times ``burst_bytes``: a full pipe is not probed every few messages."""
+        if self._in_flight:  # the taker's batch goes first: an awaited send lets it run
+            self._writer_turn_due = True
+            return
         urgent, bulk = self._urgent, self._bulk
         while not self._in_flight and (urgent or bulk):
             count = send_burst_now(chain(urgent, bulk) if urgent else bulk)

@@ -647,8 +647,8 @@ MUTATIONS: list[Mutation] = [
         "REL-4",
         "an awaited send never gives the writer a turn where the transport cannot burst",
         "_outbox.py",
-        "        if self._yield_bytes and self._since_yield >= self._yield_bytes:\n",
-        "        if False:\n",
+        "        if self._writer_turn_due or (self._yield_bytes and self._since_yield >= self._yield_bytes):\n",
+        "        if self._writer_turn_due:\n",
     ),
     Mutation(
         "M67",
@@ -673,6 +673,14 @@ MUTATIONS: list[Mutation] = [
         "_outbox.py",
         "        self.pace = min(pace, high_water)\n",
         "        self.pace = high_water\n",
+    ),
+    Mutation(
+        "M70",
+        "REL-4",
+        "a burst due while the writer holds a batch gives it no turn: the peer starves",
+        "_outbox.py",
+        "            self._writer_turn_due = True\n",
+        "            pass\n",
     ),
 ]
 

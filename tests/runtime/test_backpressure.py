@@ -218,7 +218,8 @@ async def test_rel4_a_loop_of_awaited_sends_streams_on_a_transport_without_burst
 
 async def test_rel4_a_transport_with_burst_writes_gives_the_writer_no_extra_turn() -> None:
     """Pipes and sockets write bursts from ``put`` itself; an awaited send there stays
-    free of scheduling points (the outbox is built with no ``yield_bytes``)."""
+    free of scheduling points (the outbox is built with no ``yield_bytes``) while the
+    writer holds no batch (for when it does, see ``test_fast_paths``)."""
     outbox = Outbox(send_burst_now=lambda messages: 0, burst_bytes=WRITE_BURST_BYTES)
     turns = []
 
