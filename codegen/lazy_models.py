@@ -155,9 +155,9 @@ def plan_parts(homes: list[Home]) -> list[Part]:
                 stack += deps[x]
         reach[key] = seen
     for key in order:
-        for d in deps[key]:
-            if key in reach[d]:
-                groups.union(key, d)
+        for dep in deps[key]:
+            if key in reach[dep]:
+                groups.union(key, dep)
     scalars: dict[int, Key] = {}  # home -> its first dependency-free alias
     for key in order:
         if not deps[key] and not isinstance(nodes[key], ast.ClassDef):
@@ -166,12 +166,12 @@ def plan_parts(homes: list[Home]) -> list[Part]:
     changed = True
     while changed:  # a group only one other group refers to joins it (same home)
         changed = False
-        root = {key: groups.find(key) for key in order}
+        root_of = {key: groups.find(key) for key in order}
         referrers: dict[Key, set[Key]] = {}
         for key in order:
-            for d in deps[key]:
-                if root[key] != root[d]:
-                    referrers.setdefault(root[d], set()).add(root[key])
+            for dep in deps[key]:
+                if root_of[key] != root_of[dep]:
+                    referrers.setdefault(root_of[dep], set()).add(root_of[key])
         for group in sorted(referrers):
             (only, *more) = sorted(referrers[group])
             if more or group in scalar_roots or group[0] != only[0]:
