@@ -251,7 +251,7 @@ class Outbox:
             self._writer_turn_due = True
             return
         urgent, bulk = self._urgent, self._bulk
-        while not self._in_flight and (urgent or bulk):
+        while urgent or bulk:
             count = send_burst_now(chain(urgent, bulk) if urgent else bulk)
             if not count:
                 self._burst_bytes = min(2 * self._burst_bytes, 4 * self._burst_min)
