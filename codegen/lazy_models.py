@@ -289,11 +289,12 @@ def render_part(
     )
     text = evaluated_annotations(text)
     linked = dict(part.home.linked)
-    consts = [linked[n] for n in part.names if n in linked]
-    if consts:
+    pairs = [(n, linked[n]) for n in part.names if n in linked]
+    if pairs:
         module = _relative(part.home.package, part.home.methods_module)
         text += "\n\n# Link the params classes above to their bindings (``__acp_method__``).\n"
-        text += "".join(f"from {module} import {c} as {c}  # noqa: E402\n" for c in consts)
+        text += "".join(f"from {module} import {c} as {c}  # noqa: E402\n" for _, c in pairs)
+        text += "".join(f"{n}.__acp_method__ = {c}\n" for n, c in pairs)
     return text
 
 

@@ -331,6 +331,7 @@ def _methods_py(
         package=v.package,
         methods=bindings,
         models_module=models_module,
+        models_absolute=_absolute(v.package, models_module),
         model_imports=sorted({b.params for b in own} | {b.result_type for b in own} - {"None"}),
         shared_bindings=shared,
         shared_bindings_module=shared_methods,

@@ -90,6 +90,7 @@ SUBMODULE_NAMES: dict[str, list[str]] = {
         "DefaultOnNull",
         "JsonInt",
         "JsonValue",
+        "ModelRef",
         "NotNull",
         "NotificationMethod",
         "RequestMethod",

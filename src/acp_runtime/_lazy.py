@@ -39,17 +39,12 @@ def lazy_bindings(
     module: str,
     factories: Mapping[str, Callable[[], Any]],
     *,
-    linked: Collection[str] = (),
     shared: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of a generated ``methods`` module: each binding
-    is made by its factory on first access (which imports its params and result models),
-    so registering a handler for ``session/prompt`` creates the prompt's models and no
-    other's. ``shared`` maps the bindings defined in another module (``_shared_methods``)
-    to it. A ``linked`` binding is set as its params class's ``__acp_method__``.
-
-    A factory may run twice when creating its params class imports this binding (the
-    class's module links itself on import): the first value stored is the one kept."""
+    is made by its factory on first access (its params and result models are imported on
+    their first use, see ``ModelRef``). ``shared`` maps the bindings defined in another
+    module (``_shared_methods``) to it."""
     shared = shared or {}
     names = {*factories, *shared}
 
@@ -57,9 +52,7 @@ def lazy_bindings(
         namespace = vars(sys.modules[module])
         factory = factories.get(name)
         if factory is not None:
-            value = namespace.setdefault(name, factory())
-            if name in linked:
-                value.params.type.__acp_method__ = value
+            value = namespace[name] = factory()
             return value
         source = shared.get(name)
         if source is None:

@@ -8,12 +8,14 @@ mixins. That link is what lets ``await cx.send_request(PromptRequest(...))`` be
 typed as ``PromptResponse`` without casts.
 
 This module knows nothing about any schema version; it only converts between
-Python objects and JSON values with pydantic. Its codecs are built on first use;
-model classes validate and dump through their own (already built) schemas.
+Python objects and JSON values with pydantic. Its codecs are built on first use, and a
+binding names its params and result types by :class:`ModelRef`, imported on first use
+too: registering a handler creates no model class, answering a method creates its own.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast
@@ -57,6 +59,27 @@ Payload: TypeAlias = "JsonValue | EncodedJson"
 """Params or a result on its way to the wire: a JSON value, or JSON text already."""
 
 
+class ModelRef:
+    """A type a generated binding names without importing it: ``module``'s attribute
+    ``name``, imported when a codec first needs it. Creating a model class costs pydantic
+    a fraction of a millisecond and creates the classes its fields refer to, so a binding
+    made at registration would cost an agent every model of every method it handles
+    before its first answer."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    def resolve(self) -> Any:
+        """The type itself (the generated ``models`` modules create a class on access)."""
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __repr__(self) -> str:
+        return f"ModelRef({self.module!r}, {self.name!r})"
+
+
 class _Codec(Generic[R]):
     """Validate and dump one Python type; built on first use, then cached.
 
@@ -65,22 +88,36 @@ class _Codec(Generic[R]):
     pydantic's ``__getattr__`` hooks, about 850 instructions a read (callgrind).
     """
 
-    __slots__ = ("_adapter", "_method", "_model", "_to_json", "_type", "_validate")
+    __slots__ = ("_adapter", "_method", "_model", "_ref", "_to_json", "_type", "_validate")
 
     def __init__(self, tp: Any, method: str | None = None) -> None:
-        self._type = tp
         self._method = method  # named in the record of each salvage
         self._adapter: TypeAdapter[R] | None = None
-        # Decided once: a model class validates through its own schema, no adapter needed.
-        self._model: type[BaseModel] | None = (
-            tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
-        )
         self._validate: Callable[[Any], R] | None = None
         self._to_json: Callable[..., bytes] | None = None
+        self._model: type[BaseModel] | None = None
+        self._ref: ModelRef | None = None
+        if isinstance(tp, ModelRef):
+            self._ref = tp  # resolved by the first use
+        else:
+            self._set_type(tp)
+
+    def _set_type(self, tp: Any) -> None:
+        self._type = tp
+        # Decided once: a model class validates through its own schema, no adapter needed.
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            self._model = tp
+
+    def _resolve(self) -> None:
+        ref = self._ref
+        if ref is not None:
+            self._set_type(ref.resolve())
+            self._ref = None
 
     @property
     def type(self) -> Any:
         """The Python type this codec validates (a model class, or a union for an adapter)."""
+        self._resolve()
         return self._type
 
     def _get(self) -> TypeAdapter[R]:
@@ -89,10 +126,11 @@ class _Codec(Generic[R]):
             # Here, not at the top: an agent whose methods all take models never needs one.
             from pydantic import TypeAdapter
 
-            adapter = self._adapter = TypeAdapter(self._type)
+            adapter = self._adapter = TypeAdapter(self.type)
         return adapter
 
     def _validator(self) -> Callable[[Any], R]:
+        self._resolve()
         model = self._model
         if model is None:
             validate: Callable[[Any], R] = self._get().validate_python
@@ -138,6 +176,9 @@ class _Codec(Generic[R]):
                     serializer = cast(BaseModel, value).__pydantic_serializer__
                     to_json = self._to_json = serializer.to_json
                 return EncodedJson(to_json(value, by_alias=True, exclude_unset=True))
+            if self._ref is not None:  # the first value: the next ones take the path above
+                self._resolve()
+                return self.encode(value)
             if isinstance(value, BaseModel):
                 serializer = value.__pydantic_serializer__
                 return EncodedJson(serializer.to_json(value, by_alias=True, exclude_unset=True))

@@ -18,6 +18,7 @@ from ._lazy import lazy_bindings, lazy_exports
 from ._lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from ._methods import (
     JsonValue,
+    ModelRef,
     NotificationMethod,
     RequestMethod,
     TypedNotification,
@@ -32,6 +33,7 @@ __all__ = [
     "DefaultOnNull",
     "JsonInt",
     "JsonValue",
+    "ModelRef",
     "NotNull",
     "NotificationMethod",
     "RequestMethod",

@@ -225,3 +225,38 @@ def test_an_agent_on_run_agent_imports_no_process_spawning_typo_hints_or_url_par
     pattern does not take, and a method binding needs pydantic's ``TypeAdapter`` only for
     params or a result that is not a model: an agent's start pays for none of them (issue 34)."""
     assert run(RUN_AGENT_IMPORTS)["imported"] == []
+
+
+REGISTER_THEN_USE = """
+import json, sys
+from acp_generated import v1
+from acp_runtime import ConnectionBuilder
+
+class Agent(v1.AgentHandler):
+    async def initialize(self, params, responder): ...
+    async def new_session(self, params, responder): ...
+    async def prompt(self, params, responder): ...
+    async def cancel(self, params): ...
+
+Agent().attach(ConnectionBuilder(role="agent"))
+registered = sorted(m for m in sys.modules if "._models." in m)
+prompt = v1.methods.SESSION_PROMPT.params.type  # a binding's first use creates its class
+created_first = v1.InitializeRequest  # and a class created first links its binding
+print(json.dumps({
+    "registered": registered,
+    "prompt_linked": prompt.__acp_method__ is v1.methods.SESSION_PROMPT,
+    "initialize_linked": created_first.__acp_method__ is v1.methods.INITIALIZE,
+}))
+"""
+
+
+def test_registering_a_handler_creates_no_model_class_and_either_side_links_the_other() -> None:
+    """A binding names its params and result classes (``ModelRef``) and imports them on
+    their first use, so attaching a handler of four methods creates none of the ~50 classes
+    they refer to (issue 34); the params class is linked to its binding (``__acp_method__``)
+    whichever of the two is made first."""
+    assert run(REGISTER_THEN_USE) == {
+        "registered": [],
+        "prompt_linked": True,
+        "initialize_linked": True,
+    }

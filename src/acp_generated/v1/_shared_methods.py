@@ -3,16 +3,16 @@
 
 """Typed method bindings ACP protocol v1 (stable) share: the stable and the unstable package import these.
 
-Each binding is made on its first access (PEP 562), which imports its params and result
-models and links a params class to it (``__acp_method__``); a params class's module
-imports its binding, so the link is there whichever is used first.
+Each binding is made on its first access (PEP 562) and imports its params and result
+models on their first use (``ModelRef``). A params class's module imports its binding and
+links the class to it (``__acp_method__``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
+from acp_runtime.codegen_support import ModelRef, NotificationMethod, RequestMethod, lazy_bindings
 
 if TYPE_CHECKING:
     from ._shared_models import (
@@ -52,130 +52,98 @@ if TYPE_CHECKING:
     )
 
 
-def _session_cancel() -> NotificationMethod[CancelNotification]:
-    from ._shared_models import CancelNotification
+def _model(name: str) -> ModelRef:
+    return ModelRef('acp_generated.v1._shared_models', name)
 
+
+def _session_cancel() -> NotificationMethod[CancelNotification]:
     return NotificationMethod(
-        'session/cancel', CancelNotification, side='agent', doc='Notification to cancel ongoing operations for a session.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)'
+        'session/cancel', _model('CancelNotification'), side='agent', doc='Notification to cancel ongoing operations for a session.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)'
     )
 
 def _authenticate() -> RequestMethod[AuthenticateRequest, AuthenticateResponse]:
-    from ._shared_models import AuthenticateRequest, AuthenticateResponse
-
     return RequestMethod(
-        'authenticate', AuthenticateRequest, AuthenticateResponse, side='agent', doc='Request parameters for the authenticate method.\n\nSpecifies which authentication method to use.'
+        'authenticate', _model('AuthenticateRequest'), _model('AuthenticateResponse'), side='agent', doc='Request parameters for the authenticate method.\n\nSpecifies which authentication method to use.'
     )
 
 def _logout() -> RequestMethod[LogoutRequest, LogoutResponse]:
-    from ._shared_models import LogoutRequest, LogoutResponse
-
     return RequestMethod(
-        'logout', LogoutRequest, LogoutResponse, side='agent', doc='Request parameters for the logout method.\n\nTerminates the current authenticated session.'
+        'logout', _model('LogoutRequest'), _model('LogoutResponse'), side='agent', doc='Request parameters for the logout method.\n\nTerminates the current authenticated session.'
     )
 
 def _session_close() -> RequestMethod[CloseSessionRequest, CloseSessionResponse]:
-    from ._shared_models import CloseSessionRequest, CloseSessionResponse
-
     return RequestMethod(
-        'session/close', CloseSessionRequest, CloseSessionResponse, side='agent', doc='Request parameters for closing an active session.\n\nIf supported, the agent **must** cancel any ongoing work related to the session\n(treat it as if `session/cancel` was called) and then free up any resources\nassociated with the session.\n\nOnly available if the Agent supports the `sessionCapabilities.close` capability.'
+        'session/close', _model('CloseSessionRequest'), _model('CloseSessionResponse'), side='agent', doc='Request parameters for closing an active session.\n\nIf supported, the agent **must** cancel any ongoing work related to the session\n(treat it as if `session/cancel` was called) and then free up any resources\nassociated with the session.\n\nOnly available if the Agent supports the `sessionCapabilities.close` capability.'
     )
 
 def _session_delete() -> RequestMethod[DeleteSessionRequest, DeleteSessionResponse]:
-    from ._shared_models import DeleteSessionRequest, DeleteSessionResponse
-
     return RequestMethod(
-        'session/delete', DeleteSessionRequest, DeleteSessionResponse, side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `sessionCapabilities.delete` capability.'
+        'session/delete', _model('DeleteSessionRequest'), _model('DeleteSessionResponse'), side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `sessionCapabilities.delete` capability.'
     )
 
 def _session_set_config_option() -> RequestMethod[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]:
-    from ._shared_models import SetSessionConfigOptionRequest, SetSessionConfigOptionResponse
-
     return RequestMethod(
-        'session/set_config_option', SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, side='agent', doc='Request parameters for setting a session configuration option.'
+        'session/set_config_option', _model('SetSessionConfigOptionRequest'), _model('SetSessionConfigOptionResponse'), side='agent', doc='Request parameters for setting a session configuration option.'
     )
 
 def _session_set_mode() -> RequestMethod[SetSessionModeRequest, SetSessionModeResponse]:
-    from ._shared_models import SetSessionModeRequest, SetSessionModeResponse
-
     return RequestMethod(
-        'session/set_mode', SetSessionModeRequest, SetSessionModeResponse, side='agent', doc='Request parameters for setting a session mode.'
+        'session/set_mode', _model('SetSessionModeRequest'), _model('SetSessionModeResponse'), side='agent', doc='Request parameters for setting a session mode.'
     )
 
 def _elicitation_complete() -> NotificationMethod[CompleteElicitationNotification]:
-    from ._shared_models import CompleteElicitationNotification
-
     return NotificationMethod(
-        'elicitation/complete', CompleteElicitationNotification, side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.'
+        'elicitation/complete', _model('CompleteElicitationNotification'), side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.'
     )
 
 def _elicitation_create() -> RequestMethod[CreateElicitationRequest, CreateElicitationResponse]:
-    from ._shared_models import CreateElicitationRequest, CreateElicitationResponse
-
     return RequestMethod(
-        'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
+        'elicitation/create', _model('CreateElicitationRequest'), _model('CreateElicitationResponse'), side='client', doc='Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.'
     )
 
 def _fs_read_text_file() -> RequestMethod[ReadTextFileRequest, ReadTextFileResponse]:
-    from ._shared_models import ReadTextFileRequest, ReadTextFileResponse
-
     return RequestMethod(
-        'fs/read_text_file', ReadTextFileRequest, ReadTextFileResponse, side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.', requires='fs.readTextFile'
+        'fs/read_text_file', _model('ReadTextFileRequest'), _model('ReadTextFileResponse'), side='client', doc='Request to read content from a text file.\n\nOnly available if the client supports the `fs.readTextFile` capability.', requires='fs.readTextFile'
     )
 
 def _fs_write_text_file() -> RequestMethod[WriteTextFileRequest, WriteTextFileResponse]:
-    from ._shared_models import WriteTextFileRequest, WriteTextFileResponse
-
     return RequestMethod(
-        'fs/write_text_file', WriteTextFileRequest, WriteTextFileResponse, side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.', requires='fs.writeTextFile'
+        'fs/write_text_file', _model('WriteTextFileRequest'), _model('WriteTextFileResponse'), side='client', doc='Request to write content to a text file.\n\nOnly available if the client supports the `fs.writeTextFile` capability.', requires='fs.writeTextFile'
     )
 
 def _session_request_permission() -> RequestMethod[RequestPermissionRequest, RequestPermissionResponse]:
-    from ._shared_models import RequestPermissionRequest, RequestPermissionResponse
-
     return RequestMethod(
-        'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)'
+        'session/request_permission', _model('RequestPermissionRequest'), _model('RequestPermissionResponse'), side='client', doc='Request for user permission to execute a tool call.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)'
     )
 
 def _terminal_create() -> RequestMethod[CreateTerminalRequest, CreateTerminalResponse]:
-    from ._shared_models import CreateTerminalRequest, CreateTerminalResponse
-
     return RequestMethod(
-        'terminal/create', CreateTerminalRequest, CreateTerminalResponse, side='client', doc='Request to create a new terminal and execute a command.', requires='terminal'
+        'terminal/create', _model('CreateTerminalRequest'), _model('CreateTerminalResponse'), side='client', doc='Request to create a new terminal and execute a command.', requires='terminal'
     )
 
 def _terminal_kill() -> RequestMethod[KillTerminalRequest, KillTerminalResponse]:
-    from ._shared_models import KillTerminalRequest, KillTerminalResponse
-
     return RequestMethod(
-        'terminal/kill', KillTerminalRequest, KillTerminalResponse, side='client', doc='Request to kill a terminal without releasing it.', requires='terminal'
+        'terminal/kill', _model('KillTerminalRequest'), _model('KillTerminalResponse'), side='client', doc='Request to kill a terminal without releasing it.', requires='terminal'
     )
 
 def _terminal_output() -> RequestMethod[TerminalOutputRequest, TerminalOutputResponse]:
-    from ._shared_models import TerminalOutputRequest, TerminalOutputResponse
-
     return RequestMethod(
-        'terminal/output', TerminalOutputRequest, TerminalOutputResponse, side='client', doc='Request to get the current output and status of a terminal.', requires='terminal'
+        'terminal/output', _model('TerminalOutputRequest'), _model('TerminalOutputResponse'), side='client', doc='Request to get the current output and status of a terminal.', requires='terminal'
     )
 
 def _terminal_release() -> RequestMethod[ReleaseTerminalRequest, ReleaseTerminalResponse]:
-    from ._shared_models import ReleaseTerminalRequest, ReleaseTerminalResponse
-
     return RequestMethod(
-        'terminal/release', ReleaseTerminalRequest, ReleaseTerminalResponse, side='client', doc='Request to release a terminal and free its resources.', requires='terminal'
+        'terminal/release', _model('ReleaseTerminalRequest'), _model('ReleaseTerminalResponse'), side='client', doc='Request to release a terminal and free its resources.', requires='terminal'
     )
 
 def _terminal_wait_for_exit() -> RequestMethod[WaitForTerminalExitRequest, WaitForTerminalExitResponse]:
-    from ._shared_models import WaitForTerminalExitRequest, WaitForTerminalExitResponse
-
     return RequestMethod(
-        'terminal/wait_for_exit', WaitForTerminalExitRequest, WaitForTerminalExitResponse, side='client', doc='Request to wait for a terminal command to exit.', requires='terminal'
+        'terminal/wait_for_exit', _model('WaitForTerminalExitRequest'), _model('WaitForTerminalExitResponse'), side='client', doc='Request to wait for a terminal command to exit.', requires='terminal'
     )
 
 def _cancel_request() -> NotificationMethod[CancelRequestNotification]:
-    from ._shared_models import CancelRequestNotification
-
     return NotificationMethod(
-        '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)'
+        '$/cancel_request', _model('CancelRequestNotification'), side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)'
     )
 
 
@@ -221,22 +189,4 @@ else:  # checkers see the assignments above, so a misspelt name is an error
             'TERMINAL_WAIT_FOR_EXIT': _terminal_wait_for_exit,
             'CANCEL_REQUEST': _cancel_request,
         },
-        linked=(
-            'SESSION_CANCEL',
-            'AUTHENTICATE',
-            'LOGOUT',
-            'SESSION_CLOSE',
-            'SESSION_DELETE',
-            'SESSION_SET_MODE',
-            'ELICITATION_COMPLETE',
-            'FS_READ_TEXT_FILE',
-            'FS_WRITE_TEXT_FILE',
-            'SESSION_REQUEST_PERMISSION',
-            'TERMINAL_CREATE',
-            'TERMINAL_KILL',
-            'TERMINAL_OUTPUT',
-            'TERMINAL_RELEASE',
-            'TERMINAL_WAIT_FOR_EXIT',
-            'CANCEL_REQUEST',
-        ),
     )

@@ -3,10 +3,11 @@
 
 """Typed method bindings of ACP protocol v1 (stable): wire name, params type, result type, handling side.
 
-Each binding is made on its first access (PEP 562), which imports its params and result
-models only: a handler registers the methods it overrides, so an agent creates the models
-of those. Every params class is linked to its binding (``PromptRequest.__acp_method__``),
-so ``cx.send_request(PromptRequest(...))`` needs nothing else.
+Each binding is made on its first access (PEP 562) and imports its params and result
+models on their first use (``ModelRef``): registering a handler creates no model class,
+and an agent creates the models of the methods it is asked. Every params class is linked
+to its binding (``PromptRequest.__acp_method__``), so ``cx.send_request(PromptRequest(...))``
+needs nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
+from acp_runtime.codegen_support import ModelRef, NotificationMethod, RequestMethod, lazy_bindings
 
 if TYPE_CHECKING:
     from .models import (
@@ -57,53 +58,43 @@ PROTOCOL_VERSION: Final = 1
 """The ``protocolVersion`` these bindings speak."""
 
 
-def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
-    from .models import InitializeRequest, InitializeResponse
+def _model(name: str) -> ModelRef:
+    return ModelRef('acp_generated.v1.models', name)
 
+
+def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
     return RequestMethod(
-        'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)'
+        'initialize', _model('InitializeRequest'), _model('InitializeResponse'), side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)'
     )
 
 def _session_list() -> RequestMethod[ListSessionsRequest, ListSessionsResponse]:
-    from .models import ListSessionsRequest, ListSessionsResponse
-
     return RequestMethod(
-        'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
+        'session/list', _model('ListSessionsRequest'), _model('ListSessionsResponse'), side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
     )
 
 def _session_load() -> RequestMethod[LoadSessionRequest, LoadSessionResponse]:
-    from .models import LoadSessionRequest, LoadSessionResponse
-
     return RequestMethod(
-        'session/load', LoadSessionRequest, LoadSessionResponse, side='agent', doc='Request parameters for loading an existing session.\n\nOnly available if the Agent supports the `loadSession` capability.\n\nSee protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)'
+        'session/load', _model('LoadSessionRequest'), _model('LoadSessionResponse'), side='agent', doc='Request parameters for loading an existing session.\n\nOnly available if the Agent supports the `loadSession` capability.\n\nSee protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)'
     )
 
 def _session_new() -> RequestMethod[NewSessionRequest, NewSessionResponse]:
-    from .models import NewSessionRequest, NewSessionResponse
-
     return RequestMethod(
-        'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)'
+        'session/new', _model('NewSessionRequest'), _model('NewSessionResponse'), side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)'
     )
 
 def _session_prompt() -> RequestMethod[PromptRequest, PromptResponse]:
-    from .models import PromptRequest, PromptResponse
-
     return RequestMethod(
-        'session/prompt', PromptRequest, PromptResponse, side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)"
+        'session/prompt', _model('PromptRequest'), _model('PromptResponse'), side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)"
     )
 
 def _session_resume() -> RequestMethod[ResumeSessionRequest, ResumeSessionResponse]:
-    from .models import ResumeSessionRequest, ResumeSessionResponse
-
     return RequestMethod(
-        'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
+        'session/resume', _model('ResumeSessionRequest'), _model('ResumeSessionResponse'), side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
     )
 
 def _session_update() -> NotificationMethod[SessionNotification]:
-    from .models import SessionNotification
-
     return NotificationMethod(
-        'session/update', SessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)'
+        'session/update', _model('SessionNotification'), side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)'
     )
 
 
@@ -170,15 +161,6 @@ else:  # checkers see the assignments above, so a misspelt name is an error
             "REQUESTS": _requests,
             "NOTIFICATIONS": _notifications,
         },
-        linked=(
-            'INITIALIZE',
-            'SESSION_LIST',
-            'SESSION_LOAD',
-            'SESSION_NEW',
-            'SESSION_PROMPT',
-            'SESSION_RESUME',
-            'SESSION_UPDATE',
-        ),
         shared={
             'SESSION_CANCEL': 'acp_generated.v1._shared_methods',
             'AUTHENTICATE': 'acp_generated.v1._shared_methods',

@@ -3,16 +3,16 @@
 
 """Typed method bindings ACP protocol v2 (stable) share: the stable and the unstable package import these.
 
-Each binding is made on its first access (PEP 562), which imports its params and result
-models and links a params class to it (``__acp_method__``); a params class's module
-imports its binding, so the link is there whichever is used first.
+Each binding is made on its first access (PEP 562) and imports its params and result
+models on their first use (``ModelRef``). A params class's module imports its binding and
+links the class to it (``__acp_method__``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
+from acp_runtime.codegen_support import ModelRef, NotificationMethod, RequestMethod, lazy_bindings
 
 if TYPE_CHECKING:
     from ._shared_models import (
@@ -42,95 +42,73 @@ if TYPE_CHECKING:
     )
 
 
-def _session_cancel() -> NotificationMethod[CancelSessionNotification]:
-    from ._shared_models import CancelSessionNotification
+def _model(name: str) -> ModelRef:
+    return ModelRef('acp_generated.v2._shared_models', name)
 
+
+def _session_cancel() -> NotificationMethod[CancelSessionNotification]:
     return NotificationMethod(
-        'session/cancel', CancelSessionNotification, side='agent', doc="Notification to cancel a session's foreground work and its prompts not yet inserted.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)"
+        'session/cancel', _model('CancelSessionNotification'), side='agent', doc="Notification to cancel a session's foreground work and its prompts not yet inserted.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)"
     )
 
 def _auth_login() -> RequestMethod[LoginAuthRequest, LoginAuthResponse]:
-    from ._shared_models import LoginAuthRequest, LoginAuthResponse
-
     return RequestMethod(
-        'auth/login', LoginAuthRequest, LoginAuthResponse, side='agent', doc='Request parameters for the `auth/login` method.\n\nSpecifies which authentication method to use.\n\nAgents MUST support this method when their `initialize` response included\na non-empty `authMethods` list. Clients MUST NOT call this method\nwhen `authMethods` was omitted or empty.'
+        'auth/login', _model('LoginAuthRequest'), _model('LoginAuthResponse'), side='agent', doc='Request parameters for the `auth/login` method.\n\nSpecifies which authentication method to use.\n\nAgents MUST support this method when their `initialize` response included\na non-empty `authMethods` list. Clients MUST NOT call this method\nwhen `authMethods` was omitted or empty.'
     )
 
 def _auth_logout() -> RequestMethod[LogoutAuthRequest, LogoutAuthResponse]:
-    from ._shared_models import LogoutAuthRequest, LogoutAuthResponse
-
     return RequestMethod(
-        'auth/logout', LogoutAuthRequest, LogoutAuthResponse, side='agent', doc='Request parameters for the `auth/logout` method.\n\nTerminates the current authenticated session.\n\nAgents MUST support this method when their `initialize` response included\na non-empty `authMethods` list. Clients MUST NOT call this method\nwhen `authMethods` was omitted or empty.'
+        'auth/logout', _model('LogoutAuthRequest'), _model('LogoutAuthResponse'), side='agent', doc='Request parameters for the `auth/logout` method.\n\nTerminates the current authenticated session.\n\nAgents MUST support this method when their `initialize` response included\na non-empty `authMethods` list. Clients MUST NOT call this method\nwhen `authMethods` was omitted or empty.'
     )
 
 def _session_close() -> RequestMethod[CloseSessionRequest, CloseSessionResponse]:
-    from ._shared_models import CloseSessionRequest, CloseSessionResponse
-
     return RequestMethod(
-        'session/close', CloseSessionRequest, CloseSessionResponse, side='agent', doc='Request parameters for closing an active session.\n\nThe Agent MUST cancel any ongoing work related to the session as if `session/cancel`\nwas called, then free the resources associated with the session. Unlike `session/cancel`,\nclosing also stops the session\'s background work. After the close response, the Agent\nsends no other messages for the session on that connection.\n\nClosing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD\ntreat a `-32002` response as a successful close.\n\nWhen closing cancels active foreground work, the Agent MUST send the final\nupdates for that work and the idle `state_update` with `stopReason: "cancelled"`\nbefore responding successfully to `session/close`. Closing an idle session\ndoes not itself require another idle update.\n\nClosing also cancels pending `session/prompt` requests whose messages have not\nbeen inserted, including held prompts. If closing prevents a prompt\'s user message from being inserted, the\nAgent MUST answer that request with `-32800` (Request Cancelled). If the message\nhas already been inserted, the Agent MUST respond successfully with its\n`messageId`. Prompt responses need not precede the close response.'
+        'session/close', _model('CloseSessionRequest'), _model('CloseSessionResponse'), side='agent', doc='Request parameters for closing an active session.\n\nThe Agent MUST cancel any ongoing work related to the session as if `session/cancel`\nwas called, then free the resources associated with the session. Unlike `session/cancel`,\nclosing also stops the session\'s background work. After the close response, the Agent\nsends no other messages for the session on that connection.\n\nClosing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD\ntreat a `-32002` response as a successful close.\n\nWhen closing cancels active foreground work, the Agent MUST send the final\nupdates for that work and the idle `state_update` with `stopReason: "cancelled"`\nbefore responding successfully to `session/close`. Closing an idle session\ndoes not itself require another idle update.\n\nClosing also cancels pending `session/prompt` requests whose messages have not\nbeen inserted, including held prompts. If closing prevents a prompt\'s user message from being inserted, the\nAgent MUST answer that request with `-32800` (Request Cancelled). If the message\nhas already been inserted, the Agent MUST respond successfully with its\n`messageId`. Prompt responses need not precede the close response.'
     )
 
 def _session_delete() -> RequestMethod[DeleteSessionRequest, DeleteSessionResponse]:
-    from ._shared_models import DeleteSessionRequest, DeleteSessionResponse
-
     return RequestMethod(
-        'session/delete', DeleteSessionRequest, DeleteSessionResponse, side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `session.delete` capability.'
+        'session/delete', _model('DeleteSessionRequest'), _model('DeleteSessionResponse'), side='agent', doc='Request parameters for deleting an existing session from `session/list`.\n\nOnly available if the Agent supports the `session.delete` capability.'
     )
 
 def _session_prompt() -> RequestMethod[PromptRequest, PromptResponse]:
-    from ._shared_models import PromptRequest, PromptResponse
-
     return RequestMethod(
-        'session/prompt', PromptRequest, PromptResponse, side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)"
+        'session/prompt', _model('PromptRequest'), _model('PromptResponse'), side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)"
     )
 
 def _session_set_config_option() -> RequestMethod[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]:
-    from ._shared_models import SetSessionConfigOptionRequest, SetSessionConfigOptionResponse
-
     return RequestMethod(
-        'session/set_config_option', SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, side='agent', doc='Request parameters for setting a session configuration option.\n\nAgents MUST support this method for any session where they advertise config options.\nAgents MUST reject an unknown `configId` or invalid value with `-32602` and leave the\nconfiguration unchanged.\n\nSee protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)'
+        'session/set_config_option', _model('SetSessionConfigOptionRequest'), _model('SetSessionConfigOptionResponse'), side='agent', doc='Request parameters for setting a session configuration option.\n\nAgents MUST support this method for any session where they advertise config options.\nAgents MUST reject an unknown `configId` or invalid value with `-32602` and leave the\nconfiguration unchanged.\n\nSee protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)'
     )
 
 def _terminal_cancel() -> RequestMethod[CancelTerminalRequest, CancelTerminalResponse]:
-    from ._shared_models import CancelTerminalRequest, CancelTerminalResponse
-
     return RequestMethod(
-        'terminal/cancel', CancelTerminalRequest, CancelTerminalResponse, side='agent', doc='Request parameters for cancelling one terminal.\n\nClients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `terminal_update` that sets\n`exitStatus`. Cancelling stops the process but does not release the terminal, and does\nnot change the status of a tool call that references it.\n\nThe Agent responds with `-32602` if the terminal is unknown, has already exited, or is not\ncancellable. Cancelling a terminal does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)'
+        'terminal/cancel', _model('CancelTerminalRequest'), _model('CancelTerminalResponse'), side='agent', doc='Request parameters for cancelling one terminal.\n\nClients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `terminal_update` that sets\n`exitStatus`. Cancelling stops the process but does not release the terminal, and does\nnot change the status of a tool call that references it.\n\nThe Agent responds with `-32602` if the terminal is unknown, has already exited, or is not\ncancellable. Cancelling a terminal does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)'
     )
 
 def _tool_call_cancel() -> RequestMethod[CancelToolCallRequest, CancelToolCallResponse]:
-    from ._shared_models import CancelToolCallRequest, CancelToolCallResponse
-
     return RequestMethod(
-        'tool_call/cancel', CancelToolCallRequest, CancelToolCallResponse, side='agent', doc='Request parameters for cancelling one tool call.\n\nClients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `tool_call_update` to a final\nstatus: normally `cancelled`, or `completed` or `failed` if the work finished first.\n\nThe Agent responds with `-32602` if the tool call is unknown, already final, or not\ncancellable. Cancelling a tool call does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)'
+        'tool_call/cancel', _model('CancelToolCallRequest'), _model('CancelToolCallResponse'), side='agent', doc='Request parameters for cancelling one tool call.\n\nClients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.\n\nThe Agent responds once it has accepted the cancellation. The response does not mean\nthe work has stopped. The Agent confirms it with a `tool_call_update` to a final\nstatus: normally `cancelled`, or `completed` or `failed` if the work finished first.\n\nThe Agent responds with `-32602` if the tool call is unknown, already final, or not\ncancellable. Cancelling a tool call does not change the foreground state by itself.\n\nSee protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)'
     )
 
 def _elicitation_complete() -> NotificationMethod[CompleteElicitationNotification]:
-    from ._shared_models import CompleteElicitationNotification
-
     return NotificationMethod(
-        'elicitation/complete', CompleteElicitationNotification, side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.\n\nThis notification is not a foreground state update.'
+        'elicitation/complete', _model('CompleteElicitationNotification'), side='client', doc='Notification sent by the agent when a URL-based elicitation is complete.\n\nThis notification is not a foreground state update.'
     )
 
 def _elicitation_create() -> RequestMethod[CreateElicitationRequest, CreateElicitationResponse]:
-    from ._shared_models import CreateElicitationRequest, CreateElicitationResponse
-
     return RequestMethod(
-        'elicitation/create', CreateElicitationRequest, CreateElicitationResponse, side='client', doc="Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.\n\nA session-scoped request follows the aggregate foreground-state contract:\nagents SHOULD report `requires_action` when the whole foreground workflow is\nblocked on user action. Once reported, they MUST report `running` when progress\nresumes, or `idle` if work ends without resuming. Independent background requests\nand request-scoped elicitations do not themselves change session state.\nAccepting a URL does not mean the external interaction completed.\n\nAgents SHOULD cancel pending elicitations no longer needed by cancelled work.\nThe request's scope alone does not establish that dependency.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"
+        'elicitation/create', _model('CreateElicitationRequest'), _model('CreateElicitationResponse'), side='client', doc="Request from the agent to elicit structured user input.\n\nThe agent sends this to the client to request information from the user,\neither via a form or by directing them to a URL.\nElicitations are tied to a session (optionally a tool call) or a request.\n\nA session-scoped request follows the aggregate foreground-state contract:\nagents SHOULD report `requires_action` when the whole foreground workflow is\nblocked on user action. Once reported, they MUST report `running` when progress\nresumes, or `idle` if work ends without resuming. Independent background requests\nand request-scoped elicitations do not themselves change session state.\nAccepting a URL does not mean the external interaction completed.\n\nAgents SHOULD cancel pending elicitations no longer needed by cancelled work.\nThe request's scope alone does not establish that dependency.\n\nSee protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"
     )
 
 def _session_request_permission() -> RequestMethod[RequestPermissionRequest, RequestPermissionResponse]:
-    from ._shared_models import RequestPermissionRequest, RequestPermissionResponse
-
     return RequestMethod(
-        'session/request_permission', RequestPermissionRequest, RequestPermissionResponse, side='client', doc='Request for user permission to proceed with an operation.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)'
+        'session/request_permission', _model('RequestPermissionRequest'), _model('RequestPermissionResponse'), side='client', doc='Request for user permission to proceed with an operation.\n\nSent when the agent needs authorization before performing a sensitive operation.\n\nSee protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)'
     )
 
 def _cancel_request() -> NotificationMethod[CancelRequestNotification]:
-    from ._shared_models import CancelRequestNotification
-
     return NotificationMethod(
-        '$/cancel_request', CancelRequestNotification, side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)'
+        '$/cancel_request', _model('CancelRequestNotification'), side='protocol', doc='Notification to cancel an ongoing request.\n\nSee protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)'
     )
 
 
@@ -166,17 +144,4 @@ else:  # checkers see the assignments above, so a misspelt name is an error
             'SESSION_REQUEST_PERMISSION': _session_request_permission,
             'CANCEL_REQUEST': _cancel_request,
         },
-        linked=(
-            'SESSION_CANCEL',
-            'AUTH_LOGIN',
-            'AUTH_LOGOUT',
-            'SESSION_CLOSE',
-            'SESSION_DELETE',
-            'SESSION_PROMPT',
-            'TERMINAL_CANCEL',
-            'TOOL_CALL_CANCEL',
-            'ELICITATION_COMPLETE',
-            'SESSION_REQUEST_PERMISSION',
-            'CANCEL_REQUEST',
-        ),
     )

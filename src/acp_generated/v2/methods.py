@@ -3,10 +3,11 @@
 
 """Typed method bindings of ACP protocol v2 (stable): wire name, params type, result type, handling side.
 
-Each binding is made on its first access (PEP 562), which imports its params and result
-models only: a handler registers the methods it overrides, so an agent creates the models
-of those. Every params class is linked to its binding (``PromptRequest.__acp_method__``),
-so ``cx.send_request(PromptRequest(...))`` needs nothing else.
+Each binding is made on its first access (PEP 562) and imports its params and result
+models on their first use (``ModelRef``): registering a handler creates no model class,
+and an agent creates the models of the methods it is asked. Every params class is linked
+to its binding (``PromptRequest.__acp_method__``), so ``cx.send_request(PromptRequest(...))``
+needs nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
+from acp_runtime.codegen_support import ModelRef, NotificationMethod, RequestMethod, lazy_bindings
 
 if TYPE_CHECKING:
     from .models import (
@@ -48,39 +49,33 @@ PROTOCOL_VERSION: Final = 2
 """The ``protocolVersion`` these bindings speak."""
 
 
-def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
-    from .models import InitializeRequest, InitializeResponse
+def _model(name: str) -> ModelRef:
+    return ModelRef('acp_generated.v2.models', name)
 
+
+def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
     return RequestMethod(
-        'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)'
+        'initialize', _model('InitializeRequest'), _model('InitializeResponse'), side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)'
     )
 
 def _session_list() -> RequestMethod[ListSessionsRequest, ListSessionsResponse]:
-    from .models import ListSessionsRequest, ListSessionsResponse
-
     return RequestMethod(
-        'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.'
+        'session/list', _model('ListSessionsRequest'), _model('ListSessionsResponse'), side='agent', doc='Request parameters for listing existing sessions.'
     )
 
 def _session_new() -> RequestMethod[NewSessionRequest, NewSessionResponse]:
-    from .models import NewSessionRequest, NewSessionResponse
-
     return RequestMethod(
-        'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)'
+        'session/new', _model('NewSessionRequest'), _model('NewSessionResponse'), side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)'
     )
 
 def _session_resume() -> RequestMethod[ResumeSessionRequest, ResumeSessionResponse]:
-    from .models import ResumeSessionRequest, ResumeSessionResponse
-
     return RequestMethod(
-        'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc='Request parameters for resuming an existing session.\n\nResumes an existing session and optionally replays retained conversation\nhistory according to `replayFrom`.'
+        'session/resume', _model('ResumeSessionRequest'), _model('ResumeSessionResponse'), side='agent', doc='Request parameters for resuming an existing session.\n\nResumes an existing session and optionally replays retained conversation\nhistory according to `replayFrom`.'
     )
 
 def _session_update() -> NotificationMethod[UpdateSessionNotification]:
-    from .models import UpdateSessionNotification
-
     return NotificationMethod(
-        'session/update', UpdateSessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)'
+        'session/update', _model('UpdateSessionNotification'), side='client', doc='Notification containing a session update from the agent.\n\nAgents can send session updates at any point while the session exists.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)'
     )
 
 
@@ -136,13 +131,6 @@ else:  # checkers see the assignments above, so a misspelt name is an error
             "REQUESTS": _requests,
             "NOTIFICATIONS": _notifications,
         },
-        linked=(
-            'INITIALIZE',
-            'SESSION_LIST',
-            'SESSION_NEW',
-            'SESSION_RESUME',
-            'SESSION_UPDATE',
-        ),
         shared={
             'SESSION_CANCEL': 'acp_generated.v2._shared_methods',
             'AUTH_LOGIN': 'acp_generated.v2._shared_methods',

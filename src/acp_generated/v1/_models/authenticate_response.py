@@ -49,3 +49,4 @@ class AuthenticateResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import AUTHENTICATE as AUTHENTICATE  # noqa: E402
+AuthenticateRequest.__acp_method__ = AUTHENTICATE

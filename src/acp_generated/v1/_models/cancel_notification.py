@@ -33,3 +33,4 @@ class CancelNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import SESSION_CANCEL as SESSION_CANCEL  # noqa: E402
+CancelNotification.__acp_method__ = SESSION_CANCEL

@@ -33,3 +33,4 @@ class CancelRequestNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import CANCEL_REQUEST as CANCEL_REQUEST  # noqa: E402
+CancelRequestNotification.__acp_method__ = CANCEL_REQUEST

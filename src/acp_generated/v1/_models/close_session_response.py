@@ -52,3 +52,4 @@ class CloseSessionResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import SESSION_CLOSE as SESSION_CLOSE  # noqa: E402
+CloseSessionRequest.__acp_method__ = SESSION_CLOSE

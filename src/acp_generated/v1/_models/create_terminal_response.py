@@ -81,3 +81,4 @@ class CreateTerminalResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TERMINAL_CREATE as TERMINAL_CREATE  # noqa: E402
+CreateTerminalRequest.__acp_method__ = TERMINAL_CREATE

@@ -50,3 +50,4 @@ class KillTerminalResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TERMINAL_KILL as TERMINAL_KILL  # noqa: E402
+KillTerminalRequest.__acp_method__ = TERMINAL_KILL

@@ -101,3 +101,4 @@ class ListSessionsResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_LIST as SESSION_LIST  # noqa: E402
+ListSessionsRequest.__acp_method__ = SESSION_LIST

@@ -41,3 +41,4 @@ class LogoutResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import LOGOUT as LOGOUT  # noqa: E402
+LogoutRequest.__acp_method__ = LOGOUT

@@ -73,3 +73,4 @@ class PromptResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_PROMPT as SESSION_PROMPT  # noqa: E402
+PromptRequest.__acp_method__ = SESSION_PROMPT

@@ -65,3 +65,4 @@ class ReadTextFileResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import FS_READ_TEXT_FILE as FS_READ_TEXT_FILE  # noqa: E402
+ReadTextFileRequest.__acp_method__ = FS_READ_TEXT_FILE

@@ -50,3 +50,4 @@ class ReleaseTerminalResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TERMINAL_RELEASE as TERMINAL_RELEASE  # noqa: E402
+ReleaseTerminalRequest.__acp_method__ = TERMINAL_RELEASE

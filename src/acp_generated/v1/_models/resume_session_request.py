@@ -56,3 +56,4 @@ class ResumeSessionRequest(AcpModel, TypedRequest["ResumeSessionResponse"]):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_RESUME as SESSION_RESUME  # noqa: E402
+ResumeSessionRequest.__acp_method__ = SESSION_RESUME

@@ -70,3 +70,4 @@ class SessionNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_UPDATE as SESSION_UPDATE  # noqa: E402
+SessionNotification.__acp_method__ = SESSION_UPDATE

@@ -50,3 +50,4 @@ class SetSessionModeResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import SESSION_SET_MODE as SESSION_SET_MODE  # noqa: E402
+SetSessionModeRequest.__acp_method__ = SESSION_SET_MODE

@@ -86,3 +86,4 @@ class TerminalOutputResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TERMINAL_OUTPUT as TERMINAL_OUTPUT  # noqa: E402
+TerminalOutputRequest.__acp_method__ = TERMINAL_OUTPUT

@@ -59,3 +59,4 @@ class WaitForTerminalExitResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TERMINAL_WAIT_FOR_EXIT as TERMINAL_WAIT_FOR_EXIT  # noqa: E402
+WaitForTerminalExitRequest.__acp_method__ = TERMINAL_WAIT_FOR_EXIT

@@ -56,3 +56,4 @@ class WriteTextFileResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import FS_WRITE_TEXT_FILE as FS_WRITE_TEXT_FILE  # noqa: E402
+WriteTextFileRequest.__acp_method__ = FS_WRITE_TEXT_FILE

@@ -3,10 +3,11 @@
 
 """Typed method bindings of ACP protocol v1 (unstable superset): wire name, params type, result type, handling side.
 
-Each binding is made on its first access (PEP 562), which imports its params and result
-models only: a handler registers the methods it overrides, so an agent creates the models
-of those. Every params class is linked to its binding (``PromptRequest.__acp_method__``),
-so ``cx.send_request(PromptRequest(...))`` needs nothing else.
+Each binding is made on its first access (PEP 562) and imports its params and result
+models on their first use (``ModelRef``): registering a handler creates no model class,
+and an agent creates the models of the methods it is asked. Every params class is linked
+to its binding (``PromptRequest.__acp_method__``), so ``cx.send_request(PromptRequest(...))``
+needs nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TYPE_CHECKING, Final
 
-from acp_runtime.codegen_support import NotificationMethod, RequestMethod, lazy_bindings
+from acp_runtime.codegen_support import ModelRef, NotificationMethod, RequestMethod, lazy_bindings
 
 if TYPE_CHECKING:
     from .models import (
@@ -84,158 +85,118 @@ PROTOCOL_VERSION: Final = 1
 """The ``protocolVersion`` these bindings speak."""
 
 
-def _mcp_message_notification() -> NotificationMethod[MessageMcpNotification]:
-    from .models import MessageMcpNotification
+def _model(name: str) -> ModelRef:
+    return ModelRef('acp_generated.v1.unstable.models', name)
 
+
+def _mcp_message_notification() -> NotificationMethod[MessageMcpNotification]:
     return NotificationMethod(
-        'mcp/message', MessageMcpNotification, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification parameters for `mcp/message`.\n\nSent by the provider to the consumer for an active request (including\nsubscription acknowledgements and updates). The outer envelope has no `id`.'
+        'mcp/message', _model('MessageMcpNotification'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification parameters for `mcp/message`.\n\nSent by the provider to the consumer for an active request (including\nsubscription acknowledgements and updates). The outer envelope has no `id`.'
     )
 
 def _auth_status() -> RequestMethod[AuthStatusRequest, AuthStatusResponse]:
-    from .models import AuthStatusRequest, AuthStatusResponse
-
     return RequestMethod(
-        'auth/status', AuthStatusRequest, AuthStatusResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for the `auth/status` method.\n\nQueries the agent's current authentication state without changing it.\n\nAgents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn\nwhether authentication is required."
+        'auth/status', _model('AuthStatusRequest'), _model('AuthStatusResponse'), side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for the `auth/status` method.\n\nQueries the agent's current authentication state without changing it.\n\nAgents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn\nwhether authentication is required."
     )
 
 def _initialize() -> RequestMethod[InitializeRequest, InitializeResponse]:
-    from .models import InitializeRequest, InitializeResponse
-
     return RequestMethod(
-        'initialize', InitializeRequest, InitializeResponse, side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)'
+        'initialize', _model('InitializeRequest'), _model('InitializeResponse'), side='agent', doc='Request parameters for the initialize method.\n\nSent by the client to establish connection and negotiate capabilities.\n\nSee protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)'
     )
 
 def _providers_disable() -> RequestMethod[DisableProviderRequest, DisableProviderResponse]:
-    from .models import DisableProviderRequest, DisableProviderResponse
-
     return RequestMethod(
-        'providers/disable', DisableProviderRequest, DisableProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/disable`.'
+        'providers/disable', _model('DisableProviderRequest'), _model('DisableProviderResponse'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/disable`.'
     )
 
 def _providers_list() -> RequestMethod[ListProvidersRequest, ListProvidersResponse]:
-    from .models import ListProvidersRequest, ListProvidersResponse
-
     return RequestMethod(
-        'providers/list', ListProvidersRequest, ListProvidersResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/list`.'
+        'providers/list', _model('ListProvidersRequest'), _model('ListProvidersResponse'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/list`.'
     )
 
 def _providers_set() -> RequestMethod[SetProviderRequest, SetProviderResponse]:
-    from .models import SetProviderRequest, SetProviderResponse
-
     return RequestMethod(
-        'providers/set', SetProviderRequest, SetProviderResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/set`.\n\nReplaces the full configuration for one provider ID.'
+        'providers/set', _model('SetProviderRequest'), _model('SetProviderResponse'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `providers/set`.\n\nReplaces the full configuration for one provider ID.'
     )
 
 def _session_archive() -> RequestMethod[ArchiveSessionRequest, ArchiveSessionResponse]:
-    from .models import ArchiveSessionRequest, ArchiveSessionResponse
-
     return RequestMethod(
-        'session/archive', ArchiveSessionRequest, ArchiveSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for archiving a session.\n\nOnly available if the Agent supports the `sessionCapabilities.archive` capability.\n\nArchiving hides the session from default `session/list` results. It keeps the session ID\nand saved history. If the session is active, the Agent MUST cancel any ongoing work and\nfree the session's resources as if `session/close` had been called, then archive it.\nArchiving an archived session succeeds. A session that does not exist gets `-32002`."
+        'session/archive', _model('ArchiveSessionRequest'), _model('ArchiveSessionResponse'), side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for archiving a session.\n\nOnly available if the Agent supports the `sessionCapabilities.archive` capability.\n\nArchiving hides the session from default `session/list` results. It keeps the session ID\nand saved history. If the session is active, the Agent MUST cancel any ongoing work and\nfree the session's resources as if `session/close` had been called, then archive it.\nArchiving an archived session succeeds. A session that does not exist gets `-32002`."
     )
 
 def _session_fork() -> RequestMethod[ForkSessionRequest, ForkSessionResponse]:
-    from .models import ForkSessionRequest, ForkSessionResponse
-
     return RequestMethod(
-        'session/fork', ForkSessionRequest, ForkSessionResponse, side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for forking an existing session.\n\nCreates a new session based on the context of an existing one, allowing\noperations like generating summaries without affecting the original session's history.\n\nOnly available if the Agent supports the `session.fork` capability."
+        'session/fork', _model('ForkSessionRequest'), _model('ForkSessionResponse'), side='agent', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for forking an existing session.\n\nCreates a new session based on the context of an existing one, allowing\noperations like generating summaries without affecting the original session's history.\n\nOnly available if the Agent supports the `session.fork` capability."
     )
 
 def _session_list() -> RequestMethod[ListSessionsRequest, ListSessionsResponse]:
-    from .models import ListSessionsRequest, ListSessionsResponse
-
     return RequestMethod(
-        'session/list', ListSessionsRequest, ListSessionsResponse, side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
+        'session/list', _model('ListSessionsRequest'), _model('ListSessionsResponse'), side='agent', doc='Request parameters for listing existing sessions.\n\nOnly available if the Agent supports the `sessionCapabilities.list` capability.'
     )
 
 def _session_load() -> RequestMethod[LoadSessionRequest, LoadSessionResponse]:
-    from .models import LoadSessionRequest, LoadSessionResponse
-
     return RequestMethod(
-        'session/load', LoadSessionRequest, LoadSessionResponse, side='agent', doc='Request parameters for loading an existing session.\n\nOnly available if the Agent supports the `loadSession` capability.\n\nSee protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)'
+        'session/load', _model('LoadSessionRequest'), _model('LoadSessionResponse'), side='agent', doc='Request parameters for loading an existing session.\n\nOnly available if the Agent supports the `loadSession` capability.\n\nSee protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)'
     )
 
 def _session_new() -> RequestMethod[NewSessionRequest, NewSessionResponse]:
-    from .models import NewSessionRequest, NewSessionResponse
-
     return RequestMethod(
-        'session/new', NewSessionRequest, NewSessionResponse, side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)'
+        'session/new', _model('NewSessionRequest'), _model('NewSessionResponse'), side='agent', doc='Request parameters for creating a new session.\n\nSee protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)'
     )
 
 def _session_prompt() -> RequestMethod[PromptRequest, PromptResponse]:
-    from .models import PromptRequest, PromptResponse
-
     return RequestMethod(
-        'session/prompt', PromptRequest, PromptResponse, side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)"
+        'session/prompt', _model('PromptRequest'), _model('PromptResponse'), side='agent', doc="Request parameters for sending a user prompt to the agent.\n\nContains the user's message and any additional context.\n\nSee protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)"
     )
 
 def _session_resume() -> RequestMethod[ResumeSessionRequest, ResumeSessionResponse]:
-    from .models import ResumeSessionRequest, ResumeSessionResponse
-
     return RequestMethod(
-        'session/resume', ResumeSessionRequest, ResumeSessionResponse, side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
+        'session/resume', _model('ResumeSessionRequest'), _model('ResumeSessionResponse'), side='agent', doc="Request parameters for resuming an existing session.\n\nResumes an existing session without returning previous messages (unlike `session/load`).\nThis is useful for agents that can resume sessions but don't implement full session loading.\n\nOnly available if the Agent supports the `sessionCapabilities.resume` capability."
     )
 
 def _session_set_title() -> RequestMethod[SetSessionTitleRequest, SetSessionTitleResponse]:
-    from .models import SetSessionTitleRequest, SetSessionTitleResponse
-
     return RequestMethod(
-        'session/set_title', SetSessionTitleRequest, SetSessionTitleResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for setting the title of a session.\n\nOnly available if the Agent supports the `sessionCapabilities.title` capability.\n\nThe session does not need to be active on the connection. Any session the Agent would\nreturn from `session/list` can be retitled. A session that does not exist gets `-32002`.\n\nThe Agent responds only after it has stored the title. After a successful response, the\nAgent SHOULD NOT replace the title with one it generates automatically.'
+        'session/set_title', _model('SetSessionTitleRequest'), _model('SetSessionTitleResponse'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for setting the title of a session.\n\nOnly available if the Agent supports the `sessionCapabilities.title` capability.\n\nThe session does not need to be active on the connection. Any session the Agent would\nreturn from `session/list` can be retitled. A session that does not exist gets `-32002`.\n\nThe Agent responds only after it has stored the title. After a successful response, the\nAgent SHOULD NOT replace the title with one it generates automatically.'
     )
 
 def _session_status() -> RequestMethod[SessionStatusRequest, SessionStatusResponse]:
-    from .models import SessionStatusRequest, SessionStatusResponse
-
     return RequestMethod(
-        'session/status', SessionStatusRequest, SessionStatusResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for checking the status of a session.\n\nOnly available if the Agent supports the `sessionCapabilities.status` capability.\n\n`session/status` MUST NOT have side effects. The Agent does not load, resume, create,\nclose, or change the session, and does not attach the requesting connection to it.\nA session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.'
+        'session/status', _model('SessionStatusRequest'), _model('SessionStatusResponse'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for checking the status of a session.\n\nOnly available if the Agent supports the `sessionCapabilities.status` capability.\n\n`session/status` MUST NOT have side effects. The Agent does not load, resume, create,\nclose, or change the session, and does not attach the requesting connection to it.\nA session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.'
     )
 
 def _session_unarchive() -> RequestMethod[UnarchiveSessionRequest, UnarchiveSessionResponse]:
-    from .models import UnarchiveSessionRequest, UnarchiveSessionResponse
-
     return RequestMethod(
-        'session/unarchive', UnarchiveSessionRequest, UnarchiveSessionResponse, side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for unarchiving a session.\n\nOnly available if the Agent supports the `sessionCapabilities.archive` capability.\n\nUnarchiving returns the session to default `session/list` results with the same ID and\nsaved history. It never loads or resumes the session. Clients that want to continue an\narchived session SHOULD unarchive it before calling `session/load` or `session/resume`.\nUnarchiving a session that is not archived succeeds. A session that does not exist\ngets `-32002`.'
+        'session/unarchive', _model('UnarchiveSessionRequest'), _model('UnarchiveSessionResponse'), side='agent', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for unarchiving a session.\n\nOnly available if the Agent supports the `sessionCapabilities.archive` capability.\n\nUnarchiving returns the session to default `session/list` results with the same ID and\nsaved history. It never loads or resumes the session. Clients that want to continue an\narchived session SHOULD unarchive it before calling `session/load` or `session/resume`.\nUnarchiving a session that is not archived succeeds. A session that does not exist\ngets `-32002`.'
     )
 
 def _auth_status_update() -> NotificationMethod[AuthStatusUpdateNotification]:
-    from .models import AuthStatusUpdateNotification
-
     return NotificationMethod(
-        'auth/status_update', AuthStatusUpdateNotification, side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification sent by the agent when its authentication status changes.\n\nCarries the same fields as the `auth/status` response. Agents that advertise the\n`auth.status` capability MAY send it at any time after `initialize`, and SHOULD only\nsend it when the reported status differs from the last one sent on the connection.'
+        'auth/status_update', _model('AuthStatusUpdateNotification'), side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nNotification sent by the agent when its authentication status changes.\n\nCarries the same fields as the `auth/status` response. Agents that advertise the\n`auth.status` capability MAY send it at any time after `initialize`, and SHOULD only\nsend it when the reported status differs from the last one sent on the connection.'
     )
 
 def _session_update() -> NotificationMethod[SessionNotification]:
-    from .models import SessionNotification
-
     return NotificationMethod(
-        'session/update', SessionNotification, side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)'
+        'session/update', _model('SessionNotification'), side='client', doc='Notification containing a session update from the agent.\n\nUsed to stream real-time progress and results during prompt processing.\n\nSee protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)'
     )
 
 def _mcp_message() -> RequestMethod[MessageMcpRequest, MessageMcpResponse]:
-    from .models import MessageMcpRequest, MessageMcpResponse
-
     return RequestMethod(
-        'mcp/message', MessageMcpRequest, MessageMcpResponse, side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `mcp/message`.'
+        'mcp/message', _model('MessageMcpRequest'), _model('MessageMcpResponse'), side='client', doc='**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `mcp/message`.'
     )
 
 def _proxy_successor_notification() -> NotificationMethod[ProxySuccessorNotification]:
-    from .models import ProxySuccessorNotification
-
     return NotificationMethod(
-        'proxy/successor', ProxySuccessorNotification, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` notification.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one notification: `method`\nand `params` are the wrapped notification's method and params.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
+        'proxy/successor', _model('ProxySuccessorNotification'), side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` notification.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one notification: `method`\nand `params` are the wrapped notification's method and params.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
     )
 
 def _proxy_initialize() -> RequestMethod[InitializeProxyRequest, InitializeProxyResponse]:
-    from .models import InitializeProxyRequest, InitializeProxyResponse
-
     return RequestMethod(
-        'proxy/initialize', InitializeProxyRequest, InitializeProxyResponse, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `proxy/initialize`.\n\nA conductor sends `proxy/initialize` instead of `initialize` to every component that has a\nsuccessor, which tells the component to run as a proxy. The params and the response are\nthe same as for `initialize`. A conductor sends `initialize` to the final agent.\n\nThe params carry the protocol version the conductor selected: the client's requested\nversion, unless the conductor supports only a lower one. Before answering successfully,\nthe proxy MUST forward an `initialize` request to its successor through `proxy/successor`.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
+        'proxy/initialize', _model('InitializeProxyRequest'), _model('InitializeProxyResponse'), side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nRequest parameters for `proxy/initialize`.\n\nA conductor sends `proxy/initialize` instead of `initialize` to every component that has a\nsuccessor, which tells the component to run as a proxy. The params and the response are\nthe same as for `initialize`. A conductor sends `initialize` to the final agent.\n\nThe params carry the protocol version the conductor selected: the client's requested\nversion, unless the conductor supports only a lower one. Before answering successfully,\nthe proxy MUST forward an `initialize` request to its successor through `proxy/successor`.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
     )
 
 def _proxy_successor() -> RequestMethod[ProxySuccessorRequest, ProxySuccessorResponse]:
-    from .models import ProxySuccessorRequest, ProxySuccessorResponse
-
     return RequestMethod(
-        'proxy/successor', ProxySuccessorRequest, ProxySuccessorResponse, side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` request.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one request: `method`\nand `params` are the wrapped request's method and params.\n\nThe result or error of the wrapped request is returned unchanged, as the same JSON value,\nas the result or error of the `proxy/successor` request. Errors the conductor returns\nitself, for example because the successor has exited, are not wrapped results.\n\nTo cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`\nrequest on the same connection. Cancellation is never forwarded to another hop.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
+        'proxy/successor', _model('ProxySuccessorRequest'), _model('ProxySuccessorResponse'), side='proxy', doc="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.\n\nParameters of a `proxy/successor` request.\n\nA proxy sends it to forward a message to its successor, and the conductor sends it to\ndeliver a message from the successor to the proxy. The envelope wraps one request: `method`\nand `params` are the wrapped request's method and params.\n\nThe result or error of the wrapped request is returned unchanged, as the same JSON value,\nas the result or error of the `proxy/successor` request. Errors the conductor returns\nitself, for example because the successor has exited, are not wrapped results.\n\nTo cancel it, the sender sends `$/cancel_request` with the ID of this `proxy/successor`\nrequest on the same connection. Cancellation is never forwarded to another hop.\n\nSee the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."
     )
 
 
@@ -347,29 +308,6 @@ else:  # checkers see the assignments above, so a misspelt name is an error
             "REQUESTS": _requests,
             "NOTIFICATIONS": _notifications,
         },
-        linked=(
-            'MCP_MESSAGE_NOTIFICATION',
-            'AUTH_STATUS',
-            'INITIALIZE',
-            'PROVIDERS_DISABLE',
-            'PROVIDERS_LIST',
-            'PROVIDERS_SET',
-            'SESSION_ARCHIVE',
-            'SESSION_FORK',
-            'SESSION_LIST',
-            'SESSION_LOAD',
-            'SESSION_NEW',
-            'SESSION_PROMPT',
-            'SESSION_RESUME',
-            'SESSION_SET_TITLE',
-            'SESSION_STATUS',
-            'SESSION_UNARCHIVE',
-            'AUTH_STATUS_UPDATE',
-            'SESSION_UPDATE',
-            'MCP_MESSAGE',
-            'PROXY_SUCCESSOR_NOTIFICATION',
-            'PROXY_SUCCESSOR',
-        ),
         shared={
             'SESSION_CANCEL': 'acp_generated.v1._shared_methods',
             'AUTHENTICATE': 'acp_generated.v1._shared_methods',

@@ -62,3 +62,4 @@ class CancelTerminalResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TERMINAL_CANCEL as TERMINAL_CANCEL  # noqa: E402
+CancelTerminalRequest.__acp_method__ = TERMINAL_CANCEL

@@ -61,3 +61,4 @@ class CancelToolCallResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import TOOL_CALL_CANCEL as TOOL_CALL_CANCEL  # noqa: E402
+CancelToolCallRequest.__acp_method__ = TOOL_CALL_CANCEL

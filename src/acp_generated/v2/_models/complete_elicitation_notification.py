@@ -33,3 +33,4 @@ class CompleteElicitationNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import ELICITATION_COMPLETE as ELICITATION_COMPLETE  # noqa: E402
+CompleteElicitationNotification.__acp_method__ = ELICITATION_COMPLETE

@@ -48,3 +48,4 @@ class DeleteSessionResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import SESSION_DELETE as SESSION_DELETE  # noqa: E402
+DeleteSessionRequest.__acp_method__ = SESSION_DELETE

@@ -53,3 +53,4 @@ class LoginAuthResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import AUTH_LOGIN as AUTH_LOGIN  # noqa: E402
+LoginAuthRequest.__acp_method__ = AUTH_LOGIN

@@ -45,3 +45,4 @@ class LogoutAuthResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import AUTH_LOGOUT as AUTH_LOGOUT  # noqa: E402
+LogoutAuthRequest.__acp_method__ = AUTH_LOGOUT

@@ -332,3 +332,4 @@ class RequestPermissionResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from .._shared_methods import SESSION_REQUEST_PERMISSION as SESSION_REQUEST_PERMISSION  # noqa: E402
+RequestPermissionRequest.__acp_method__ = SESSION_REQUEST_PERMISSION

@@ -583,3 +583,4 @@ class UpdateSessionNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_UPDATE as SESSION_UPDATE  # noqa: E402
+UpdateSessionNotification.__acp_method__ = SESSION_UPDATE

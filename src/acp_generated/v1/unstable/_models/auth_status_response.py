@@ -71,3 +71,4 @@ class AuthStatusResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import AUTH_STATUS as AUTH_STATUS  # noqa: E402
+AuthStatusRequest.__acp_method__ = AUTH_STATUS

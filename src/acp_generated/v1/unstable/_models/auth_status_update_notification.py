@@ -51,3 +51,4 @@ class AuthStatusUpdateNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import AUTH_STATUS_UPDATE as AUTH_STATUS_UPDATE  # noqa: E402
+AuthStatusUpdateNotification.__acp_method__ = AUTH_STATUS_UPDATE

@@ -54,3 +54,4 @@ class DisableProviderResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import PROVIDERS_DISABLE as PROVIDERS_DISABLE  # noqa: E402
+DisableProviderRequest.__acp_method__ = PROVIDERS_DISABLE

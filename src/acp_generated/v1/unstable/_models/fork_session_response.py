@@ -108,3 +108,4 @@ class ForkSessionResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_FORK as SESSION_FORK  # noqa: E402
+ForkSessionRequest.__acp_method__ = SESSION_FORK

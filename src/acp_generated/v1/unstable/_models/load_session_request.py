@@ -70,3 +70,4 @@ class LoadSessionRequest(AcpModel, TypedRequest["LoadSessionResponse"]):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_LOAD as SESSION_LOAD  # noqa: E402
+LoadSessionRequest.__acp_method__ = SESSION_LOAD

@@ -52,3 +52,4 @@ class MessageMcpNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import MCP_MESSAGE_NOTIFICATION as MCP_MESSAGE_NOTIFICATION  # noqa: E402
+MessageMcpNotification.__acp_method__ = MCP_MESSAGE_NOTIFICATION

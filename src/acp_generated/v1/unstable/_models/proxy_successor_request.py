@@ -59,3 +59,4 @@ class ProxySuccessorRequest(AcpModel, TypedRequest["ProxySuccessorResponse"]):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import PROXY_SUCCESSOR as PROXY_SUCCESSOR  # noqa: E402
+ProxySuccessorRequest.__acp_method__ = PROXY_SUCCESSOR

@@ -62,3 +62,4 @@ class UnarchiveSessionResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_UNARCHIVE as SESSION_UNARCHIVE  # noqa: E402
+UnarchiveSessionRequest.__acp_method__ = SESSION_UNARCHIVE

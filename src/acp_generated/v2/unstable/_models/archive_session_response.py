@@ -61,3 +61,4 @@ class ArchiveSessionResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_ARCHIVE as SESSION_ARCHIVE  # noqa: E402
+ArchiveSessionRequest.__acp_method__ = SESSION_ARCHIVE

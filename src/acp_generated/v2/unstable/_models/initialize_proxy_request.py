@@ -67,3 +67,4 @@ class InitializeProxyRequest(InitializeRequest):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import INITIALIZE as INITIALIZE  # noqa: E402
+InitializeRequest.__acp_method__ = INITIALIZE

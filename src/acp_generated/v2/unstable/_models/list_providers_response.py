@@ -119,3 +119,4 @@ class ListProvidersResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import PROVIDERS_LIST as PROVIDERS_LIST  # noqa: E402
+ListProvidersRequest.__acp_method__ = PROVIDERS_LIST

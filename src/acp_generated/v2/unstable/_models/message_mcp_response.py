@@ -127,3 +127,4 @@ Senders must include exactly one outcome. Receivers prefer `result` if both are 
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import MCP_MESSAGE as MCP_MESSAGE  # noqa: E402
+MessageMcpRequest.__acp_method__ = MCP_MESSAGE

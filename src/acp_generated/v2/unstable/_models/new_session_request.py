@@ -61,3 +61,4 @@ class NewSessionRequest(AcpModel, TypedRequest["NewSessionResponse"]):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_NEW as SESSION_NEW  # noqa: E402
+NewSessionRequest.__acp_method__ = SESSION_NEW

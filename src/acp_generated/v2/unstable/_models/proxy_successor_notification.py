@@ -51,3 +51,4 @@ class ProxySuccessorNotification(AcpModel, TypedNotification):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import PROXY_SUCCESSOR_NOTIFICATION as PROXY_SUCCESSOR_NOTIFICATION  # noqa: E402
+ProxySuccessorNotification.__acp_method__ = PROXY_SUCCESSOR_NOTIFICATION

@@ -82,3 +82,4 @@ class SessionStatusResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_STATUS as SESSION_STATUS  # noqa: E402
+SessionStatusRequest.__acp_method__ = SESSION_STATUS

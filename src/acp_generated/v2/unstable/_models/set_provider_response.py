@@ -70,3 +70,4 @@ class SetProviderResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import PROVIDERS_SET as PROVIDERS_SET  # noqa: E402
+SetProviderRequest.__acp_method__ = PROVIDERS_SET

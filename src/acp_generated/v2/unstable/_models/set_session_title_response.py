@@ -78,3 +78,4 @@ class SetSessionTitleResponse(AcpModel):
 
 # Link the params classes above to their bindings (``__acp_method__``).
 from ..methods import SESSION_SET_TITLE as SESSION_SET_TITLE  # noqa: E402
+SetSessionTitleRequest.__acp_method__ = SESSION_SET_TITLE
