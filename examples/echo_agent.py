@@ -51,35 +51,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.lowlevel
 
-from acp_generated.v1 import (
-    AgentCapabilities,
-    AgentHandler,
-    AgentMessageChunkSessionUpdate,
-    AgentThoughtChunkSessionUpdate,
-    CancelNotification,
-    ContentBlock,
-    ContentToolCallContent,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PermissionOption,
-    PlanEntry,
-    PlanSessionUpdate,
-    PromptRequest,
-    PromptResponse,
-    ReadTextFileRequest,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    SessionNotification,
-    SessionUpdate,
-    StopReason,
-    TextContentBlock,
-    ToolCallSessionUpdate,
-    ToolCallUpdate,
-    ToolCallUpdateSessionUpdate,
-)
+from acp_generated import v1  # `v1.X` creates each model class on its first use
 from acp_runtime import (
     Connection,
     ErrorCode,
@@ -147,9 +119,9 @@ _READ = re.compile(r"read\s+(.+)", re.DOTALL)
 _ERROR = re.compile(r"error\s+(-?\d+)(?:\s+(.*))?", re.DOTALL)
 
 
-def prompt_text(prompt: list[ContentBlock]) -> str:
+def prompt_text(prompt: list[v1.ContentBlock]) -> str:
     """All text blocks joined, trimmed: the command the agent reads."""
-    return "".join(block.text for block in prompt if isinstance(block, TextContentBlock)).strip()
+    return "".join(block.text for block in prompt if isinstance(block, v1.TextContentBlock)).strip()
 
 
 def parse_command(text: str) -> Command:
@@ -178,35 +150,35 @@ def echo_pieces(text: str) -> list[str]:
 # -- the agent ------------------------------------------------------------------------------
 
 
-def _text(value: str) -> TextContentBlock:
-    return TextContentBlock(type="text", text=value)
+def _text(value: str) -> v1.TextContentBlock:
+    return v1.TextContentBlock(type="text", text=value)
 
 
-def mixed_updates() -> list[SessionUpdate]:
+def mixed_updates() -> list[v1.SessionUpdate]:
     """What ``mixed`` streams. Built when asked, not at import: creating a model builds its
     validator, and an agent's cold start should pay only for the models it answers with."""
     return [
-        AgentThoughtChunkSessionUpdate(
+        v1.AgentThoughtChunkSessionUpdate(
             session_update="agent_thought_chunk", content=_text("thinking")
         ),
-        ToolCallSessionUpdate(
+        v1.ToolCallSessionUpdate(
             session_update="tool_call",
             tool_call_id="call-1",
             title="Echo tool",
             kind="read",
             status="pending",
         ),
-        ToolCallUpdateSessionUpdate(
+        v1.ToolCallUpdateSessionUpdate(
             session_update="tool_call_update",
             tool_call_id="call-1",
             status="completed",
-            content=[ContentToolCallContent(type="content", content=_text("tool done"))],
+            content=[v1.ContentToolCallContent(type="content", content=_text("tool done"))],
         ),
-        PlanSessionUpdate(
+        v1.PlanSessionUpdate(
             session_update="plan",
-            entries=[PlanEntry(content="echo the prompt", priority="high", status="completed")],
+            entries=[v1.PlanEntry(content="echo the prompt", priority="high", status="completed")],
         ),
-        AgentMessageChunkSessionUpdate(
+        v1.AgentMessageChunkSessionUpdate(
             session_update="agent_message_chunk", content=_text("mixed done")
         ),
     ]
@@ -217,18 +189,18 @@ CHUNKS_PER_YIELD = 32
 the writer puts the batch on the wire in one write."""
 
 
-def permission_options() -> list[PermissionOption]:
+def permission_options() -> list[v1.PermissionOption]:
     """The options ``permission`` offers (built when asked, as :func:`mixed_updates`)."""
     return [
-        PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-        PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+        v1.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+        v1.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
     ]
 
 
 class Turn:
     """One running prompt turn: what it needs to send updates and notice `session/cancel`."""
 
-    def __init__(self, session_id: str, responder: Responder[PromptResponse]) -> None:
+    def __init__(self, session_id: str, responder: Responder[v1.PromptResponse]) -> None:
         self.session_id = session_id
         self.responder = responder
         self.cancelled = anyio.Event()
@@ -252,21 +224,21 @@ class Turn:
     def cx(self) -> Connection:
         return self.responder.connection
 
-    def send(self, update: SessionUpdate) -> Awaitable[None]:
+    def send(self, update: v1.SessionUpdate) -> Awaitable[None]:
         """Queue an update; awaiting the result waits while the client is behind."""
         return self.cx.send_notification(
-            SessionNotification(session_id=self.session_id, update=update)
+            v1.SessionNotification(session_id=self.session_id, update=update)
         )
 
     def say(self, text: str) -> Awaitable[None]:
         return self.send(
-            AgentMessageChunkSessionUpdate(
+            v1.AgentMessageChunkSessionUpdate(
                 session_update="agent_message_chunk", content=_text(text)
             )
         )
 
 
-class EchoAgent(AgentHandler):
+class EchoAgent(v1.AgentHandler):
     """Answers prompts according to the command language in the module docstring."""
 
     def __init__(self) -> None:
@@ -277,28 +249,28 @@ class EchoAgent(AgentHandler):
         self._idle.set()
 
     async def initialize(
-        self, params: InitializeRequest, responder: Responder[InitializeResponse]
-    ) -> InitializeResponse:
-        return InitializeResponse(
+        self, params: v1.InitializeRequest, responder: Responder[v1.InitializeResponse]
+    ) -> v1.InitializeResponse:
+        return v1.InitializeResponse(
             protocol_version=1,
-            agent_capabilities=AgentCapabilities(load_session=False),
-            agent_info=Implementation(name="python-echo-agent", version="1.0.0"),
+            agent_capabilities=v1.AgentCapabilities(load_session=False),
+            agent_info=v1.Implementation(name="python-echo-agent", version="1.0.0"),
         )
 
     async def new_session(
-        self, params: NewSessionRequest, responder: Responder[NewSessionResponse]
-    ) -> NewSessionResponse:
+        self, params: v1.NewSessionRequest, responder: Responder[v1.NewSessionResponse]
+    ) -> v1.NewSessionResponse:
         self._sessions += 1
-        return NewSessionResponse(session_id=f"sess-{self._sessions}")
+        return v1.NewSessionResponse(session_id=f"sess-{self._sessions}")
 
     async def prompt(
-        self, params: PromptRequest, responder: Responder[PromptResponse]
-    ) -> PromptResponse:
+        self, params: v1.PromptRequest, responder: Responder[v1.PromptResponse]
+    ) -> v1.PromptResponse:
         turn = Turn(params.session_id, responder)
         command = parse_command(prompt_text(params.prompt))
         log.info("prompt %s: %s", params.session_id, command)
         if isinstance(command, Immediate):
-            return PromptResponse(stop_reason=self._answer_now(turn, command))
+            return v1.PromptResponse(stop_reason=self._answer_now(turn, command))
         # Waiting work: register the turn before the first wait, so a `session/cancel`
         # right behind this request finds it, then simply await it: the connection goes
         # on reading (and sees cancellations) while the handler waits. This agent handles
@@ -316,7 +288,7 @@ class EchoAgent(AgentHandler):
             if self._in_flight == 0:
                 self._idle.set()
 
-    async def cancel(self, params: CancelNotification, cx: Connection) -> None:
+    async def cancel(self, params: v1.CancelNotification, cx: Connection) -> None:
         log.info("session/cancel %s", params.session_id)
         turn = self._turns.get(params.session_id)
         if turn is not None:
@@ -334,7 +306,7 @@ class EchoAgent(AgentHandler):
         """Wait until no prompt turn is running."""
         await self._idle.wait()
 
-    async def _turn_result(self, turn: Turn, command: Waiting) -> PromptResponse:
+    async def _turn_result(self, turn: Turn, command: Waiting) -> v1.PromptResponse:
         if isinstance(command, Sleep):
             stop_reason = await self._sleep(turn, command)
         elif isinstance(command, Chunks):
@@ -344,9 +316,9 @@ class EchoAgent(AgentHandler):
         else:
             await self._read(turn, command.path)
             stop_reason = "end_turn"
-        return PromptResponse(stop_reason=stop_reason)
+        return v1.PromptResponse(stop_reason=stop_reason)
 
-    def _answer_now(self, turn: Turn, command: Immediate) -> StopReason:
+    def _answer_now(self, turn: Turn, command: Immediate) -> v1.StopReason:
         """Commands that never wait: answered at once."""
         if isinstance(command, Mixed):
             for update in mixed_updates():
@@ -358,7 +330,7 @@ class EchoAgent(AgentHandler):
                 turn.say(piece)
         return "end_turn"
 
-    async def _stream_chunks(self, turn: Turn, command: Chunks) -> StopReason:
+    async def _stream_chunks(self, turn: Turn, command: Chunks) -> v1.StopReason:
         for i in range(command.n):
             if i % CHUNKS_PER_YIELD == 0:
                 await anyio.lowlevel.checkpoint()  # the loop reads cancels, the writer writes
@@ -370,7 +342,7 @@ class EchoAgent(AgentHandler):
             await turn.say(f"chunk {i}\n" if command.size is None else "x" * command.size)
         return "end_turn"
 
-    async def _sleep(self, turn: Turn, command: Sleep) -> StopReason:
+    async def _sleep(self, turn: Turn, command: Sleep) -> v1.StopReason:
         if command.ignore_cancel:
             await anyio.sleep(command.ms / 1000)
             return "end_turn"
@@ -382,11 +354,11 @@ class EchoAgent(AgentHandler):
         turn.say(f"slept {command.ms}")
         return "end_turn"
 
-    async def _ask_permission(self, turn: Turn) -> StopReason:
+    async def _ask_permission(self, turn: Turn) -> v1.StopReason:
         request = turn.cx.send_request(
-            RequestPermissionRequest(
+            v1.RequestPermissionRequest(
                 session_id=turn.session_id,
-                tool_call=ToolCallUpdate(
+                tool_call=v1.ToolCallUpdate(
                     tool_call_id="perm-1", title="Echo permission", kind="execute", status="pending"
                 ),
                 options=permission_options(),
@@ -406,7 +378,7 @@ class EchoAgent(AgentHandler):
     async def _read(self, turn: Turn, path: str) -> None:
         try:
             response = await turn.cx.send_request(
-                ReadTextFileRequest(session_id=turn.session_id, path=path)
+                v1.ReadTextFileRequest(session_id=turn.session_id, path=path)
             )
         except RequestError as error:
             turn.say(f"read-error:{error.code}:{error.message}")
@@ -414,7 +386,7 @@ class EchoAgent(AgentHandler):
             turn.say(response.content)
 
 
-async def _outcome_label(request: SentRequest[RequestPermissionResponse]) -> str:
+async def _outcome_label(request: SentRequest[v1.RequestPermissionResponse]) -> str:
     """``selected:<optionId>`` or ``cancelled`` (the outcome, or a -32800 answer)."""
     try:
         outcome = (await request).outcome
