@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,22 +58,25 @@ print(json.dumps({"seconds": time.process_time() - start}))
 """
 
 
-def run(code: str) -> dict[str, object]:
+def run(code: str, cwd: Path | None = None) -> Any:
+    """What ``code`` prints (JSON), run in a fresh interpreter."""
     done = subprocess.run(
         [sys.executable, "-c", code],
+        cwd=cwd,
         env=ENV,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    return json.loads(done.stdout)
 
 
 @pytest.fixture(scope="module")
 def first_messages() -> dict[str, object]:
     run(FIRST_MESSAGES)  # writes the bytecode caches
-    return run(FIRST_MESSAGES)
+    first: dict[str, object] = run(FIRST_MESSAGES)
+    return first
 
 
 def test_an_asyncio_agent_imports_no_optional_backend_or_extra(
@@ -147,8 +151,8 @@ def test_first_messages_cost_at_most_2_5_pydantic_starts() -> None:
     ours: list[float] = []
     base: list[float] = []
     for _ in range(5):
-        ours.append(float(run(FIRST_MESSAGES)["seconds"]))  # type: ignore[arg-type]
-        base.append(float(run(PYDANTIC)["seconds"]))  # type: ignore[arg-type]
+        ours.append(float(run(FIRST_MESSAGES)["seconds"]))
+        base.append(float(run(PYDANTIC)["seconds"]))
     assert min(ours) < 2.5 * min(base), (
         f"first messages {min(ours) * 1000:.0f} ms CPU, pydantic {min(base) * 1000:.0f} ms"
     )
@@ -168,16 +172,7 @@ print(json.dumps([c.__name__ for c in classes if c.__pydantic_complete__]))
 def test_importing_the_echo_example_builds_no_validator() -> None:
     """Its canned updates and permission options are built when a prompt asks for them:
     built at import, they cost its cold start 9 validators (issue 34)."""
-    done = subprocess.run(
-        [sys.executable, "-c", ECHO_IMPORT],
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert json.loads(done.stdout) == []
+    assert run(ECHO_IMPORT, cwd=REPO) == []
 
 
 @pytest.mark.parametrize("agent", ["this", "floor", "deps_floor", "echo", "tutorial"])
@@ -277,13 +272,4 @@ def test_the_echo_example_creates_no_model_class_before_its_first_message() -> N
     """It names its models as ``v1.X`` where it uses them, so importing it and registering
     its handler imports no model module: the 26 names it imported at the top created 108
     classes, about 30 ms of its start (issue 34)."""
-    done = subprocess.run(
-        [sys.executable, "-c", ECHO_REGISTERED],
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert json.loads(done.stdout) == []
+    assert run(ECHO_REGISTERED, cwd=REPO) == []
