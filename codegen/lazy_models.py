@@ -70,6 +70,7 @@ class Home:
     names: frozenset[str]
     methods_module: str  # where their params classes' bindings are: "acp_generated.v1.methods"
     linked: tuple[tuple[str, str], ...] = ()  # (params class, binding constant)
+    messages: frozenset[str] = frozenset()  # the methods' params and result classes
 
 
 @dataclass(frozen=True)
@@ -164,9 +165,13 @@ def plan_parts(homes: list[Home]) -> list[Part]:
             groups.union(key, scalars.setdefault(key[0], key))
     scalar_roots = {groups.find(k) for k in scalars.values()}
     changed = True
-    while changed:  # a group only one other group refers to joins it (same home)
+    while changed:  # a group only one other group refers to joins it (same home) ...
         changed = False
         root_of = {key: groups.find(key) for key in order}
+        # ... but a message's module takes in no other definition: handlers build those (a
+        # permission option, a capability) on their own, and creating one must not create
+        # the message and all it refers to (issue 34: 27 classes for a permission option).
+        holds_message = {root_of[k] for k in order if k[1] in homes[k[0]].messages}
         referrers: dict[Key, set[Key]] = {}
         for key in order:
             for dep in deps[key]:
@@ -175,6 +180,8 @@ def plan_parts(homes: list[Home]) -> list[Part]:
         for group in sorted(referrers):
             (only, *more) = sorted(referrers[group])
             if more or group in scalar_roots or group[0] != only[0]:
+                continue
+            if only in holds_message and group not in holds_message:
                 continue
             groups.union(group, only)
             scalar_roots = {groups.find(k) for k in scalars.values()}

@@ -248,12 +248,16 @@ def _model_files(
     in modules created on first access (``lazy_models.py``): the definitions they share
     (with ``shared_header``, ``_shared_models``), then each package's own."""
     stable = packages[0].variant
+    messages = frozenset(
+        name for p in packages for m in p.models.methods for name in (m.params, m.result) if name
+    )
     shared = Home(
         f"{stable.package}.{PARTS}",
         packages[0].models.source,
         sharing.names,
         f"{stable.package}.{SHARED_METHODS}",
         _linked(packages[0], sharing, True),
+        messages,
     )
     owners = {
         Home(
@@ -262,6 +266,7 @@ def _model_files(
             frozenset({d.name for d in defined_in(p.models.source)} - sharing.names),
             f"{p.variant.package}.methods",
             _linked(p, sharing, False),
+            messages,
         ): p.variant
         for p in packages
     }

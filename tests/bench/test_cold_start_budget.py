@@ -273,3 +273,24 @@ def test_the_echo_example_creates_no_model_class_before_its_first_message() -> N
     its handler imports no model module: the 26 names it imported at the top created 108
     classes, about 30 ms of its start (issue 34)."""
     assert run(ECHO_REGISTERED, cwd=REPO) == []
+
+
+HELPERS_ALONE = """
+import json, sys
+from acp_generated import v1
+v1.PermissionOption, v1.SelectedRequestPermissionOutcome, v1.AgentCapabilities
+print(json.dumps(sorted(m.rsplit(".", 1)[1] for m in sys.modules if "._models." in m)))
+"""
+
+
+def test_a_model_a_handler_builds_alone_creates_no_message_class() -> None:
+    """A message's module (a method's params or result) holds no other definition, so the
+    permission options and the outcome the tutorial builds at import, or an agent's
+    capabilities, do not create ``RequestPermissionRequest`` and the tool call, content
+    block and capability classes it refers to (27 classes, issue 34)."""
+    modules = run(HELPERS_ALONE)
+    assert "request_permission_response" not in modules
+    assert "initialize_response" not in modules
+    assert {"permission_option", "request_permission_outcome", "agent_capabilities"} <= set(
+        modules
+    )

@@ -68,6 +68,9 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from ._models.boolean_set_session_config_option_request import (
+        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
     from ._models.cancel_notification import (
         CancelNotification as CancelNotification,
     )
@@ -122,26 +125,26 @@ if TYPE_CHECKING:
     )
     from ._models.create_elicitation_request import (
         CreateElicitationRequest as CreateElicitationRequest,
+    )
+    from ._models.create_elicitation_request_known import (
         CreateElicitationRequestKnown as CreateElicitationRequestKnown,
         FormCreateElicitationRequest as FormCreateElicitationRequest,
-        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
         RequestFormCreateElicitationRequest as RequestFormCreateElicitationRequest,
-        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
         RequestUrlCreateElicitationRequest as RequestUrlCreateElicitationRequest,
         SessionFormCreateElicitationRequest as SessionFormCreateElicitationRequest,
-        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
         SessionUrlCreateElicitationRequest as SessionUrlCreateElicitationRequest,
         UrlCreateElicitationRequest as UrlCreateElicitationRequest,
     )
     from ._models.create_elicitation_response import (
+        CreateElicitationResponse as CreateElicitationResponse,
+    )
+    from ._models.create_elicitation_response_known import (
         AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
         CancelCreateElicitationResponse as CancelCreateElicitationResponse,
-        CreateElicitationResponse as CreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
         DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
         ElicitationAcceptAction as ElicitationAcceptAction,
         ElicitationContentValue as ElicitationContentValue,
-        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
     )
     from ._models.create_terminal_response import (
         CreateTerminalRequest as CreateTerminalRequest,
@@ -241,6 +244,17 @@ if TYPE_CHECKING:
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
     )
+    from ._models.other_create_elicitation_request import (
+        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
+        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
+        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
+    )
+    from ._models.other_create_elicitation_response import (
+        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from ._models.permission_option import (
+        PermissionOption as PermissionOption,
+    )
     from ._models.plan_entry import (
         PlanEntry as PlanEntry,
     )
@@ -259,14 +273,15 @@ if TYPE_CHECKING:
         ReleaseTerminalRequest as ReleaseTerminalRequest,
         ReleaseTerminalResponse as ReleaseTerminalResponse,
     )
-    from ._models.request_permission_response import (
+    from ._models.request_permission_outcome import (
         CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
-        PermissionOption as PermissionOption,
         RequestPermissionOutcome as RequestPermissionOutcome,
-        RequestPermissionRequest as RequestPermissionRequest,
-        RequestPermissionResponse as RequestPermissionResponse,
         SelectedPermissionOutcome as SelectedPermissionOutcome,
         SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
+    )
+    from ._models.request_permission_response import (
+        RequestPermissionRequest as RequestPermissionRequest,
+        RequestPermissionResponse as RequestPermissionResponse,
     )
     from ._models.resume_session_response import (
         ResumeSessionResponse as ResumeSessionResponse,
@@ -307,9 +322,7 @@ if TYPE_CHECKING:
         SessionResumeCapabilities as SessionResumeCapabilities,
     )
     from ._models.set_session_config_option_request import (
-        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
         SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
-        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
     )
     from ._models.set_session_config_option_response import (
         SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
@@ -322,8 +335,10 @@ if TYPE_CHECKING:
         McpServerSse as McpServerSse,
         SseMcpServer as SseMcpServer,
     )
-    from ._models.terminal_output_response import (
+    from ._models.terminal_exit_status import (
         TerminalExitStatus as TerminalExitStatus,
+    )
+    from ._models.terminal_output_response import (
         TerminalOutputRequest as TerminalOutputRequest,
         TerminalOutputResponse as TerminalOutputResponse,
     )
@@ -357,6 +372,9 @@ if TYPE_CHECKING:
     from ._models.user_message_chunk_session_update import (
         UserMessageChunkSessionUpdate as UserMessageChunkSessionUpdate,
     )
+    from ._models.value_id_set_session_config_option_request import (
+        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
+    )
     from ._models.wait_for_terminal_exit_response import (
         WaitForTerminalExitRequest as WaitForTerminalExitRequest,
         WaitForTerminalExitResponse as WaitForTerminalExitResponse,
@@ -367,7 +385,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response',
+    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
     'Annotations': '_models.content_block',
@@ -390,11 +408,11 @@ _EXPORTS: dict[str, str] = {
     'BooleanElicitationPropertySchema': '_models.elicitation_schema',
     'BooleanPropertySchema': '_models.elicitation_schema',
     'BooleanSessionConfigOption': '_models.session_config_option',
-    'BooleanSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response',
+    'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
+    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
-    'CancelledRequestPermissionOutcome': '_models.request_permission_response',
+    'CancelledRequestPermissionOutcome': '_models.request_permission_outcome',
     'ClientSessionCapabilities': '_models.client_session_capabilities',
     'CloseSessionRequest': '_models.close_session_response',
     'CloseSessionResponse': '_models.close_session_response',
@@ -414,21 +432,21 @@ _EXPORTS: dict[str, str] = {
     'ContentToolCallContent': '_models.tool_call_content',
     'Cost': '_models.usage_update_session_update',
     'CreateElicitationRequest': '_models.create_elicitation_request',
-    'CreateElicitationRequestKnown': '_models.create_elicitation_request',
+    'CreateElicitationRequestKnown': '_models.create_elicitation_request_known',
     'CreateElicitationResponse': '_models.create_elicitation_response',
-    'CreateElicitationResponseKnown': '_models.create_elicitation_response',
+    'CreateElicitationResponseKnown': '_models.create_elicitation_response_known',
     'CreateTerminalRequest': '_models.create_terminal_response',
     'CreateTerminalResponse': '_models.create_terminal_response',
     'CurrentModeUpdate': '_models.current_mode_update_session_update',
     'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response',
+    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
     'Diff': '_models.tool_call_content',
     'DiffToolCallContent': '_models.tool_call_content',
-    'ElicitationAcceptAction': '_models.create_elicitation_response',
+    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response',
+    'ElicitationContentValue': '_models.create_elicitation_response_known',
     'ElicitationFormCapabilities': '_models.elicitation_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
@@ -447,7 +465,7 @@ _EXPORTS: dict[str, str] = {
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
     'FileSystemCapabilities': '_models.file_system_capabilities',
-    'FormCreateElicitationRequest': '_models.create_elicitation_request',
+    'FormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'GroupedSessionConfigSelectOptions': '_models.session_config_option',
     'HttpHeader': '_models.http_header',
     'HttpMcpServer': '_models.http_mcp_server',
@@ -475,11 +493,11 @@ _EXPORTS: dict[str, str] = {
     'NoticeSeverity': '_models._scalars',
     'NumberElicitationPropertySchema': '_models.elicitation_schema',
     'NumberPropertySchema': '_models.elicitation_schema',
-    'OtherCreateElicitationRequest': '_models.create_elicitation_request',
-    'OtherCreateElicitationResponse': '_models.create_elicitation_response',
+    'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
+    'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
     'OtherElicitationPropertySchema': '_models.elicitation_schema',
     'OtherMultiSelectItems': '_models.elicitation_schema',
-    'PermissionOption': '_models.request_permission_response',
+    'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
     'Plan': '_models.plan_session_update',
@@ -495,21 +513,21 @@ _EXPORTS: dict[str, str] = {
     'ReleaseTerminalResponse': '_models.release_terminal_response',
     'RequestElicitationFormMode': '_models.elicitation_form_mode',
     'RequestElicitationUrlMode': '_models.elicitation_url_mode',
-    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'RequestId': '_models._scalars',
-    'RequestOtherCreateElicitationRequest': '_models.create_elicitation_request',
-    'RequestPermissionOutcome': '_models.request_permission_response',
+    'RequestOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
+    'RequestPermissionOutcome': '_models.request_permission_outcome',
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
-    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'ResourceContentBlock': '_models.content_block',
     'ResourceLink': '_models.content_block',
     'ResourceLinkContentBlock': '_models.content_block',
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
     'SelectSessionConfigOption': '_models.session_config_option',
-    'SelectedPermissionOutcome': '_models.request_permission_response',
-    'SelectedRequestPermissionOutcome': '_models.request_permission_response',
+    'SelectedPermissionOutcome': '_models.request_permission_outcome',
+    'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
     'SessionConfigBoolean': '_models.session_config_option',
@@ -526,7 +544,7 @@ _EXPORTS: dict[str, str] = {
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
     'SessionElicitationUrlMode': '_models.elicitation_url_mode',
-    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SessionId': '_models._scalars',
     'SessionInfoUpdate': '_models.session_info_update_session_update',
     'SessionInfoUpdateSessionUpdate': '_models.session_info_update_session_update',
@@ -534,9 +552,9 @@ _EXPORTS: dict[str, str] = {
     'SessionMode': '_models.session_mode_state',
     'SessionModeId': '_models._scalars',
     'SessionModeState': '_models.session_mode_state',
-    'SessionOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'SessionResumeCapabilities': '_models.session_resume_capabilities',
-    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SetSessionConfigOptionRequest': '_models.set_session_config_option_request',
     'SetSessionConfigOptionResponse': '_models.set_session_config_option_response',
     'SetSessionModeRequest': '_models.set_session_mode_response',
@@ -551,7 +569,7 @@ _EXPORTS: dict[str, str] = {
     'StringPropertySchema': '_models.elicitation_schema',
     'Terminal': '_models.tool_call_content',
     'TerminalAuthMethod': '_models.auth_method',
-    'TerminalExitStatus': '_models.terminal_output_response',
+    'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
     'TerminalOutputResponse': '_models.terminal_output_response',
@@ -571,11 +589,11 @@ _EXPORTS: dict[str, str] = {
     'ToolKind': '_models._scalars',
     'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
     'UnstructuredCommandInput': '_models.available_commands_update_session_update',
-    'UrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'UsageUpdate': '_models.usage_update_session_update',
     'UsageUpdateSessionUpdate': '_models.usage_update_session_update',
     'UserMessageChunkSessionUpdate': '_models.user_message_chunk_session_update',
-    'ValueIdSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'ValueIdSetSessionConfigOptionRequest': '_models.value_id_set_session_config_option_request',
     'WaitForTerminalExitRequest': '_models.wait_for_terminal_exit_response',
     'WaitForTerminalExitResponse': '_models.wait_for_terminal_exit_response',
     'WriteTextFileRequest': '_models.write_text_file_response',

@@ -44,6 +44,12 @@ if TYPE_CHECKING:
         ToolCallStatus as ToolCallStatus,
         ToolKind as ToolKind,
     )
+    from ._models.agent_capabilities import (
+        AgentAuthCapabilities as AgentAuthCapabilities,
+        AgentCapabilities as AgentCapabilities,
+        McpCapabilities as McpCapabilities,
+        SessionCapabilities as SessionCapabilities,
+    )
     from ._models.agent_message_chunk_session_update import (
         AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
     )
@@ -70,11 +76,17 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from ._models.boolean_set_session_config_option_request import (
+        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
     from ._models.cancel_notification import (
         CancelNotification as CancelNotification,
     )
     from ._models.cancel_request_notification import (
         CancelRequestNotification as CancelRequestNotification,
+    )
+    from ._models.client_capabilities import (
+        ClientCapabilities as ClientCapabilities,
     )
     from ._models.client_session_capabilities import (
         BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
@@ -124,26 +136,26 @@ if TYPE_CHECKING:
     )
     from ._models.create_elicitation_request import (
         CreateElicitationRequest as CreateElicitationRequest,
+    )
+    from ._models.create_elicitation_request_known import (
         CreateElicitationRequestKnown as CreateElicitationRequestKnown,
         FormCreateElicitationRequest as FormCreateElicitationRequest,
-        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
         RequestFormCreateElicitationRequest as RequestFormCreateElicitationRequest,
-        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
         RequestUrlCreateElicitationRequest as RequestUrlCreateElicitationRequest,
         SessionFormCreateElicitationRequest as SessionFormCreateElicitationRequest,
-        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
         SessionUrlCreateElicitationRequest as SessionUrlCreateElicitationRequest,
         UrlCreateElicitationRequest as UrlCreateElicitationRequest,
     )
     from ._models.create_elicitation_response import (
+        CreateElicitationResponse as CreateElicitationResponse,
+    )
+    from ._models.create_elicitation_response_known import (
         AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
         CancelCreateElicitationResponse as CancelCreateElicitationResponse,
-        CreateElicitationResponse as CreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
         DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
         ElicitationAcceptAction as ElicitationAcceptAction,
         ElicitationContentValue as ElicitationContentValue,
-        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
     )
     from ._models.create_terminal_response import (
         CreateTerminalRequest as CreateTerminalRequest,
@@ -220,13 +232,8 @@ if TYPE_CHECKING:
         Implementation as Implementation,
     )
     from ._models.initialize_response import (
-        AgentAuthCapabilities as AgentAuthCapabilities,
-        AgentCapabilities as AgentCapabilities,
-        ClientCapabilities as ClientCapabilities,
         InitializeRequest as InitializeRequest,
         InitializeResponse as InitializeResponse,
-        McpCapabilities as McpCapabilities,
-        SessionCapabilities as SessionCapabilities,
     )
     from ._models.kill_terminal_response import (
         KillTerminalRequest as KillTerminalRequest,
@@ -235,7 +242,6 @@ if TYPE_CHECKING:
     from ._models.list_sessions_response import (
         ListSessionsRequest as ListSessionsRequest,
         ListSessionsResponse as ListSessionsResponse,
-        SessionInfo as SessionInfo,
     )
     from ._models.load_session_request import (
         LoadSessionRequest as LoadSessionRequest,
@@ -267,6 +273,17 @@ if TYPE_CHECKING:
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
     )
+    from ._models.other_create_elicitation_request import (
+        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
+        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
+        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
+    )
+    from ._models.other_create_elicitation_response import (
+        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from ._models.permission_option import (
+        PermissionOption as PermissionOption,
+    )
     from ._models.plan_entry import (
         PlanEntry as PlanEntry,
     )
@@ -289,14 +306,15 @@ if TYPE_CHECKING:
         ReleaseTerminalRequest as ReleaseTerminalRequest,
         ReleaseTerminalResponse as ReleaseTerminalResponse,
     )
-    from ._models.request_permission_response import (
+    from ._models.request_permission_outcome import (
         CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
-        PermissionOption as PermissionOption,
         RequestPermissionOutcome as RequestPermissionOutcome,
-        RequestPermissionRequest as RequestPermissionRequest,
-        RequestPermissionResponse as RequestPermissionResponse,
         SelectedPermissionOutcome as SelectedPermissionOutcome,
         SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
+    )
+    from ._models.request_permission_response import (
+        RequestPermissionRequest as RequestPermissionRequest,
+        RequestPermissionResponse as RequestPermissionResponse,
     )
     from ._models.resume_session_request import (
         ResumeSessionRequest as ResumeSessionRequest,
@@ -325,6 +343,9 @@ if TYPE_CHECKING:
     from ._models.session_delete_capabilities import (
         SessionDeleteCapabilities as SessionDeleteCapabilities,
     )
+    from ._models.session_info import (
+        SessionInfo as SessionInfo,
+    )
     from ._models.session_info_update_session_update import (
         SessionInfoUpdate as SessionInfoUpdate,
         SessionInfoUpdateSessionUpdate as SessionInfoUpdateSessionUpdate,
@@ -338,15 +359,15 @@ if TYPE_CHECKING:
     )
     from ._models.session_notification import (
         SessionNotification as SessionNotification,
-        SessionUpdate as SessionUpdate,
     )
     from ._models.session_resume_capabilities import (
         SessionResumeCapabilities as SessionResumeCapabilities,
     )
+    from ._models.session_update import (
+        SessionUpdate as SessionUpdate,
+    )
     from ._models.set_session_config_option_request import (
-        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
         SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
-        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
     )
     from ._models.set_session_config_option_response import (
         SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
@@ -359,8 +380,10 @@ if TYPE_CHECKING:
         McpServerSse as McpServerSse,
         SseMcpServer as SseMcpServer,
     )
-    from ._models.terminal_output_response import (
+    from ._models.terminal_exit_status import (
         TerminalExitStatus as TerminalExitStatus,
+    )
+    from ._models.terminal_output_response import (
         TerminalOutputRequest as TerminalOutputRequest,
         TerminalOutputResponse as TerminalOutputResponse,
     )
@@ -394,6 +417,9 @@ if TYPE_CHECKING:
     from ._models.user_message_chunk_session_update import (
         UserMessageChunkSessionUpdate as UserMessageChunkSessionUpdate,
     )
+    from ._models.value_id_set_session_config_option_request import (
+        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
+    )
     from ._models.wait_for_terminal_exit_response import (
         WaitForTerminalExitRequest as WaitForTerminalExitRequest,
         WaitForTerminalExitResponse as WaitForTerminalExitResponse,
@@ -404,9 +430,9 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response',
-    'AgentAuthCapabilities': '_models.initialize_response',
-    'AgentCapabilities': '_models.initialize_response',
+    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'AgentAuthCapabilities': '_models.agent_capabilities',
+    'AgentCapabilities': '_models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
     'Annotations': '_models.content_block',
@@ -429,12 +455,12 @@ _EXPORTS: dict[str, str] = {
     'BooleanElicitationPropertySchema': '_models.elicitation_schema',
     'BooleanPropertySchema': '_models.elicitation_schema',
     'BooleanSessionConfigOption': '_models.session_config_option',
-    'BooleanSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response',
+    'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
+    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
-    'CancelledRequestPermissionOutcome': '_models.request_permission_response',
-    'ClientCapabilities': '_models.initialize_response',
+    'CancelledRequestPermissionOutcome': '_models.request_permission_outcome',
+    'ClientCapabilities': '_models.client_capabilities',
     'ClientSessionCapabilities': '_models.client_session_capabilities',
     'CloseSessionRequest': '_models.close_session_response',
     'CloseSessionResponse': '_models.close_session_response',
@@ -454,21 +480,21 @@ _EXPORTS: dict[str, str] = {
     'ContentToolCallContent': '_models.tool_call_content',
     'Cost': '_models.usage_update_session_update',
     'CreateElicitationRequest': '_models.create_elicitation_request',
-    'CreateElicitationRequestKnown': '_models.create_elicitation_request',
+    'CreateElicitationRequestKnown': '_models.create_elicitation_request_known',
     'CreateElicitationResponse': '_models.create_elicitation_response',
-    'CreateElicitationResponseKnown': '_models.create_elicitation_response',
+    'CreateElicitationResponseKnown': '_models.create_elicitation_response_known',
     'CreateTerminalRequest': '_models.create_terminal_response',
     'CreateTerminalResponse': '_models.create_terminal_response',
     'CurrentModeUpdate': '_models.current_mode_update_session_update',
     'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response',
+    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
     'Diff': '_models.tool_call_content',
     'DiffToolCallContent': '_models.tool_call_content',
-    'ElicitationAcceptAction': '_models.create_elicitation_response',
+    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response',
+    'ElicitationContentValue': '_models.create_elicitation_response_known',
     'ElicitationFormCapabilities': '_models.elicitation_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
@@ -487,7 +513,7 @@ _EXPORTS: dict[str, str] = {
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
     'FileSystemCapabilities': '_models.file_system_capabilities',
-    'FormCreateElicitationRequest': '_models.create_elicitation_request',
+    'FormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'GroupedSessionConfigSelectOptions': '_models.session_config_option',
     'HttpHeader': '_models.http_header',
     'HttpMcpServer': '_models.http_mcp_server',
@@ -507,7 +533,7 @@ _EXPORTS: dict[str, str] = {
     'LogoutCapabilities': '_models.logout_capabilities',
     'LogoutRequest': '_models.logout_response',
     'LogoutResponse': '_models.logout_response',
-    'McpCapabilities': '_models.initialize_response',
+    'McpCapabilities': '_models.agent_capabilities',
     'McpServer': '_models.mcp_server',
     'McpServerHttp': '_models.http_mcp_server',
     'McpServerKnown': '_models.mcp_server',
@@ -524,11 +550,11 @@ _EXPORTS: dict[str, str] = {
     'NoticeSeverity': '_models._scalars',
     'NumberElicitationPropertySchema': '_models.elicitation_schema',
     'NumberPropertySchema': '_models.elicitation_schema',
-    'OtherCreateElicitationRequest': '_models.create_elicitation_request',
-    'OtherCreateElicitationResponse': '_models.create_elicitation_response',
+    'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
+    'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
     'OtherElicitationPropertySchema': '_models.elicitation_schema',
     'OtherMultiSelectItems': '_models.elicitation_schema',
-    'PermissionOption': '_models.request_permission_response',
+    'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
     'Plan': '_models.plan_session_update',
@@ -546,13 +572,13 @@ _EXPORTS: dict[str, str] = {
     'ReleaseTerminalResponse': '_models.release_terminal_response',
     'RequestElicitationFormMode': '_models.elicitation_form_mode',
     'RequestElicitationUrlMode': '_models.elicitation_url_mode',
-    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'RequestId': '_models._scalars',
-    'RequestOtherCreateElicitationRequest': '_models.create_elicitation_request',
-    'RequestPermissionOutcome': '_models.request_permission_response',
+    'RequestOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
+    'RequestPermissionOutcome': '_models.request_permission_outcome',
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
-    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'ResourceContentBlock': '_models.content_block',
     'ResourceLink': '_models.content_block',
     'ResourceLinkContentBlock': '_models.content_block',
@@ -560,10 +586,10 @@ _EXPORTS: dict[str, str] = {
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
     'SelectSessionConfigOption': '_models.session_config_option',
-    'SelectedPermissionOutcome': '_models.request_permission_response',
-    'SelectedRequestPermissionOutcome': '_models.request_permission_response',
+    'SelectedPermissionOutcome': '_models.request_permission_outcome',
+    'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
-    'SessionCapabilities': '_models.initialize_response',
+    'SessionCapabilities': '_models.agent_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
     'SessionConfigBoolean': '_models.session_config_option',
     'SessionConfigGroupId': '_models._scalars',
@@ -579,9 +605,9 @@ _EXPORTS: dict[str, str] = {
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
     'SessionElicitationUrlMode': '_models.elicitation_url_mode',
-    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SessionId': '_models._scalars',
-    'SessionInfo': '_models.list_sessions_response',
+    'SessionInfo': '_models.session_info',
     'SessionInfoUpdate': '_models.session_info_update_session_update',
     'SessionInfoUpdateSessionUpdate': '_models.session_info_update_session_update',
     'SessionListCapabilities': '_models.session_list_capabilities',
@@ -589,10 +615,10 @@ _EXPORTS: dict[str, str] = {
     'SessionModeId': '_models._scalars',
     'SessionModeState': '_models.session_mode_state',
     'SessionNotification': '_models.session_notification',
-    'SessionOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'SessionResumeCapabilities': '_models.session_resume_capabilities',
-    'SessionUpdate': '_models.session_notification',
-    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionUpdate': '_models.session_update',
+    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SetSessionConfigOptionRequest': '_models.set_session_config_option_request',
     'SetSessionConfigOptionResponse': '_models.set_session_config_option_response',
     'SetSessionModeRequest': '_models.set_session_mode_response',
@@ -607,7 +633,7 @@ _EXPORTS: dict[str, str] = {
     'StringPropertySchema': '_models.elicitation_schema',
     'Terminal': '_models.tool_call_content',
     'TerminalAuthMethod': '_models.auth_method',
-    'TerminalExitStatus': '_models.terminal_output_response',
+    'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
     'TerminalOutputResponse': '_models.terminal_output_response',
@@ -627,11 +653,11 @@ _EXPORTS: dict[str, str] = {
     'ToolKind': '_models._scalars',
     'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
     'UnstructuredCommandInput': '_models.available_commands_update_session_update',
-    'UrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'UsageUpdate': '_models.usage_update_session_update',
     'UsageUpdateSessionUpdate': '_models.usage_update_session_update',
     'UserMessageChunkSessionUpdate': '_models.user_message_chunk_session_update',
-    'ValueIdSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'ValueIdSetSessionConfigOptionRequest': '_models.value_id_set_session_config_option_request',
     'WaitForTerminalExitRequest': '_models.wait_for_terminal_exit_response',
     'WaitForTerminalExitResponse': '_models.wait_for_terminal_exit_response',
     'WriteTextFileRequest': '_models.write_text_file_response',

@@ -70,6 +70,9 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from .._models.boolean_set_session_config_option_request import (
+        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
     from .._models.cancel_notification import (
         CancelNotification as CancelNotification,
     )
@@ -124,26 +127,26 @@ if TYPE_CHECKING:
     )
     from .._models.create_elicitation_request import (
         CreateElicitationRequest as CreateElicitationRequest,
+    )
+    from .._models.create_elicitation_request_known import (
         CreateElicitationRequestKnown as CreateElicitationRequestKnown,
         FormCreateElicitationRequest as FormCreateElicitationRequest,
-        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
         RequestFormCreateElicitationRequest as RequestFormCreateElicitationRequest,
-        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
         RequestUrlCreateElicitationRequest as RequestUrlCreateElicitationRequest,
         SessionFormCreateElicitationRequest as SessionFormCreateElicitationRequest,
-        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
         SessionUrlCreateElicitationRequest as SessionUrlCreateElicitationRequest,
         UrlCreateElicitationRequest as UrlCreateElicitationRequest,
     )
     from .._models.create_elicitation_response import (
+        CreateElicitationResponse as CreateElicitationResponse,
+    )
+    from .._models.create_elicitation_response_known import (
         AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
         CancelCreateElicitationResponse as CancelCreateElicitationResponse,
-        CreateElicitationResponse as CreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
         DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
         ElicitationAcceptAction as ElicitationAcceptAction,
         ElicitationContentValue as ElicitationContentValue,
-        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
     )
     from .._models.create_terminal_response import (
         CreateTerminalRequest as CreateTerminalRequest,
@@ -243,6 +246,17 @@ if TYPE_CHECKING:
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
     )
+    from .._models.other_create_elicitation_request import (
+        OtherCreateElicitationRequest as OtherCreateElicitationRequest,
+        RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
+        SessionOtherCreateElicitationRequest as SessionOtherCreateElicitationRequest,
+    )
+    from .._models.other_create_elicitation_response import (
+        OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from .._models.permission_option import (
+        PermissionOption as PermissionOption,
+    )
     from .._models.plan_entry import (
         PlanEntry as PlanEntry,
     )
@@ -261,14 +275,15 @@ if TYPE_CHECKING:
         ReleaseTerminalRequest as ReleaseTerminalRequest,
         ReleaseTerminalResponse as ReleaseTerminalResponse,
     )
-    from .._models.request_permission_response import (
+    from .._models.request_permission_outcome import (
         CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
-        PermissionOption as PermissionOption,
         RequestPermissionOutcome as RequestPermissionOutcome,
-        RequestPermissionRequest as RequestPermissionRequest,
-        RequestPermissionResponse as RequestPermissionResponse,
         SelectedPermissionOutcome as SelectedPermissionOutcome,
         SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
+    )
+    from .._models.request_permission_response import (
+        RequestPermissionRequest as RequestPermissionRequest,
+        RequestPermissionResponse as RequestPermissionResponse,
     )
     from .._models.resume_session_response import (
         ResumeSessionResponse as ResumeSessionResponse,
@@ -309,9 +324,7 @@ if TYPE_CHECKING:
         SessionResumeCapabilities as SessionResumeCapabilities,
     )
     from .._models.set_session_config_option_request import (
-        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
         SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
-        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
     )
     from .._models.set_session_config_option_response import (
         SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
@@ -324,8 +337,10 @@ if TYPE_CHECKING:
         McpServerSse as McpServerSse,
         SseMcpServer as SseMcpServer,
     )
-    from .._models.terminal_output_response import (
+    from .._models.terminal_exit_status import (
         TerminalExitStatus as TerminalExitStatus,
+    )
+    from .._models.terminal_output_response import (
         TerminalOutputRequest as TerminalOutputRequest,
         TerminalOutputResponse as TerminalOutputResponse,
     )
@@ -359,6 +374,9 @@ if TYPE_CHECKING:
     from .._models.user_message_chunk_session_update import (
         UserMessageChunkSessionUpdate as UserMessageChunkSessionUpdate,
     )
+    from .._models.value_id_set_session_config_option_request import (
+        ValueIdSetSessionConfigOptionRequest as ValueIdSetSessionConfigOptionRequest,
+    )
     from .._models.wait_for_terminal_exit_response import (
         WaitForTerminalExitRequest as WaitForTerminalExitRequest,
         WaitForTerminalExitResponse as WaitForTerminalExitResponse,
@@ -379,6 +397,21 @@ if TYPE_CHECKING:
         SessionStatus as SessionStatus,
         SystemPromptMode as SystemPromptMode,
     )
+    from ._models.agent_capabilities import (
+        AgentAuthCapabilities as AgentAuthCapabilities,
+        AgentCapabilities as AgentCapabilities,
+        AuthStatusCapabilities as AuthStatusCapabilities,
+        McpCapabilities as McpCapabilities,
+        ProvidersCapabilities as ProvidersCapabilities,
+        SessionArchiveCapabilities as SessionArchiveCapabilities,
+        SessionCapabilities as SessionCapabilities,
+        SessionForkCapabilities as SessionForkCapabilities,
+        SessionStatusCapabilities as SessionStatusCapabilities,
+        SessionSystemPromptCapabilities as SessionSystemPromptCapabilities,
+        SessionSystemPromptModeCapabilities as SessionSystemPromptModeCapabilities,
+        SessionSystemPromptOverrideCapabilities as SessionSystemPromptOverrideCapabilities,
+        SessionTitleCapabilities as SessionTitleCapabilities,
+    )
     from ._models.archive_session_response import (
         ArchiveSessionRequest as ArchiveSessionRequest,
         ArchiveSessionResponse as ArchiveSessionResponse,
@@ -393,9 +426,18 @@ if TYPE_CHECKING:
     from ._models.auth_status_update_notification import (
         AuthStatusUpdateNotification as AuthStatusUpdateNotification,
     )
+    from ._models.client_capabilities import (
+        ClientCapabilities as ClientCapabilities,
+        PlanCapabilities as PlanCapabilities,
+        SubagentCapabilities as SubagentCapabilities,
+    )
     from ._models.disable_provider_response import (
         DisableProviderRequest as DisableProviderRequest,
         DisableProviderResponse as DisableProviderResponse,
+    )
+    from ._models.error_message_mcp_response import (
+        ErrorMessageMcpResponse as ErrorMessageMcpResponse,
+        McpError as McpError,
     )
     from ._models.error_stop_reason import (
         ErrorStopReason as ErrorStopReason,
@@ -417,41 +459,22 @@ if TYPE_CHECKING:
         RefusalIdleStateUpdate as RefusalIdleStateUpdate,
     )
     from ._models.initialize_proxy_request import (
-        ClientCapabilities as ClientCapabilities,
         InitializeProxyRequest as InitializeProxyRequest,
         InitializeRequest as InitializeRequest,
-        PlanCapabilities as PlanCapabilities,
-        SubagentCapabilities as SubagentCapabilities,
     )
     from ._models.initialize_proxy_response import (
         InitializeProxyResponse as InitializeProxyResponse,
     )
     from ._models.initialize_response import (
-        AgentAuthCapabilities as AgentAuthCapabilities,
-        AgentCapabilities as AgentCapabilities,
-        AuthStatusCapabilities as AuthStatusCapabilities,
         InitializeResponse as InitializeResponse,
-        McpCapabilities as McpCapabilities,
-        ProvidersCapabilities as ProvidersCapabilities,
-        SessionArchiveCapabilities as SessionArchiveCapabilities,
-        SessionCapabilities as SessionCapabilities,
-        SessionForkCapabilities as SessionForkCapabilities,
-        SessionStatusCapabilities as SessionStatusCapabilities,
-        SessionSystemPromptCapabilities as SessionSystemPromptCapabilities,
-        SessionSystemPromptModeCapabilities as SessionSystemPromptModeCapabilities,
-        SessionSystemPromptOverrideCapabilities as SessionSystemPromptOverrideCapabilities,
-        SessionTitleCapabilities as SessionTitleCapabilities,
     )
     from ._models.list_providers_response import (
         ListProvidersRequest as ListProvidersRequest,
         ListProvidersResponse as ListProvidersResponse,
-        ProviderCurrentConfig as ProviderCurrentConfig,
-        ProviderInfo as ProviderInfo,
     )
     from ._models.list_sessions_response import (
         ListSessionsRequest as ListSessionsRequest,
         ListSessionsResponse as ListSessionsResponse,
-        SessionInfo as SessionInfo,
     )
     from ._models.load_session_request import (
         LoadSessionRequest as LoadSessionRequest,
@@ -466,11 +489,8 @@ if TYPE_CHECKING:
         MessageMcpNotification as MessageMcpNotification,
     )
     from ._models.message_mcp_response import (
-        ErrorMessageMcpResponse as ErrorMessageMcpResponse,
-        McpError as McpError,
         MessageMcpRequest as MessageMcpRequest,
         MessageMcpResponse as MessageMcpResponse,
-        ResultMessageMcpResponse as ResultMessageMcpResponse,
     )
     from ._models.new_session_request import (
         NewSessionRequest as NewSessionRequest,
@@ -479,16 +499,33 @@ if TYPE_CHECKING:
         PromptRequest as PromptRequest,
         PromptResponse as PromptResponse,
     )
+    from ._models.provider_info import (
+        ProviderCurrentConfig as ProviderCurrentConfig,
+        ProviderInfo as ProviderInfo,
+    )
     from ._models.proxy_successor_notification import (
         ProxySuccessorNotification as ProxySuccessorNotification,
     )
     from ._models.proxy_successor_request import (
         ProxySuccessorRequest as ProxySuccessorRequest,
     )
+    from ._models.result_message_mcp_response import (
+        ResultMessageMcpResponse as ResultMessageMcpResponse,
+    )
     from ._models.resume_session_request import (
         ResumeSessionRequest as ResumeSessionRequest,
     )
+    from ._models.session_info import (
+        SessionInfo as SessionInfo,
+    )
     from ._models.session_notification import (
+        SessionNotification as SessionNotification,
+    )
+    from ._models.session_status_response import (
+        SessionStatusRequest as SessionStatusRequest,
+        SessionStatusResponse as SessionStatusResponse,
+    )
+    from ._models.session_update import (
         CancelledIdleStateUpdateVariant as CancelledIdleStateUpdateVariant,
         EndTurnIdleStateUpdateVariant as EndTurnIdleStateUpdateVariant,
         ErrorIdleStateUpdateVariant as ErrorIdleStateUpdateVariant,
@@ -520,7 +557,6 @@ if TYPE_CHECKING:
         SessionMessageChunk as SessionMessageChunk,
         SessionMessageChunkSessionUpdate as SessionMessageChunkSessionUpdate,
         SessionMessageSessionUpdate as SessionMessageSessionUpdate,
-        SessionNotification as SessionNotification,
         SessionUpdate as SessionUpdate,
         StateUpdate as StateUpdate,
         StateUpdateKnown as StateUpdateKnown,
@@ -529,10 +565,6 @@ if TYPE_CHECKING:
         SubagentUpdateSessionUpdate as SubagentUpdateSessionUpdate,
         UnknownStateUpdate as UnknownStateUpdate,
         UnknownStateUpdateVariant as UnknownStateUpdateVariant,
-    )
-    from ._models.session_status_response import (
-        SessionStatusRequest as SessionStatusRequest,
-        SessionStatusResponse as SessionStatusResponse,
     )
     from ._models.set_provider_response import (
         SetProviderRequest as SetProviderRequest,
@@ -554,10 +586,10 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response',
+    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
     'AcpMcpServer': 'unstable._models.mcp_server',
-    'AgentAuthCapabilities': 'unstable._models.initialize_response',
-    'AgentCapabilities': 'unstable._models.initialize_response',
+    'AgentAuthCapabilities': 'unstable._models.agent_capabilities',
+    'AgentCapabilities': 'unstable._models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
     'Annotations': '_models.content_block',
@@ -573,7 +605,7 @@ _EXPORTS: dict[str, str] = {
     'AuthMethodId': '_models._scalars',
     'AuthMethodTerminal': '_models.auth_method',
     'AuthState': 'unstable._models._scalars',
-    'AuthStatusCapabilities': 'unstable._models.initialize_response',
+    'AuthStatusCapabilities': 'unstable._models.agent_capabilities',
     'AuthStatusRequest': 'unstable._models.auth_status_response',
     'AuthStatusResponse': 'unstable._models.auth_status_response',
     'AuthStatusUpdateNotification': 'unstable._models.auth_status_update_notification',
@@ -588,14 +620,14 @@ _EXPORTS: dict[str, str] = {
     'BooleanElicitationPropertySchema': '_models.elicitation_schema',
     'BooleanPropertySchema': '_models.elicitation_schema',
     'BooleanSessionConfigOption': '_models.session_config_option',
-    'BooleanSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response',
+    'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
+    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
     'CancelledIdleStateUpdate': 'unstable._models.idle_state_update',
-    'CancelledIdleStateUpdateVariant': 'unstable._models.session_notification',
-    'CancelledRequestPermissionOutcome': '_models.request_permission_response',
-    'ClientCapabilities': 'unstable._models.initialize_proxy_request',
+    'CancelledIdleStateUpdateVariant': 'unstable._models.session_update',
+    'CancelledRequestPermissionOutcome': '_models.request_permission_outcome',
+    'ClientCapabilities': 'unstable._models.client_capabilities',
     'ClientSessionCapabilities': '_models.client_session_capabilities',
     'CloseSessionRequest': '_models.close_session_response',
     'CloseSessionResponse': '_models.close_session_response',
@@ -615,23 +647,23 @@ _EXPORTS: dict[str, str] = {
     'ContentToolCallContent': '_models.tool_call_content',
     'Cost': '_models.usage_update_session_update',
     'CreateElicitationRequest': '_models.create_elicitation_request',
-    'CreateElicitationRequestKnown': '_models.create_elicitation_request',
+    'CreateElicitationRequestKnown': '_models.create_elicitation_request_known',
     'CreateElicitationResponse': '_models.create_elicitation_response',
-    'CreateElicitationResponseKnown': '_models.create_elicitation_response',
+    'CreateElicitationResponseKnown': '_models.create_elicitation_response_known',
     'CreateTerminalRequest': '_models.create_terminal_response',
     'CreateTerminalResponse': '_models.create_terminal_response',
     'CurrentModeUpdate': '_models.current_mode_update_session_update',
     'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response',
+    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
     'Diff': '_models.tool_call_content',
     'DiffToolCallContent': '_models.tool_call_content',
     'DisableProviderRequest': 'unstable._models.disable_provider_response',
     'DisableProviderResponse': 'unstable._models.disable_provider_response',
-    'ElicitationAcceptAction': '_models.create_elicitation_response',
+    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response',
+    'ElicitationContentValue': '_models.create_elicitation_response_known',
     'ElicitationFormCapabilities': '_models.elicitation_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
@@ -646,27 +678,27 @@ _EXPORTS: dict[str, str] = {
     'EmbeddedResource': '_models.content_block',
     'EmbeddedResourceResource': '_models.content_block',
     'EndTurnIdleStateUpdate': 'unstable._models.idle_state_update',
-    'EndTurnIdleStateUpdateVariant': 'unstable._models.session_notification',
+    'EndTurnIdleStateUpdateVariant': 'unstable._models.session_update',
     'EnumOption': '_models.elicitation_schema',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
     'ErrorIdleStateUpdate': 'unstable._models.idle_state_update',
-    'ErrorIdleStateUpdateVariant': 'unstable._models.session_notification',
-    'ErrorMessageMcpResponse': 'unstable._models.message_mcp_response',
+    'ErrorIdleStateUpdateVariant': 'unstable._models.session_update',
+    'ErrorMessageMcpResponse': 'unstable._models.error_message_mcp_response',
     'ErrorStopReason': 'unstable._models.error_stop_reason',
-    'FilePlanUpdateContent': 'unstable._models.session_notification',
+    'FilePlanUpdateContent': 'unstable._models.session_update',
     'FileSystemCapabilities': '_models.file_system_capabilities',
     'ForkSessionRequest': 'unstable._models.fork_session_response',
     'ForkSessionResponse': 'unstable._models.fork_session_response',
-    'FormCreateElicitationRequest': '_models.create_elicitation_request',
+    'FormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'GroupedSessionConfigSelectOptions': '_models.session_config_option',
     'HttpHeader': '_models.http_header',
     'HttpMcpServer': '_models.http_mcp_server',
     'IdleStateUpdate': 'unstable._models.idle_state_update',
     'IdleStateUpdateKnown': 'unstable._models.idle_state_update',
-    'IdleStateUpdateVariant': 'unstable._models.session_notification',
-    'IdleStateUpdateVariantKnown': 'unstable._models.session_notification',
+    'IdleStateUpdateVariant': 'unstable._models.session_update',
+    'IdleStateUpdateVariantKnown': 'unstable._models.session_update',
     'ImageContent': '_models.content_block',
     'ImageContentBlock': '_models.content_block',
     'Implementation': '_models.implementation',
@@ -676,7 +708,7 @@ _EXPORTS: dict[str, str] = {
     'InitializeResponse': 'unstable._models.initialize_response',
     'IntegerElicitationPropertySchema': '_models.elicitation_schema',
     'IntegerPropertySchema': '_models.elicitation_schema',
-    'ItemsPlanUpdateContent': 'unstable._models.session_notification',
+    'ItemsPlanUpdateContent': 'unstable._models.session_update',
     'KillTerminalRequest': '_models.kill_terminal_response',
     'KillTerminalResponse': '_models.kill_terminal_response',
     'ListProvidersRequest': 'unstable._models.list_providers_response',
@@ -689,13 +721,13 @@ _EXPORTS: dict[str, str] = {
     'LogoutCapabilities': '_models.logout_capabilities',
     'LogoutRequest': '_models.logout_response',
     'LogoutResponse': '_models.logout_response',
-    'MarkdownPlanUpdateContent': 'unstable._models.session_notification',
+    'MarkdownPlanUpdateContent': 'unstable._models.session_update',
     'MaxTokensIdleStateUpdate': 'unstable._models.idle_state_update',
-    'MaxTokensIdleStateUpdateVariant': 'unstable._models.session_notification',
+    'MaxTokensIdleStateUpdateVariant': 'unstable._models.session_update',
     'MaxTurnRequestsIdleStateUpdate': 'unstable._models.idle_state_update',
-    'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.session_notification',
-    'McpCapabilities': 'unstable._models.initialize_response',
-    'McpError': 'unstable._models.message_mcp_response',
+    'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.session_update',
+    'McpCapabilities': 'unstable._models.agent_capabilities',
+    'McpError': 'unstable._models.error_message_mcp_response',
     'McpRequestId': 'unstable._models._scalars',
     'McpServer': 'unstable._models.mcp_server',
     'McpServerAcp': 'unstable._models.mcp_server',
@@ -713,83 +745,83 @@ _EXPORTS: dict[str, str] = {
     'NewSessionRequest': 'unstable._models.new_session_request',
     'NewSessionResponse': '_models.new_session_response',
     'NoneIdleStateUpdate': 'unstable._models.idle_state_update',
-    'NoneIdleStateUpdateVariant': 'unstable._models.session_notification',
+    'NoneIdleStateUpdateVariant': 'unstable._models.session_update',
     'Notice': '_models.notice_session_update',
     'NoticeCapabilities': '_models.client_session_capabilities',
     'NoticeSessionUpdate': '_models.notice_session_update',
     'NoticeSeverity': '_models._scalars',
     'NumberElicitationPropertySchema': '_models.elicitation_schema',
     'NumberPropertySchema': '_models.elicitation_schema',
-    'OtherCreateElicitationRequest': '_models.create_elicitation_request',
-    'OtherCreateElicitationResponse': '_models.create_elicitation_response',
+    'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
+    'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
     'OtherElicitationPropertySchema': '_models.elicitation_schema',
     'OtherIdleStateUpdate': 'unstable._models.idle_state_update',
-    'OtherIdleStateUpdateVariant': 'unstable._models.session_notification',
+    'OtherIdleStateUpdateVariant': 'unstable._models.session_update',
     'OtherMultiSelectItems': '_models.elicitation_schema',
-    'OtherStateUpdate': 'unstable._models.session_notification',
-    'PermissionOption': '_models.request_permission_response',
+    'OtherStateUpdate': 'unstable._models.session_update',
+    'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
     'Plan': '_models.plan_session_update',
-    'PlanCapabilities': 'unstable._models.initialize_proxy_request',
+    'PlanCapabilities': 'unstable._models.client_capabilities',
     'PlanEntry': '_models.plan_entry',
     'PlanEntryPriority': '_models._scalars',
     'PlanEntryStatus': '_models._scalars',
-    'PlanFile': 'unstable._models.session_notification',
+    'PlanFile': 'unstable._models.session_update',
     'PlanId': 'unstable._models._scalars',
-    'PlanItems': 'unstable._models.session_notification',
-    'PlanMarkdown': 'unstable._models.session_notification',
-    'PlanRemoved': 'unstable._models.session_notification',
-    'PlanRemovedSessionUpdate': 'unstable._models.session_notification',
+    'PlanItems': 'unstable._models.session_update',
+    'PlanMarkdown': 'unstable._models.session_update',
+    'PlanRemoved': 'unstable._models.session_update',
+    'PlanRemovedSessionUpdate': 'unstable._models.session_update',
     'PlanSessionUpdate': '_models.plan_session_update',
-    'PlanUpdate': 'unstable._models.session_notification',
-    'PlanUpdateContent': 'unstable._models.session_notification',
-    'PlanUpdateSessionUpdate': 'unstable._models.session_notification',
+    'PlanUpdate': 'unstable._models.session_update',
+    'PlanUpdateContent': 'unstable._models.session_update',
+    'PlanUpdateSessionUpdate': 'unstable._models.session_update',
     'PromptCapabilities': '_models.prompt_capabilities',
     'PromptRequest': 'unstable._models.prompt_response',
     'PromptResponse': 'unstable._models.prompt_response',
     'ProtocolVersion': '_models._scalars',
-    'ProviderCurrentConfig': 'unstable._models.list_providers_response',
+    'ProviderCurrentConfig': 'unstable._models.provider_info',
     'ProviderId': 'unstable._models._scalars',
-    'ProviderInfo': 'unstable._models.list_providers_response',
-    'ProvidersCapabilities': 'unstable._models.initialize_response',
+    'ProviderInfo': 'unstable._models.provider_info',
+    'ProvidersCapabilities': 'unstable._models.agent_capabilities',
     'ProxySuccessorNotification': 'unstable._models.proxy_successor_notification',
     'ProxySuccessorRequest': 'unstable._models.proxy_successor_request',
     'ProxySuccessorResponse': 'unstable._models._scalars',
     'ReadTextFileRequest': '_models.read_text_file_response',
     'ReadTextFileResponse': '_models.read_text_file_response',
     'RefusalIdleStateUpdate': 'unstable._models.idle_state_update',
-    'RefusalIdleStateUpdateVariant': 'unstable._models.session_notification',
+    'RefusalIdleStateUpdateVariant': 'unstable._models.session_update',
     'ReleaseTerminalRequest': '_models.release_terminal_response',
     'ReleaseTerminalResponse': '_models.release_terminal_response',
     'RequestElicitationFormMode': '_models.elicitation_form_mode',
     'RequestElicitationUrlMode': '_models.elicitation_url_mode',
-    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'RequestFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'RequestId': '_models._scalars',
-    'RequestOtherCreateElicitationRequest': '_models.create_elicitation_request',
-    'RequestPermissionOutcome': '_models.request_permission_response',
+    'RequestOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
+    'RequestPermissionOutcome': '_models.request_permission_outcome',
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
-    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request',
-    'RequiresActionStateUpdate': 'unstable._models.session_notification',
-    'RequiresActionStateUpdateVariant': 'unstable._models.session_notification',
+    'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
+    'RequiresActionStateUpdate': 'unstable._models.session_update',
+    'RequiresActionStateUpdateVariant': 'unstable._models.session_update',
     'ResourceContentBlock': '_models.content_block',
     'ResourceLink': '_models.content_block',
     'ResourceLinkContentBlock': '_models.content_block',
-    'ResultMessageMcpResponse': 'unstable._models.message_mcp_response',
+    'ResultMessageMcpResponse': 'unstable._models.result_message_mcp_response',
     'ResumeSessionRequest': 'unstable._models.resume_session_request',
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
-    'RunningStateUpdate': 'unstable._models.session_notification',
-    'RunningStateUpdateVariant': 'unstable._models.session_notification',
+    'RunningStateUpdate': 'unstable._models.session_update',
+    'RunningStateUpdateVariant': 'unstable._models.session_update',
     'SelectSessionConfigOption': '_models.session_config_option',
-    'SelectedPermissionOutcome': '_models.request_permission_response',
-    'SelectedRequestPermissionOutcome': '_models.request_permission_response',
+    'SelectedPermissionOutcome': '_models.request_permission_outcome',
+    'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
-    'SessionArchiveCapabilities': 'unstable._models.initialize_response',
+    'SessionArchiveCapabilities': 'unstable._models.agent_capabilities',
     'SessionArchiveFilter': 'unstable._models._scalars',
-    'SessionCancelCapabilities': 'unstable._models.session_notification',
-    'SessionCapabilities': 'unstable._models.initialize_response',
+    'SessionCancelCapabilities': 'unstable._models.session_update',
+    'SessionCapabilities': 'unstable._models.agent_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
     'SessionConfigBoolean': '_models.session_config_option',
     'SessionConfigGroupId': '_models._scalars',
@@ -805,33 +837,33 @@ _EXPORTS: dict[str, str] = {
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
     'SessionElicitationUrlMode': '_models.elicitation_url_mode',
-    'SessionForkCapabilities': 'unstable._models.initialize_response',
-    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionForkCapabilities': 'unstable._models.agent_capabilities',
+    'SessionFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SessionId': '_models._scalars',
-    'SessionInfo': 'unstable._models.list_sessions_response',
+    'SessionInfo': 'unstable._models.session_info',
     'SessionInfoUpdate': '_models.session_info_update_session_update',
     'SessionInfoUpdateSessionUpdate': '_models.session_info_update_session_update',
     'SessionListCapabilities': '_models.session_list_capabilities',
-    'SessionMessage': 'unstable._models.session_notification',
-    'SessionMessageChunk': 'unstable._models.session_notification',
-    'SessionMessageChunkSessionUpdate': 'unstable._models.session_notification',
-    'SessionMessageSessionUpdate': 'unstable._models.session_notification',
+    'SessionMessage': 'unstable._models.session_update',
+    'SessionMessageChunk': 'unstable._models.session_update',
+    'SessionMessageChunkSessionUpdate': 'unstable._models.session_update',
+    'SessionMessageSessionUpdate': 'unstable._models.session_update',
     'SessionMode': '_models.session_mode_state',
     'SessionModeId': '_models._scalars',
     'SessionModeState': '_models.session_mode_state',
     'SessionNotification': 'unstable._models.session_notification',
-    'SessionOtherCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'SessionResumeCapabilities': '_models.session_resume_capabilities',
     'SessionStatus': 'unstable._models._scalars',
-    'SessionStatusCapabilities': 'unstable._models.initialize_response',
+    'SessionStatusCapabilities': 'unstable._models.agent_capabilities',
     'SessionStatusRequest': 'unstable._models.session_status_response',
     'SessionStatusResponse': 'unstable._models.session_status_response',
-    'SessionSystemPromptCapabilities': 'unstable._models.initialize_response',
-    'SessionSystemPromptModeCapabilities': 'unstable._models.initialize_response',
-    'SessionSystemPromptOverrideCapabilities': 'unstable._models.initialize_response',
-    'SessionTitleCapabilities': 'unstable._models.initialize_response',
-    'SessionUpdate': 'unstable._models.session_notification',
-    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'SessionSystemPromptCapabilities': 'unstable._models.agent_capabilities',
+    'SessionSystemPromptModeCapabilities': 'unstable._models.agent_capabilities',
+    'SessionSystemPromptOverrideCapabilities': 'unstable._models.agent_capabilities',
+    'SessionTitleCapabilities': 'unstable._models.agent_capabilities',
+    'SessionUpdate': 'unstable._models.session_update',
+    'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SetProviderRequest': 'unstable._models.set_provider_response',
     'SetProviderResponse': 'unstable._models.set_provider_response',
     'SetSessionConfigOptionRequest': '_models.set_session_config_option_request',
@@ -841,8 +873,8 @@ _EXPORTS: dict[str, str] = {
     'SetSessionTitleRequest': 'unstable._models.set_session_title_response',
     'SetSessionTitleResponse': 'unstable._models.set_session_title_response',
     'SseMcpServer': '_models.sse_mcp_server',
-    'StateUpdate': 'unstable._models.session_notification',
-    'StateUpdateKnown': 'unstable._models.session_notification',
+    'StateUpdate': 'unstable._models.session_update',
+    'StateUpdateKnown': 'unstable._models.session_update',
     'StopReason': '_models._scalars',
     'StringArrayElicitationContentValue': '_models._scalars',
     'StringElicitationPropertySchema': '_models.elicitation_schema',
@@ -850,15 +882,15 @@ _EXPORTS: dict[str, str] = {
     'StringMultiSelectItems': '_models.elicitation_schema',
     'StringMultiSelectItemsVariant': '_models.elicitation_schema',
     'StringPropertySchema': '_models.elicitation_schema',
-    'SubagentCapabilities': 'unstable._models.initialize_proxy_request',
-    'SubagentSessionCapabilities': 'unstable._models.session_notification',
-    'SubagentUpdate': 'unstable._models.session_notification',
-    'SubagentUpdateSessionUpdate': 'unstable._models.session_notification',
+    'SubagentCapabilities': 'unstable._models.client_capabilities',
+    'SubagentSessionCapabilities': 'unstable._models.session_update',
+    'SubagentUpdate': 'unstable._models.session_update',
+    'SubagentUpdateSessionUpdate': 'unstable._models.session_update',
     'SystemPrompt': 'unstable._models.system_prompt',
     'SystemPromptMode': 'unstable._models._scalars',
     'Terminal': '_models.tool_call_content',
     'TerminalAuthMethod': '_models.auth_method',
-    'TerminalExitStatus': '_models.terminal_output_response',
+    'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
     'TerminalOutputResponse': '_models.terminal_output_response',
@@ -879,15 +911,15 @@ _EXPORTS: dict[str, str] = {
     'UnarchiveSessionRequest': 'unstable._models.unarchive_session_response',
     'UnarchiveSessionResponse': 'unstable._models.unarchive_session_response',
     'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
-    'UnknownStateUpdate': 'unstable._models.session_notification',
-    'UnknownStateUpdateVariant': 'unstable._models.session_notification',
+    'UnknownStateUpdate': 'unstable._models.session_update',
+    'UnknownStateUpdateVariant': 'unstable._models.session_update',
     'UnstructuredCommandInput': '_models.available_commands_update_session_update',
-    'UrlCreateElicitationRequest': '_models.create_elicitation_request',
+    'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'Usage': 'unstable._models.usage',
     'UsageUpdate': '_models.usage_update_session_update',
     'UsageUpdateSessionUpdate': '_models.usage_update_session_update',
     'UserMessageChunkSessionUpdate': '_models.user_message_chunk_session_update',
-    'ValueIdSetSessionConfigOptionRequest': '_models.set_session_config_option_request',
+    'ValueIdSetSessionConfigOptionRequest': '_models.value_id_set_session_config_option_request',
     'WaitForTerminalExitRequest': '_models.wait_for_terminal_exit_response',
     'WaitForTerminalExitResponse': '_models.wait_for_terminal_exit_response',
     'WriteTextFileRequest': '_models.write_text_file_response',
