@@ -207,7 +207,7 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
         'unstable one.\n"""\n'
     )
     shared_bindings = [
-        binding(m, m.params in ours.models.linked, shared=True)
+        binding(m, shared=True)
         for m in ours.models.methods
         if sharing.shares_method(m)
     ]
@@ -391,14 +391,10 @@ def render_variant(prepared: Prepared, sharing: Sharing, shared_prefix: str) -> 
     shares comes from ``{shared_prefix}_shared_*`` (``.`` for stable, ``..`` for unstable)."""
     shared_methods = f"{shared_prefix}{SHARED_METHODS}"
     v = prepared.variant
-    models, methods, linked = (
-        prepared.models.source,
-        prepared.models.methods,
-        prepared.models.linked,
-    )
+    models, methods = prepared.models.source, prepared.models.methods
     defined = prepared.defined
     header = v.header()
-    bindings = [binding(m, m.params in linked, sharing.shares_method(m)) for m in methods]
+    bindings = [binding(m, sharing.shares_method(m)) for m in methods]
     found = {m.side for m in methods} - {"protocol", "both"}  # $/ methods: the runtime's
     sides = sorted(found, key=lambda side: (SIDE_ORDER.get(side, len(SIDE_ORDER)), side))
     handler_classes = [

@@ -65,12 +65,11 @@ class Binding:
     py_name: str
     doc: str
     docstring: str
-    linked: bool
     shared: bool = False  # defined in ``vN/_shared_methods.py`` (codegen/sharing.py)
     requires: str | None = None
 
 
-def binding(method: Method, linked: bool, shared: bool = False) -> Binding:
+def binding(method: Method, shared: bool = False) -> Binding:
     return Binding(
         name=method.name,
         kind=method.kind,
@@ -82,7 +81,6 @@ def binding(method: Method, linked: bool, shared: bool = False) -> Binding:
         py_name=method.py_name,
         doc=method.description.strip(),
         docstring=docstring(method.description, 8),
-        linked=linked,
         shared=shared,
         requires=method.requires,
     )
