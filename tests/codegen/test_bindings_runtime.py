@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import anyio
 import pytest
 
@@ -132,6 +134,25 @@ def test_request_binding_metadata() -> None:
     assert v1.CANCEL_REQUEST.side == "protocol"
     assert v2.CancelSessionNotification.__acp_method__ is v2.SESSION_CANCEL
     assert "prompt" in v1.SESSION_PROMPT.doc.lower()
+
+
+@pytest.mark.parametrize("package", ["v1", "v1.unstable", "v2", "v2.unstable"])
+def test_every_binding_names_its_package_s_own_classes(package: str) -> None:
+    """A binding imports its params and result types on first use (``ModelRef``), so a
+    name codegen got wrong would only fail when a peer first sends that method: here every
+    binding resolves, to the package's class of that name, and each params class a
+    binding owns is linked back to it."""
+    pkg = importlib.import_module(f"acp_generated.{package}")
+    bindings = [*pkg.REQUESTS, *pkg.NOTIFICATIONS]
+    assert len(bindings) > 10
+    for binding in bindings:
+        codecs = [binding.params, *([binding.result] if hasattr(binding, "result") else [])]
+        for codec in codecs:
+            tp = codec.type
+            if tp is not None:
+                assert getattr(pkg, tp.__name__) is tp, (binding, tp)
+        owner = getattr(binding.params.type, "__dict__", {}).get("__acp_method__")
+        assert owner is None or owner.name == binding.name, binding
 
 
 class SlowAgent(v1.AgentHandler):
