@@ -70,7 +70,6 @@ class Home:
     names: frozenset[str]
     methods_module: str  # where their params classes' bindings are: "acp_generated.v1.methods"
     linked: tuple[tuple[str, str], ...] = ()  # (params class, binding constant)
-    messages: frozenset[str] = frozenset()  # the methods' params and result classes
 
 
 @dataclass(frozen=True)
@@ -129,9 +128,10 @@ def _resolve(homes: list[Home], home: int, name: str) -> Key | None:
     return None
 
 
-def plan_parts(homes: list[Home]) -> list[Part]:
+def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> list[Part]:
     """The modules of every home (``homes[0]``: the definitions the others may use),
-    deterministic for the same sources."""
+    deterministic for the same sources; ``messages`` are the methods' params and result
+    classes, each kept out of the modules of the definitions it uses."""
     nodes: dict[Key, ast.stmt] = {}
     order: list[Key] = []
     for h, home in enumerate(homes):
@@ -171,7 +171,7 @@ def plan_parts(homes: list[Home]) -> list[Part]:
         # ... but a message's module takes in no other definition: handlers build those (a
         # permission option, a capability) on their own, and creating one must not create
         # the message and all it refers to (issue 34: 27 classes for a permission option).
-        holds_message = {root_of[k] for k in order if k[1] in homes[k[0]].messages}
+        holds_message = {root_of[k] for k in order if k[1] in messages}
         referrers: dict[Key, set[Key]] = {}
         for key in order:
             for dep in deps[key]:

@@ -207,9 +207,7 @@ def generate_version(stable: Variant, unstable: Variant) -> dict[str, str]:
         'unstable one.\n"""\n'
     )
     shared_bindings = [
-        binding(m, shared=True)
-        for m in ours.models.methods
-        if sharing.shares_method(m)
+        binding(m, shared=True) for m in ours.models.methods if sharing.shares_method(m)
     ]
     d = stable.directory
     files = {
@@ -248,16 +246,12 @@ def _model_files(
     in modules created on first access (``lazy_models.py``): the definitions they share
     (with ``shared_header``, ``_shared_models``), then each package's own."""
     stable = packages[0].variant
-    messages = frozenset(
-        name for p in packages for m in p.models.methods for name in (m.params, m.result) if name
-    )
     shared = Home(
         f"{stable.package}.{PARTS}",
         packages[0].models.source,
         sharing.names,
         f"{stable.package}.{SHARED_METHODS}",
         _linked(packages[0], sharing, True),
-        messages,
     )
     owners = {
         Home(
@@ -266,12 +260,14 @@ def _model_files(
             frozenset({d.name for d in defined_in(p.models.source)} - sharing.names),
             f"{p.variant.package}.methods",
             _linked(p, sharing, False),
-            messages,
         ): p.variant
         for p in packages
     }
     homes = [shared, *owners]
-    parts = plan_parts(homes)
+    messages = frozenset(
+        name for p in packages for m in p.models.methods for name in (m.params, m.result) if name
+    )
+    parts = plan_parts(homes, messages)
     meta = meta_annotation(homes)
     files: dict[str, str] = {}
     if shared_header is not None:
