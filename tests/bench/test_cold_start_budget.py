@@ -257,7 +257,6 @@ def test_registering_a_handler_creates_no_model_class_and_either_side_links_the_
     }
 
 
-
 ECHO_REGISTERED = """
 import json, sys
 sys.path.insert(0, "examples")
@@ -291,6 +290,4 @@ def test_a_model_a_handler_builds_alone_creates_no_message_class() -> None:
     modules = run(HELPERS_ALONE)
     assert "request_permission_response" not in modules
     assert "initialize_response" not in modules
-    assert {"permission_option", "request_permission_outcome", "agent_capabilities"} <= set(
-        modules
-    )
+    assert {"permission_option", "request_permission_outcome", "agent_capabilities"} <= set(modules)
