@@ -34,6 +34,10 @@ SCRIPT = textwrap.dedent(
         kept.append(responder)  # never answered
 
     async def main():
+        if backend == "asyncio":  # -X dev logs any step over 0.1 s: that times the machine
+            import asyncio  # (a CI worker stalled once for 0.127 s), not the finalizers
+
+            asyncio.get_running_loop().slow_callback_duration = 60
         ours, theirs = memory_pair()
         async with ConnectionBuilder().on_raw_request(park).connect(ours) as cx:
             pending = cx.send_raw_request("pending")  # never consumed
