@@ -107,6 +107,15 @@ def _structural_edits(
         return data[start:end].decode()
 
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    fields_of = {
+        n.name: {
+            _wire_name(stmt, seg): (stmt.target.id, seg(_core_type(stmt.annotation)))
+            for stmt in n.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        }
+        for n in tree.body
+        if isinstance(n, ast.ClassDef)
+    }
     model_unions = _model_unions(tree, classes)
     guards = {cls: u for u in open_unions for cls in u.classes}
     unguarded = set(guards)
@@ -130,7 +139,10 @@ def _structural_edits(
                     continue
                 if isinstance(stmt.value, (ast.Dict, ast.List)) and stmt.value is not None:
                     core = seg(_core_type(stmt.annotation))
-                    if core in classes:
+                    built = _constructed(core, stmt.value, fields_of, seg)
+                    if built is not None:
+                        factory = f"lambda: {built}"
+                    elif core in classes:
                         factory = f"lambda: {core}.model_validate({seg(stmt.value)})"
                     elif (
                         isinstance(stmt.value, ast.Dict)
@@ -370,6 +382,55 @@ def _lone_numbers(tree: ast.Module) -> list[tuple[ast.Name, str]]:
     for root in roots:
         visit(root)
     return found
+
+
+_LINE = 88
+"""Longer ``model_construct`` defaults get one argument per line."""
+
+_VERBATIM = {"bool": bool, "str": str}
+"""Field types whose validation keeps a JSON constant of that type as it is (the models
+are strict: nothing is coerced), so a default can hold the constant unvalidated."""
+
+
+def _constructed(
+    cls: str,
+    value: ast.expr,
+    fields_of: dict[str, dict[str, tuple[str, str]]],
+    seg: Callable[[ast.AST], str],
+    *,
+    top: bool = True,
+) -> str | None:
+    """A schema default for a field of model type ``cls`` as ``model_construct`` calls, or
+    None unless every value is one validation would keep unchanged: a ``bool`` or ``str``
+    for a field of that type, an object for a field of a model type.
+
+    Such a default is the same model as ``cls.model_validate(value)`` (the same values and
+    fields set; a test holds every generated default to it), but creating it builds no
+    validator: an ``initialize`` that leaves out capabilities does not build the validators
+    of the capability models its defaults fill in (issue 34: 5 of the 9 validators the echo
+    example built before its ``initialize`` answer)."""
+    fields = fields_of.get(cls)
+    if fields is None or not isinstance(value, ast.Dict):
+        return None
+    arguments: list[str] = []
+    for key, item in zip(value.keys, value.values, strict=True):
+        if not (isinstance(key, ast.Constant) and key.value in fields):
+            return None  # an extra key: validation decides where it goes
+        name, core = fields[key.value]
+        if isinstance(item, ast.Dict):
+            nested = _constructed(core, item, fields_of, seg, top=False)
+            if nested is None:
+                return None
+            arguments.append(f"{name}={nested}")
+        elif isinstance(item, ast.Constant) and type(item.value) is _VERBATIM.get(core):
+            arguments.append(f"{name}={seg(item)}")
+        else:
+            return None
+    call = f"{cls}.model_construct({', '.join(arguments)})"
+    if not top or len(call) <= _LINE:
+        return call
+    lines = "".join(f"        {argument},\n" for argument in arguments)
+    return f"{cls}.model_construct(\n{lines}    )"
 
 
 def _wire_name(stmt: ast.AnnAssign, seg: object) -> str:

@@ -23,10 +23,7 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
-    fs: Annotated[FileSystemCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: FileSystemCapabilities.model_validate({
-        "readTextFile": False,
-        "writeTextFile": False,
-    }))
+    fs: Annotated[FileSystemCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: FileSystemCapabilities.model_construct(read_text_file=False, write_text_file=False))
     """
     File system capabilities supported by the client.
     Determines which file operations the agent can request.
@@ -42,9 +39,7 @@ class ClientCapabilities(AcpModel):
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
-    auth: Annotated[AuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AuthCapabilities.model_validate({
-        "terminal": False
-    }))
+    auth: Annotated[AuthCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AuthCapabilities.model_construct(terminal=False))
     """
     Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include

@@ -8,10 +8,16 @@ from acp_runtime.codegen_support import DefaultOnError, NotNull, SkipInvalidItem
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ProtocolVersion
+from .agent_auth_capabilities import AgentAuthCapabilities
 from .agent_capabilities import AgentCapabilities
+from .auth_capabilities import AuthCapabilities
 from .auth_method import AuthMethod
 from .client_capabilities import ClientCapabilities
+from .file_system_capabilities import FileSystemCapabilities
 from .implementation import Implementation
+from .mcp_capabilities import McpCapabilities
+from .prompt_capabilities import PromptCapabilities
+from .session_capabilities import SessionCapabilities
 from ._fields import Meta
 
 
@@ -28,11 +34,11 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     The latest protocol version supported by the client.
     """
-    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
-        "auth": {"terminal": False},
-    }))
+    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_construct(
+        fs=FileSystemCapabilities.model_construct(read_text_file=False, write_text_file=False),
+        terminal=False,
+        auth=AuthCapabilities.model_construct(terminal=False),
+    ))
     """
     Capabilities supported by the client.
     """
@@ -68,17 +74,13 @@ class InitializeResponse(AcpModel):
 
     The client should disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({
-        "loadSession": False,
-        "promptCapabilities": {
-            "image": False,
-            "audio": False,
-            "embeddedContext": False,
-        },
-        "mcpCapabilities": {"http": False, "sse": False},
-        "sessionCapabilities": {},
-        "auth": {},
-    }))
+    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_construct(
+        load_session=False,
+        prompt_capabilities=PromptCapabilities.model_construct(image=False, audio=False, embedded_context=False),
+        mcp_capabilities=McpCapabilities.model_construct(http=False, sse=False),
+        session_capabilities=SessionCapabilities.model_construct(),
+        auth=AgentAuthCapabilities.model_construct(),
+    ))
     """
     Capabilities supported by the agent.
     """

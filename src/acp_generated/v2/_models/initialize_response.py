@@ -32,7 +32,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Information about the implementation sending this initialize request.
     """
-    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
+    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_construct())
     """
     Capabilities supported by the client.
     """
@@ -68,7 +68,7 @@ class InitializeResponse(AcpModel):
     """
     Information about the implementation sending this initialize response.
     """
-    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
+    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_construct())
     """
     Capabilities supported by the agent.
     """

@@ -8,6 +8,8 @@ from acp_runtime.codegen_support import DefaultOnError
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import ProtocolVersion
+from ..._models.auth_capabilities import AuthCapabilities
+from ..._models.file_system_capabilities import FileSystemCapabilities
 from ..._models.implementation import Implementation
 from .client_capabilities import ClientCapabilities
 from .initialize_response import InitializeResponse
@@ -27,11 +29,11 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     The latest protocol version supported by the client.
     """
-    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
-        "auth": {"terminal": False},
-    }))
+    client_capabilities: Annotated[ClientCapabilities, Field(validation_alias="clientCapabilities", serialization_alias="clientCapabilities"), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_construct(
+        fs=FileSystemCapabilities.model_construct(read_text_file=False, write_text_file=False),
+        terminal=False,
+        auth=AuthCapabilities.model_construct(terminal=False),
+    ))
     """
     Capabilities supported by the client.
     """

@@ -9,7 +9,11 @@ from acp_runtime.codegen_support import AcpModel as AcpModel
 from ..._models._scalars import ProtocolVersion
 from ..._models.auth_method import AuthMethod
 from ..._models.implementation import Implementation
+from ..._models.prompt_capabilities import PromptCapabilities
+from .agent_auth_capabilities import AgentAuthCapabilities
 from .agent_capabilities import AgentCapabilities
+from .mcp_capabilities import McpCapabilities
+from .session_capabilities import SessionCapabilities
 from ..._models._fields import Meta
 
 
@@ -29,17 +33,13 @@ class InitializeResponse(AcpModel):
 
     The client should disconnect, if it doesn't support this version.
     """
-    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({
-        "loadSession": False,
-        "promptCapabilities": {
-            "image": False,
-            "audio": False,
-            "embeddedContext": False,
-        },
-        "mcpCapabilities": {"http": False, "sse": False, "acp": False},
-        "sessionCapabilities": {},
-        "auth": {},
-    }))
+    agent_capabilities: Annotated[AgentCapabilities, Field(validation_alias="agentCapabilities", serialization_alias="agentCapabilities"), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_construct(
+        load_session=False,
+        prompt_capabilities=PromptCapabilities.model_construct(image=False, audio=False, embedded_context=False),
+        mcp_capabilities=McpCapabilities.model_construct(http=False, sse=False, acp=False),
+        session_capabilities=SessionCapabilities.model_construct(),
+        auth=AgentAuthCapabilities.model_construct(),
+    ))
     """
     Capabilities supported by the agent.
     """

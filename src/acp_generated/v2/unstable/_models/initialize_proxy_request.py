@@ -31,7 +31,7 @@ class InitializeRequest(AcpModel, TypedRequest["InitializeResponse"]):
     """
     Information about the implementation sending this initialize request.
     """
-    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_validate({}))
+    capabilities: Annotated[ClientCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: ClientCapabilities.model_construct())
     """
     Capabilities supported by the client.
     """

@@ -35,7 +35,7 @@ class InitializeResponse(AcpModel):
     """
     Information about the implementation sending this initialize response.
     """
-    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_validate({}))
+    capabilities: Annotated[AgentCapabilities, Field(), DefaultOnError] = Field(default_factory=lambda: AgentCapabilities.model_construct())
     """
     Capabilities supported by the agent.
     """
