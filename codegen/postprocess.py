@@ -11,8 +11,9 @@
   models are strict, so ``true`` and ``"1"`` stay refused);
 * open unions are tried left to right (known tags first) and their catch-all refuses
   known tags, so a malformed known variant is an error instead of silently "other";
-* unions of models dump through the value's own class (``SerializeAsAny``): pydantic's
-  union serializer re-tries choices and, for JSON, goes through Python objects first;
+* unions of models dump through the value's own class (``SerializeAsAny``, the runtime's
+  copy of pydantic's): pydantic's union serializer re-tries choices and, for JSON, goes
+  through Python objects first;
 * a variant's constant tag (``type: Literal["text"]``) gets its value as a default for type
   checkers only (``if TYPE_CHECKING``): parsing still requires the tag, and ``AcpModel``'s
   constructor fills it in, so ``TextContentBlock(text="hi")`` type-checks and works;
@@ -202,6 +203,7 @@ def _structural_edits(
             if target.id in model_unions:
                 # the subscript form, which type checkers read as the bare type
                 text = f"SerializeAsAny[{text}]"
+                markers_used.add("SerializeAsAny")
             if text != seg(value):
                 edits.append(_Edit(*_span(value, starts), text))
     if unguarded:
@@ -460,7 +462,7 @@ def postprocess(
     body = source.split("\n\n", 1)[1]  # drop dcg's own header comment
     body = body.replace(
         "from pydantic import BaseModel, ConfigDict, Field",
-        "from pydantic import AfterValidator, Field, SerializeAsAny",
+        "from pydantic import AfterValidator, Field",
     )
     last_import = max(
         n.end_lineno or 0

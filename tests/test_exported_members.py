@@ -94,6 +94,7 @@ SUBMODULE_NAMES: dict[str, list[str]] = {
         "NotNull",
         "NotificationMethod",
         "RequestMethod",
+        "SerializeAsAny",
         "SkipInvalidItems",
         "TypedNotification",
         "TypedRequest",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import SchemaValidator
+from pydantic_core import SchemaValidator, core_schema
 from typing_extensions import Self
 
 from ._lenient import Salvage, salvaged
@@ -29,6 +29,37 @@ JsonInt = Annotated[int, BeforeValidator(_integral_float_as_int)]
 """A JSON Schema ``integer``, as generated models type one: ``1.0`` counts (JSON Schema and
 zod say so, and a Python peer's ``json.dumps(1.0)`` sends it) and is kept as ``1``; the
 models are strict, so ``true``, ``"1"`` and ``1.5`` stay refused."""
+
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
+    SerializeAsAny = Annotated[_T, ...]
+    """Checkers read ``SerializeAsAny[X]`` as ``X``, as pydantic's own."""
+else:
+
+    class SerializeAsAny:
+        """``pydantic.SerializeAsAny``: a union of models dumps each value through its own
+        class (its fields and kept unknown fields), not the union's serializer.
+
+        The same annotation, here because pydantic's lives in a module that costs an
+        agent's start about 2 ms (``pydantic.functional_serializers`` and the dataclasses
+        it defines) of which generated models need nothing else. A test holds its core
+        schema equal to pydantic's."""
+
+        __slots__ = ()
+
+        def __class_getitem__(cls, item: Any) -> Any:
+            return Annotated[item, cls()]
+
+        def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+            schema = handler(source)
+            target = schema
+            while target["type"] == "definitions":
+                target = target["schema"]
+            target["serialization"] = core_schema.simple_ser_schema("any")
+            return schema
 
 
 class AcpModel(BaseModel):

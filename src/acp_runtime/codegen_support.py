@@ -24,7 +24,7 @@ from ._methods import (
     TypedNotification,
     TypedRequest,
 )
-from ._model import AcpModel, JsonInt, unknown_tag
+from ._model import AcpModel, JsonInt, SerializeAsAny, unknown_tag
 from ._uri_format import UriFormat
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "NotNull",
     "NotificationMethod",
     "RequestMethod",
+    "SerializeAsAny",
     "SkipInvalidItems",
     "TypedNotification",
     "TypedRequest",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from acp_generated import v1, v2
 
@@ -75,6 +75,26 @@ def test_union_members_dump_through_their_own_class() -> None:
     wire = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
     assert wire == {"sessionId": "s", "update": {"sessionUpdate": "_x.example/ping", "seq": 3}}
     assert json.loads(parsed.model_dump_json(by_alias=True, exclude_unset=True)) == wire
+
+
+def test_the_runtime_s_serialize_as_any_is_pydantic_s() -> None:
+    """Generated models take ``SerializeAsAny`` from the runtime (``acp_runtime._model``), so
+    an agent never imports ``pydantic.functional_serializers`` (issue 34); it must make the
+    core schema pydantic's does, for a union of models and for a union of unions."""
+    import pydantic
+    from pydantic import TypeAdapter
+
+    from acp_runtime.codegen_support import SerializeAsAny
+
+    for union in (
+        v1.TextContentBlock | v1.ImageContentBlock,
+        Annotated[v1.ContentBlock | v1.ToolCallContent, Field(union_mode="left_to_right")],
+    ):
+        ours = TypeAdapter(SerializeAsAny[union]).core_schema
+        assert ours == TypeAdapter(pydantic.SerializeAsAny[union]).core_schema
+        while ours["type"] == "definitions":
+            ours = ours["schema"]
+        assert ours["serialization"] == {"type": "any"}  # not a test of equal no-ops
 
 
 def test_complete_classes_validate_through_their_own_validator() -> None:

@@ -3,9 +3,9 @@
 """Models of ACP protocol v1 (stable): SessionUrlCreateElicitationRequest, UrlCreateElicitationRequest, CreateElicitationRequestKnown and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import UriFormat
+from acp_runtime.codegen_support import SerializeAsAny, UriFormat
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ElicitationId
 from .elicitation_request_scope import ElicitationRequestScope

@@ -3,8 +3,9 @@
 """Models of ACP protocol v1 (stable): CreateElicitationResponse."""
 
 from typing import Annotated
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .create_elicitation_response_known import CreateElicitationResponseKnown
 from .other_create_elicitation_response import OtherCreateElicitationResponse

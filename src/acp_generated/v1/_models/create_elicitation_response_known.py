@@ -3,8 +3,9 @@
 """Models of ACP protocol v1 (stable): ElicitationAcceptAction, AcceptCreateElicitationResponse, CreateElicitationResponseKnown and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import StringArrayElicitationContentValue
 from ._fields import Meta

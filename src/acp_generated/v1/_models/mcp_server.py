@@ -3,8 +3,9 @@
 """Models of ACP protocol v1 (stable): McpServerKnown, McpServer."""
 
 from typing import Annotated
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .http_mcp_server import HttpMcpServer
 from .mcp_server_stdio import McpServerStdio

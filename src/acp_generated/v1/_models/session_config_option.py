@@ -3,9 +3,9 @@
 """Models of ACP protocol v1 (stable): SessionConfigBoolean, BooleanSessionConfigOption, SessionConfigOption and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
+from acp_runtime.codegen_support import DefaultOnError, SerializeAsAny, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import SessionConfigGroupId, SessionConfigId, SessionConfigOptionCategory, SessionConfigValueId
 from ._fields import Meta

@@ -3,8 +3,9 @@
 """Models of ACP protocol v1 (stable): SessionUpdate."""
 
 from typing import Annotated
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .agent_message_chunk_session_update import AgentMessageChunkSessionUpdate
 from .agent_thought_chunk_session_update import AgentThoughtChunkSessionUpdate

@@ -3,8 +3,9 @@
 """Models of ACP protocol v1 (stable): SetSessionConfigOptionRequest."""
 
 from typing import Annotated
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .boolean_set_session_config_option_request import BooleanSetSessionConfigOptionRequest
 from .value_id_set_session_config_option_request import ValueIdSetSessionConfigOptionRequest

@@ -3,9 +3,9 @@
 """Models of ACP protocol v2 (stable): AuthMethodKnown, OtherAuthMethod, AuthMethod and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull
+from acp_runtime.codegen_support import DefaultOnError, DefaultOnNull, NotNull, SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ._scalars import AuthMethodId
 from .env_variable import EnvVariable

@@ -3,8 +3,9 @@
 """Models of ACP protocol v2 (stable): RequestElicitationFormMode, SessionElicitationFormMode, ElicitationFormMode."""
 
 from typing import Annotated
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .elicitation_request_scope import ElicitationRequestScope
 from .elicitation_schema import ElicitationSchema

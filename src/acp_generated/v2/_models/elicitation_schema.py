@@ -3,9 +3,9 @@
 """Models of ACP protocol v2 (stable): OtherElicitationPropertySchema, ElicitationPropertySchema, ElicitationSchema and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError, JsonInt, SkipInvalidItems
+from acp_runtime.codegen_support import DefaultOnError, JsonInt, SerializeAsAny, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ._scalars import ElicitationSchemaType, StringFormat
 from ._fields import Meta

@@ -3,9 +3,9 @@
 """Models of ACP protocol v2 (stable): ErrorData, Error, ErrorStopReason and what they use."""
 
 from typing import Annotated, Any
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError
+from acp_runtime.codegen_support import DefaultOnError, SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ErrorCode, ProtocolVersion, SessionId
 from ._fields import Meta

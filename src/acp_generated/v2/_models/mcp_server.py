@@ -3,8 +3,9 @@
 """Models of ACP protocol v2 (stable): McpServerKnown, OtherMcpServer, McpServer."""
 
 from typing import Annotated
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from .http_mcp_server import HttpMcpServer
 from .stdio_mcp_server import StdioMcpServer

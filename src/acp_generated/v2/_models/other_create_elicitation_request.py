@@ -3,8 +3,9 @@
 """Models of ACP protocol v2 (stable): RequestOtherCreateElicitationRequest, SessionOtherCreateElicitationRequest, OtherCreateElicitationRequest."""
 
 from typing import Annotated
-from pydantic import AfterValidator, SerializeAsAny
+from pydantic import AfterValidator
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from .elicitation_request_scope import ElicitationRequestScope
 from .elicitation_session_scope import ElicitationSessionScope

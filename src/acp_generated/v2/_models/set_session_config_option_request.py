@@ -3,8 +3,9 @@
 """Models of ACP protocol v2 (stable): SetSessionConfigOptionRequest."""
 
 from typing import Annotated
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from .other_set_session_config_option_request import OtherSetSessionConfigOptionRequest
 from .set_session_config_option_request_known import SetSessionConfigOptionRequestKnown

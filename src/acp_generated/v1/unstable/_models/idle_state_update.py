@@ -3,9 +3,9 @@
 """Models of ACP protocol v1 (unstable superset): RefusalIdleStateUpdate, IdleStateUpdateKnown, IdleStateUpdate and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError
+from acp_runtime.codegen_support import DefaultOnError, SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from .error_stop_reason import ErrorStopReason
 from .usage import Usage

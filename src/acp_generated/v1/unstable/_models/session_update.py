@@ -3,9 +3,9 @@
 """Models of ACP protocol v1 (unstable superset): SubagentUpdate, SubagentUpdateSessionUpdate, SessionUpdate and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems
+from acp_runtime.codegen_support import DefaultOnError, SerializeAsAny, SkipInvalidItems
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ..._models._scalars import MessageId, SessionId
 from ..._models.agent_message_chunk_session_update import AgentMessageChunkSessionUpdate

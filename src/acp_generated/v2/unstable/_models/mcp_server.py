@@ -3,8 +3,9 @@
 """Models of ACP protocol v2 (unstable superset): McpServerKnown, OtherMcpServer, McpServer and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ..._models.http_mcp_server import HttpMcpServer
 from ..._models.stdio_mcp_server import StdioMcpServer

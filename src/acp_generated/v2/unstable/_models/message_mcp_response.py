@@ -3,8 +3,9 @@
 """Models of ACP protocol v2 (unstable superset): MessageMcpRequest, MessageMcpResponse."""
 
 from typing import Annotated, Any
-from pydantic import Field, SerializeAsAny
+from pydantic import Field
 from typing_extensions import TypeAliasType
+from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import McpRequestId, McpServerAcpId

@@ -3,9 +3,9 @@
 """Models of ACP protocol v2 (unstable superset): StateUpdateSessionUpdate, SessionUpdateKnown, SessionUpdate and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field, SerializeAsAny
+from pydantic import AfterValidator, Field
 from typing_extensions import TypeAliasType
-from acp_runtime.codegen_support import DefaultOnError, SkipInvalidItems, UriFormat
+from acp_runtime.codegen_support import DefaultOnError, SerializeAsAny, SkipInvalidItems, UriFormat
 from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
 from ..._models._scalars import AbsolutePath, MessageId, PlanId, SessionId
 from ..._models.agent_message_chunk_session_update import AgentMessageChunkSessionUpdate
