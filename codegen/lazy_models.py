@@ -19,6 +19,7 @@ links the class to it (``__acp_method__``), whichever module created the class f
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -88,10 +89,12 @@ class Part:
 Key = tuple[int, str]  # (home index, definition name)
 
 
-def _references(node: ast.stmt, names: set[str]) -> set[str]:
+def _references(node: ast.stmt, names: set[str], *, defaults: bool = True) -> set[str]:
     """Definitions ``node`` uses at run time, or names in a class base's string
-    (``TypedRequest["X"]``)."""
-    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in names}
+    (``TypedRequest["X"]``). ``defaults=False`` leaves out what only a default factory
+    (a ``lambda``) uses: the models a schema default builds, which the field's own type
+    already refers to, one level down."""
+    found = {n.id for n in _walk(node, defaults) if isinstance(n, ast.Name) and n.id in names}
     if isinstance(node, ast.ClassDef):
         for base in node.bases:
             found |= {
@@ -100,6 +103,16 @@ def _references(node: ast.stmt, names: set[str]) -> set[str]:
                 if isinstance(n, ast.Constant) and n.value in names
             }
     return found
+
+
+def _walk(node: ast.AST, lambdas: bool) -> Iterator[ast.AST]:
+    """``ast.walk``, into ``lambda`` bodies only if ``lambdas``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if lambdas or not isinstance(current, ast.Lambda):
+            stack.extend(ast.iter_child_nodes(current))
 
 
 class _Groups:
@@ -142,7 +155,10 @@ def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> lis
     every = {name for home in homes for name in home.names}
     deps: dict[Key, set[Key]] = {}
     for key in order:
-        found = (_resolve(homes, key[0], n) for n in _references(nodes[key], every))
+        # A default's models stay with the field type that holds them (their only other
+        # referrer), not split out because a message's default names them too.
+        used = _references(nodes[key], every, defaults=False)
+        found = (_resolve(homes, key[0], n) for n in used)
         deps[key] = {k for k in found if k is not None and k != key}
     groups = _Groups(order)
     reach: dict[Key, set[Key]] = {}

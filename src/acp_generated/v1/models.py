@@ -44,11 +44,11 @@ if TYPE_CHECKING:
         ToolCallStatus as ToolCallStatus,
         ToolKind as ToolKind,
     )
-    from ._models.agent_auth_capabilities import (
-        AgentAuthCapabilities as AgentAuthCapabilities,
-    )
     from ._models.agent_capabilities import (
+        AgentAuthCapabilities as AgentAuthCapabilities,
         AgentCapabilities as AgentCapabilities,
+        McpCapabilities as McpCapabilities,
+        SessionCapabilities as SessionCapabilities,
     )
     from ._models.agent_message_chunk_session_update import (
         AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
@@ -256,9 +256,6 @@ if TYPE_CHECKING:
         LogoutRequest as LogoutRequest,
         LogoutResponse as LogoutResponse,
     )
-    from ._models.mcp_capabilities import (
-        McpCapabilities as McpCapabilities,
-    )
     from ._models.mcp_server import (
         McpServer as McpServer,
         McpServerKnown as McpServerKnown,
@@ -327,9 +324,6 @@ if TYPE_CHECKING:
     )
     from ._models.session_additional_directories_capabilities import (
         SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
-    )
-    from ._models.session_capabilities import (
-        SessionCapabilities as SessionCapabilities,
     )
     from ._models.session_close_capabilities import (
         SessionCloseCapabilities as SessionCloseCapabilities,
@@ -437,7 +431,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
-    'AgentAuthCapabilities': '_models.agent_auth_capabilities',
+    'AgentAuthCapabilities': '_models.agent_capabilities',
     'AgentCapabilities': '_models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
@@ -539,7 +533,7 @@ _EXPORTS: dict[str, str] = {
     'LogoutCapabilities': '_models.logout_capabilities',
     'LogoutRequest': '_models.logout_response',
     'LogoutResponse': '_models.logout_response',
-    'McpCapabilities': '_models.mcp_capabilities',
+    'McpCapabilities': '_models.agent_capabilities',
     'McpServer': '_models.mcp_server',
     'McpServerHttp': '_models.http_mcp_server',
     'McpServerKnown': '_models.mcp_server',
@@ -595,7 +589,7 @@ _EXPORTS: dict[str, str] = {
     'SelectedPermissionOutcome': '_models.request_permission_outcome',
     'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
-    'SessionCapabilities': '_models.session_capabilities',
+    'SessionCapabilities': '_models.agent_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
     'SessionConfigBoolean': '_models.session_config_option',
     'SessionConfigGroupId': '_models._scalars',

@@ -8,16 +8,13 @@ from acp_runtime.codegen_support import DefaultOnError, NotNull, SkipInvalidItem
 from acp_runtime.codegen_support import TypedRequest
 from acp_runtime.codegen_support import AcpModel as AcpModel
 from ._scalars import ProtocolVersion
-from .agent_auth_capabilities import AgentAuthCapabilities
-from .agent_capabilities import AgentCapabilities
+from .agent_capabilities import AgentAuthCapabilities, AgentCapabilities, McpCapabilities, SessionCapabilities
 from .auth_capabilities import AuthCapabilities
 from .auth_method import AuthMethod
 from .client_capabilities import ClientCapabilities
 from .file_system_capabilities import FileSystemCapabilities
 from .implementation import Implementation
-from .mcp_capabilities import McpCapabilities
 from .prompt_capabilities import PromptCapabilities
-from .session_capabilities import SessionCapabilities
 from ._fields import Meta
 
 

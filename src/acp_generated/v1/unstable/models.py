@@ -397,13 +397,20 @@ if TYPE_CHECKING:
         SessionStatus as SessionStatus,
         SystemPromptMode as SystemPromptMode,
     )
-    from ._models.agent_auth_capabilities import (
-        AgentAuthCapabilities as AgentAuthCapabilities,
-        AuthStatusCapabilities as AuthStatusCapabilities,
-    )
     from ._models.agent_capabilities import (
+        AgentAuthCapabilities as AgentAuthCapabilities,
         AgentCapabilities as AgentCapabilities,
+        AuthStatusCapabilities as AuthStatusCapabilities,
+        McpCapabilities as McpCapabilities,
         ProvidersCapabilities as ProvidersCapabilities,
+        SessionArchiveCapabilities as SessionArchiveCapabilities,
+        SessionCapabilities as SessionCapabilities,
+        SessionForkCapabilities as SessionForkCapabilities,
+        SessionStatusCapabilities as SessionStatusCapabilities,
+        SessionSystemPromptCapabilities as SessionSystemPromptCapabilities,
+        SessionSystemPromptModeCapabilities as SessionSystemPromptModeCapabilities,
+        SessionSystemPromptOverrideCapabilities as SessionSystemPromptOverrideCapabilities,
+        SessionTitleCapabilities as SessionTitleCapabilities,
     )
     from ._models.archive_session_response import (
         ArchiveSessionRequest as ArchiveSessionRequest,
@@ -472,9 +479,6 @@ if TYPE_CHECKING:
     from ._models.load_session_request import (
         LoadSessionRequest as LoadSessionRequest,
     )
-    from ._models.mcp_capabilities import (
-        McpCapabilities as McpCapabilities,
-    )
     from ._models.mcp_server import (
         AcpMcpServer as AcpMcpServer,
         McpServer as McpServer,
@@ -510,16 +514,6 @@ if TYPE_CHECKING:
     )
     from ._models.resume_session_request import (
         ResumeSessionRequest as ResumeSessionRequest,
-    )
-    from ._models.session_capabilities import (
-        SessionArchiveCapabilities as SessionArchiveCapabilities,
-        SessionCapabilities as SessionCapabilities,
-        SessionForkCapabilities as SessionForkCapabilities,
-        SessionStatusCapabilities as SessionStatusCapabilities,
-        SessionSystemPromptCapabilities as SessionSystemPromptCapabilities,
-        SessionSystemPromptModeCapabilities as SessionSystemPromptModeCapabilities,
-        SessionSystemPromptOverrideCapabilities as SessionSystemPromptOverrideCapabilities,
-        SessionTitleCapabilities as SessionTitleCapabilities,
     )
     from ._models.session_info import (
         SessionInfo as SessionInfo,
@@ -594,7 +588,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
     'AcpMcpServer': 'unstable._models.mcp_server',
-    'AgentAuthCapabilities': 'unstable._models.agent_auth_capabilities',
+    'AgentAuthCapabilities': 'unstable._models.agent_capabilities',
     'AgentCapabilities': 'unstable._models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
@@ -611,7 +605,7 @@ _EXPORTS: dict[str, str] = {
     'AuthMethodId': '_models._scalars',
     'AuthMethodTerminal': '_models.auth_method',
     'AuthState': 'unstable._models._scalars',
-    'AuthStatusCapabilities': 'unstable._models.agent_auth_capabilities',
+    'AuthStatusCapabilities': 'unstable._models.agent_capabilities',
     'AuthStatusRequest': 'unstable._models.auth_status_response',
     'AuthStatusResponse': 'unstable._models.auth_status_response',
     'AuthStatusUpdateNotification': 'unstable._models.auth_status_update_notification',
@@ -732,7 +726,7 @@ _EXPORTS: dict[str, str] = {
     'MaxTokensIdleStateUpdateVariant': 'unstable._models.session_update',
     'MaxTurnRequestsIdleStateUpdate': 'unstable._models.idle_state_update',
     'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.session_update',
-    'McpCapabilities': 'unstable._models.mcp_capabilities',
+    'McpCapabilities': 'unstable._models.agent_capabilities',
     'McpError': 'unstable._models.error_message_mcp_response',
     'McpRequestId': 'unstable._models._scalars',
     'McpServer': 'unstable._models.mcp_server',
@@ -824,10 +818,10 @@ _EXPORTS: dict[str, str] = {
     'SelectedPermissionOutcome': '_models.request_permission_outcome',
     'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
-    'SessionArchiveCapabilities': 'unstable._models.session_capabilities',
+    'SessionArchiveCapabilities': 'unstable._models.agent_capabilities',
     'SessionArchiveFilter': 'unstable._models._scalars',
     'SessionCancelCapabilities': 'unstable._models.session_update',
-    'SessionCapabilities': 'unstable._models.session_capabilities',
+    'SessionCapabilities': 'unstable._models.agent_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
     'SessionConfigBoolean': '_models.session_config_option',
     'SessionConfigGroupId': '_models._scalars',
@@ -843,7 +837,7 @@ _EXPORTS: dict[str, str] = {
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
     'SessionElicitationUrlMode': '_models.elicitation_url_mode',
-    'SessionForkCapabilities': 'unstable._models.session_capabilities',
+    'SessionForkCapabilities': 'unstable._models.agent_capabilities',
     'SessionFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SessionId': '_models._scalars',
     'SessionInfo': 'unstable._models.session_info',
@@ -861,13 +855,13 @@ _EXPORTS: dict[str, str] = {
     'SessionOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'SessionResumeCapabilities': '_models.session_resume_capabilities',
     'SessionStatus': 'unstable._models._scalars',
-    'SessionStatusCapabilities': 'unstable._models.session_capabilities',
+    'SessionStatusCapabilities': 'unstable._models.agent_capabilities',
     'SessionStatusRequest': 'unstable._models.session_status_response',
     'SessionStatusResponse': 'unstable._models.session_status_response',
-    'SessionSystemPromptCapabilities': 'unstable._models.session_capabilities',
-    'SessionSystemPromptModeCapabilities': 'unstable._models.session_capabilities',
-    'SessionSystemPromptOverrideCapabilities': 'unstable._models.session_capabilities',
-    'SessionTitleCapabilities': 'unstable._models.session_capabilities',
+    'SessionSystemPromptCapabilities': 'unstable._models.agent_capabilities',
+    'SessionSystemPromptModeCapabilities': 'unstable._models.agent_capabilities',
+    'SessionSystemPromptOverrideCapabilities': 'unstable._models.agent_capabilities',
+    'SessionTitleCapabilities': 'unstable._models.agent_capabilities',
     'SessionUpdate': 'unstable._models.session_update',
     'SessionUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'SetProviderRequest': 'unstable._models.set_provider_response',

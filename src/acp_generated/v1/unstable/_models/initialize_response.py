@@ -10,10 +10,7 @@ from ..._models._scalars import ProtocolVersion
 from ..._models.auth_method import AuthMethod
 from ..._models.implementation import Implementation
 from ..._models.prompt_capabilities import PromptCapabilities
-from .agent_auth_capabilities import AgentAuthCapabilities
-from .agent_capabilities import AgentCapabilities
-from .mcp_capabilities import McpCapabilities
-from .session_capabilities import SessionCapabilities
+from .agent_capabilities import AgentAuthCapabilities, AgentCapabilities, McpCapabilities, SessionCapabilities
 from ..._models._fields import Meta
 
 
