@@ -19,13 +19,13 @@ links the class to it (``__acp_method__``), whichever module created the class f
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .annotations import evaluated_annotations
 from .authoring import snake
 from .ordering import _Definition, definitions
+from .ordering import _references as names_outside_lambdas
 from .sharing import _head_and_tail, _prune_imports
 
 SCALARS = "_scalars"
@@ -94,7 +94,10 @@ def _references(node: ast.stmt, names: set[str], *, defaults: bool = True) -> se
     (``TypedRequest["X"]``). ``defaults=False`` leaves out what only a default factory
     (a ``lambda``) uses: the models a schema default builds, which the field's own type
     already refers to, one level down."""
-    found = {n.id for n in _walk(node, defaults) if isinstance(n, ast.Name) and n.id in names}
+    if defaults:
+        found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in names}
+    else:
+        found = set(names_outside_lambdas(node, names))
     if isinstance(node, ast.ClassDef):
         for base in node.bases:
             found |= {
@@ -103,16 +106,6 @@ def _references(node: ast.stmt, names: set[str], *, defaults: bool = True) -> se
                 if isinstance(n, ast.Constant) and n.value in names
             }
     return found
-
-
-def _walk(node: ast.AST, lambdas: bool) -> Iterator[ast.AST]:
-    """``ast.walk``, into ``lambda`` bodies only if ``lambdas``."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if lambdas or not isinstance(current, ast.Lambda):
-            stack.extend(ast.iter_child_nodes(current))
 
 
 class _Groups:
