@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from codegen.postprocess import postprocess
 from tests.codegen.schemas import IDS, PACKAGES, Package
 
 
@@ -77,8 +78,6 @@ def test_every_model_default_is_what_validating_the_schema_default_makes(
 def test_an_unrecognised_default_is_still_validated() -> None:
     """``_constructed`` takes only what validation keeps unchanged; anything else (a number,
     which the lenient rules may widen; an extra key) keeps ``model_validate``."""
-    from codegen.postprocess import postprocess
-
     source = """from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
