@@ -49,7 +49,6 @@ from collections.abc import Awaitable, Callable
 from typing import NamedTuple
 
 import anyio
-import anyio.lowlevel
 
 from acp_generated import v1  # `v1.X` creates each model class on its first use
 from acp_runtime import (
@@ -177,11 +176,6 @@ def mixed_updates() -> list[v1.SessionUpdate]:
             session_update="agent_message_chunk", content=_text("mixed done")
         ),
     ]
-
-
-CHUNKS_PER_YIELD = 32
-"""A stream of chunks lets the connection run after this many: cancels are read, and
-the writer puts the batch on the wire in one write."""
 
 
 def permission_options() -> list[v1.PermissionOption]:
@@ -327,13 +321,12 @@ class EchoAgent(v1.AgentHandler):
 
     async def _stream_chunks(self, turn: Turn, command: Chunks) -> v1.StopReason:
         for i in range(command.n):
-            if i % CHUNKS_PER_YIELD == 0:
-                await anyio.lowlevel.checkpoint()  # the loop reads cancels, the writer writes
             if turn.responder.cancellation.is_cancelled():
                 raise RequestError.request_cancelled()
             if turn.cancelled.is_set():
                 return "cancelled"
-            # Waits only while the client is not reading (backpressure).
+            # Waits only while the client is not reading (backpressure); now and then it
+            # lets the connection run, which reads the cancels checked above.
             await turn.say(f"chunk {i}\n" if command.size is None else "x" * command.size)
         return "end_turn"
 

@@ -115,12 +115,13 @@ WRITE_BURST_BYTES = 4 * 1024
 """Bytes a burst queues between tries of a transport's ``send_burst_nowait`` (see
 :mod:`~acp_runtime._outbox`): a pipe's atomic write."""
 
-WRITER_TURN_BYTES = 16 * 1024
-"""On a transport without ``send_burst_nowait`` (ASGI, memory), the bytes queued before
-an awaited send gives the writer a turn. Notifications per second of a streaming agent,
-interleaved runs (bench/README.md): WebSocket under uvicorn 41,000 at 4 KiB, 46,000 at
-16 KiB, 47,000 at 64 KiB; under hypercorn 26,700 / 29,700 / 26,500; Streamable HTTP
-level."""
+LOOP_TURN_BYTES = 16 * 1024
+"""Bytes sent between the event-loop turns a loop of awaited sends gives (see
+:mod:`~acp_runtime._outbox`): the connection reads meanwhile, and on a transport without
+``send_burst_nowait`` (ASGI, memory) the writer writes. Notifications per second of a
+streaming agent there, interleaved runs (bench/README.md): WebSocket under uvicorn 41,000
+at 4 KiB, 46,000 at 16 KiB, 47,000 at 64 KiB; under hypercorn 26,700 / 29,700 / 26,500;
+Streamable HTTP level. On a pipe a turn costs about one loop iteration per 16 KiB."""
 
 
 RequestRoute = Callable[[str, JsonValue, ResponseSlot, "Connection"], Coroutine[Any, Any, None]]
@@ -203,8 +204,7 @@ class Connection:
             getattr(transport, "send_nowait", None),
             send_burst_now=send_burst_now,
             burst_bytes=WRITE_BURST_BYTES,
-            # no write from synchronous code: an awaited send lets the writer run instead
-            yield_bytes=WRITER_TURN_BYTES if send_burst_now is None else 0,
+            turn_bytes=LOOP_TURN_BYTES,
             high_water=high_water_bytes,
             pace=pace_bytes,
         )

@@ -28,10 +28,16 @@ overtakes a batch the writer task still holds (the pipe took only part of it): t
 awaited send gives the writer a turn instead, or a stream of awaited sends under the pace
 mark would leave the peer without data until the pace mark.
 
-A transport whose writes are all asynchronous (an ASGI server's ``send``, a memory
-stream) has no such write: there a sender that awaits its message (:meth:`Outbox.drained`)
-lets the writer task run once ``yield_bytes`` have queued since it last took the queue,
-so a loop of awaited sends streams instead of waiting for the handler to return.
+A sender that awaits its message (:meth:`Outbox.drained`) gives the event loop a turn
+once ``turn_bytes`` have been sent or queued since the last turn (or since the taker last
+took the queue, which needs one). A loop of awaited sends so never holds the loop for
+long, whatever the transport: the connection reads what the peer sent meanwhile (a
+``$/cancel_request`` for the very stream), and where every write is asynchronous (an
+ASGI server's ``send``, a memory stream) the writer task takes the queue, so the stream
+flows instead of waiting for the handler to return. Without it, a stream to a peer that
+reads as fast as the pipe fills never reaches the pace mark, the only other place an
+awaited send suspends: 10,000 chunks went out before the connection read the ping sent
+with them, or the cancel.
 """
 
 from __future__ import annotations
@@ -55,12 +61,15 @@ DEFAULT_HIGH_WATER_BYTES = 16 * 1024 * 1024
 """Backlog at which a connection stops reading: a peer that stops reading costs about
 this much memory (plus what handlers already running still send), far under 64 MiB."""
 
-DEFAULT_PACE_BYTES = 1024 * 1024
+DEFAULT_PACE_BYTES = 256 * 1024
 """Backlog over which an awaited send waits. Lower than the high-water mark, because a
 stream paces itself without stopping the reading: two peers that both stop reading
 wait for each other forever, while a sender that waits holds up only its own stream.
 With the high-water mark alone, a stream of 50,000 small chunks sat in the queue whole
-and raised the agent's peak RSS by 5 MB; from 256 KiB up, the CPU per chunk is the same."""
+and raised the agent's peak RSS by 5 MB; from 256 KiB up, the CPU per chunk is the same.
+Not higher, because an answer queues behind the stream: with the TS client reading a
+10,000-chunk stream, a ping answered meanwhile took 31-56 ms (p99) behind a 1 MiB mark,
+13-23 ms behind 256 KiB, and 13-32 ms from the TS agent (bench/README.md)."""
 
 
 class Outbox:
@@ -81,13 +90,13 @@ class Outbox:
         "_send_burst_now",
         "_send_now",
         "_since_burst",
-        "_since_yield",
+        "_since_turn",
         "_taken",
         "_tickets",
+        "_turn_bytes",
         "_urgent",
         "_wakeup",
         "_writer_turn_due",
-        "_yield_bytes",
         "backlog",
         "high_water",
         "low_water",
@@ -100,7 +109,7 @@ class Outbox:
         *,
         send_burst_now: BurstSender | None = None,
         burst_bytes: int = 0,
-        yield_bytes: int = 0,
+        turn_bytes: int = 0,
         high_water: int = DEFAULT_HIGH_WATER_BYTES,
         low_water: int | None = None,
         pace: int = DEFAULT_PACE_BYTES,
@@ -109,18 +118,18 @@ class Outbox:
         nothing and returns False; it is tried only while the queue is empty, so it
         must also refuse while the taker is still writing an earlier batch.
         ``send_burst_now`` (see :data:`BurstSender`) is tried each time another
-        ``burst_bytes`` have queued (0: never). An awaited :meth:`drained` yields to
-        the writer once ``yield_bytes`` have queued since it last took the queue (0:
-        never). An awaited :meth:`drained` waits over ``pace`` bytes (at most
-        ``high_water``); ``low_water`` defaults to half of that."""
+        ``burst_bytes`` have queued (0: never). An awaited :meth:`drained` gives the
+        loop a turn once ``turn_bytes`` have been sent or queued since the last one (0:
+        never), and waits over ``pace`` bytes (at most ``high_water``); ``low_water``
+        defaults to half of that."""
         if high_water < 1 or pace < 1:
             raise ValueError("high_water and pace must be positive")
         self._send_now = send_now
         self._send_burst_now = send_burst_now if burst_bytes > 0 else None
         self._burst_min = self._burst_bytes = burst_bytes
         self._since_burst = 0  # bytes queued since send_burst_now was last tried
-        self._yield_bytes = yield_bytes
-        self._since_yield = 0  # bytes queued since the taker last took or a sender yielded
+        self._turn_bytes = turn_bytes
+        self._since_turn = 0  # bytes sent or queued since a sender or the taker had a turn
         self._writer_turn_due = False  # a burst was due while the taker held a batch
         self._urgent: deque[bytes] = deque()
         self._bulk: deque[bytes] = deque()
@@ -142,6 +151,7 @@ class Outbox:
         if self._closed:
             raise OutboxClosed
         if self._send_now is not None and not self.backlog and self._send_now(message):
+            self._since_turn += len(message)
             return 0
         self._bulk.append(message)
         self._tickets += 1
@@ -153,6 +163,7 @@ class Outbox:
         if self._closed:
             raise OutboxClosed
         if self._send_now is not None and not self.backlog and self._send_now(message):
+            self._since_turn += len(message)
             return
         self._urgent.append(message)
         self._queued(len(message))
@@ -173,13 +184,13 @@ class Outbox:
         """What awaiting a drain does (an ``__await__``): nothing while the backlog is
         under the pace mark (not even a checkpoint: pacing costs nothing while the
         peer keeps up); once over it, wait until the backlog is down to the low-water
-        mark or the queue closed. Everyone who comes meanwhile waits too. The writer
-        gets a turn first (a scheduling point that is never a cancellation point) when a
-        burst was due while it held a batch, and, with ``yield_bytes``, once that much
-        has queued."""
-        if self._writer_turn_due or (self._yield_bytes and self._since_yield >= self._yield_bytes):
+        mark or the queue closed. Everyone who comes meanwhile waits too. The loop gets
+        a turn first (a scheduling point that is never a cancellation point) when a
+        burst was due while the writer held a batch, and, with ``turn_bytes``, once that
+        much has been sent since the last turn."""
+        if self._writer_turn_due or (self._turn_bytes and self._since_turn >= self._turn_bytes):
             self._writer_turn_due = False
-            self._since_yield = 0
+            self._since_turn = 0
             yield from anyio.lowlevel.cancel_shielded_checkpoint().__await__()
         if self.backlog <= self.pace and self._drained is None:
             return
@@ -217,7 +228,7 @@ class Outbox:
             size += len(message)
         self._taken += len(batch) - taken
         self._in_flight = size
-        self._since_yield = 0
+        self._since_turn = 0
         return batch
 
     def sent(self) -> None:
@@ -234,7 +245,7 @@ class Outbox:
 
     def _queued(self, size: int) -> None:
         self.backlog += size
-        self._since_yield += size
+        self._since_turn += size
         self._wake()
         if self._send_burst_now is not None:
             self._since_burst += size

@@ -645,9 +645,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "M66",
         "REL-4",
-        "an awaited send never gives the writer a turn where the transport cannot burst",
+        "a loop of awaited sends never gives the loop a turn (no reading, no async writer)",
         "_outbox.py",
-        "        if self._writer_turn_due or (self._yield_bytes and self._since_yield >= self._yield_bytes):\n",
+        "        if self._writer_turn_due or (self._turn_bytes and self._since_turn >= self._turn_bytes):\n",
         "        if self._writer_turn_due:\n",
     ),
     Mutation(

@@ -12,6 +12,7 @@ written, go ahead of the queued output; a cancel never overtakes its own request
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Generator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,12 +23,13 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
-from acp_runtime._connection import WRITE_BURST_BYTES, WRITER_TURN_BYTES
+from acp_runtime._connection import LOOP_TURN_BYTES
 from acp_runtime._outbox import DEFAULT_PACE_BYTES, Outbox
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
 from acp_runtime.testing import WirePeer
-from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES
+from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES, LineTransport
 
-from .helpers import cancel, request
+from .helpers import ASK, Answer, Ask, cancel, request, result
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +73,7 @@ def test_the_default_mark_keeps_a_stalled_peer_far_under_64_mib() -> None:
 
 
 def test_the_pace_mark_is_lower_than_the_high_water_mark_and_never_above_it() -> None:
-    assert Outbox().pace == DEFAULT_PACE_BYTES == 1024 * 1024 < DEFAULT_HIGH_WATER_BYTES
+    assert Outbox().pace == DEFAULT_PACE_BYTES == 256 * 1024 < DEFAULT_HIGH_WATER_BYTES
     assert Outbox().low_water == DEFAULT_PACE_BYTES // 2
     assert Outbox(high_water=100).pace == 100  # a mark under the pace mark paces too
     assert Outbox(high_water=100, pace=40).low_water == 20
@@ -194,12 +196,12 @@ class AsyncOnlyTransport:
 
 async def test_rel4_a_loop_of_awaited_sends_streams_on_a_transport_without_burst_writes() -> None:
     """Without a turn for the writer, a handler's loop of awaited sends over such a
-    transport would hold everything until it returned. An awaited send gives the writer a
-    turn once ``WRITER_TURN_BYTES`` have queued since it last took the queue; that turn
-    is never a cancellation point, and a few small sends get none."""
+    transport would hold everything until it returned. An awaited send gives the loop a
+    turn once ``LOOP_TURN_BYTES`` have queued since the writer last took the queue; that
+    turn is never a cancellation point, and a few small sends get none."""
     transport = AsyncOnlyTransport()
     pad = "x" * 100
-    count = 10 * WRITER_TURN_BYTES // 100  # ten turns' worth of ~150-byte messages
+    count = 10 * LOOP_TURN_BYTES // 100  # ten turns' worth of ~150-byte messages
     async with ConnectionBuilder().connect(transport) as cx:
         with anyio.CancelScope() as scope:
             scope.cancel()
@@ -212,15 +214,15 @@ async def test_rel4_a_loop_of_awaited_sends_streams_on_a_transport_without_burst
                 backlogs.append(cx.outgoing_backlog)
             assert len(transport.sent) > count * 3 // 4  # written while the loop ran
         assert not scope.cancelled_caught
-        assert max(backlogs) < 4 * WRITER_TURN_BYTES  # (trio: a turn may take ~3 to come)
+        assert max(backlogs) < 4 * LOOP_TURN_BYTES  # (trio: a turn may take ~3 to come)
     assert [json.loads(m)["params"]["n"] for m in transport.sent] == list(range(count))
 
 
-async def test_rel4_a_transport_with_burst_writes_gives_the_writer_no_extra_turn() -> None:
-    """Pipes and sockets write bursts from ``put`` itself; an awaited send there stays
-    free of scheduling points (the outbox is built with no ``yield_bytes``) while the
-    writer holds no batch (for when it does, see ``test_fast_paths``)."""
-    outbox = Outbox(send_burst_now=lambda messages: 0, burst_bytes=WRITE_BURST_BYTES)
+async def test_rel4_in5_an_awaited_send_gives_the_loop_a_turn_every_turn_bytes() -> None:
+    """Also where every message goes out at once from ``put`` (a pipe the peer keeps
+    reading): the bytes written at once count, so a loop of awaited sends lets other
+    tasks run (the connection's reader among them) once per ``turn_bytes``."""
+    outbox = Outbox(lambda message: True, turn_bytes=1000)
     turns = []
 
     async def other() -> None:
@@ -228,11 +230,55 @@ async def test_rel4_a_transport_with_burst_writes_gives_the_writer_no_extra_turn
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(other)
-        for _ in range(100):
+        for _ in range(50):
             outbox.put(b"x" * 200)
             await _Awaiting(outbox)
-        turns.append("sender")
-    assert turns == ["sender", "other"]
+            turns.append("sender")
+    assert outbox.backlog == 0  # all of it went out at once
+    # Only at a turn (every fifth send reaches 1000 bytes): on asyncio the first one, on
+    # trio, whose scheduler may run the sender again first, one of the next few.
+    assert turns.index("other") % 5 == 4
+    assert turns.index("other") < 20
+
+
+async def test_in5_a_stream_of_awaited_sends_lets_the_connection_read_its_cancel() -> None:
+    """IN-5 for streams: a typed handler streaming awaited notifications over a pipe whose
+    peer keeps up never reaches the pace mark (here as high as the high-water mark), so
+    no send waits; the turn every ``LOOP_TURN_BYTES`` still lets the loop run, the peer
+    read the first updates and cancel, and the connection read that cancel mid-stream."""
+    total = 4000  # ~600 KB: the whole stream fits under the pace mark
+    sent: list[int] = []
+
+    async def stream(params: Ask, responder: Responder[Answer]) -> Answer:
+        cx = responder.connection
+        for n in range(total):
+            if responder.cancellation.is_cancelled():
+                break
+            await cx.send_raw_notification("tick", {"n": n, "pad": "y" * 100})
+            sent.append(n)
+        return Answer(text=f"sent {len(sent)}")
+
+    to_agent_read, to_agent_write = os.pipe()
+    from_agent_read, from_agent_write = os.pipe()
+    agent = LineTransport(
+        FdReceiveStream(to_agent_read, close_fd=True), FdSendStream(from_agent_write, close_fd=True)
+    )
+    peer = LineTransport(
+        FdReceiveStream(from_agent_read, close_fd=True), FdSendStream(to_agent_write, close_fd=True)
+    )
+    builder = ConnectionBuilder(pace_bytes=DEFAULT_HIGH_WATER_BYTES).on_request(ASK, stream)
+    async with builder.connect(agent):
+        await peer.send(json.dumps(request(1, "test/ask", {"question": "go"})).encode())
+        with anyio.fail_after(10):
+            first = json.loads(await peer.receive())
+            assert first["method"] == "tick"
+            await peer.send(json.dumps(cancel(1)).encode())
+            while "id" not in (message := json.loads(await peer.receive())):
+                pass
+        await peer.aclose()
+    assert message == result(1, {"text": f"sent {len(sent)}"})
+    assert len(sent) < total // 2  # without the turns: all 4000, then the cancel
+    assert len(sent) * 150 < 8 * LOOP_TURN_BYTES
 
 
 class _Awaiting:
