@@ -682,6 +682,14 @@ MUTATIONS: list[Mutation] = [
         "            self._writer_turn_due = True\n",
         "            pass\n",
     ),
+    Mutation(
+        "M71",
+        "IN-5",
+        "bytes written at once do not count toward a turn: a stream to a fast reader never yields",
+        "_outbox.py",
+        "            self._since_turn += len(message)\n            return 0\n",
+        "            return 0\n",
+    ),
 ]
 
 
