@@ -30,7 +30,7 @@ mark would leave the peer without data until the pace mark.
 
 A sender that awaits its message (:meth:`Outbox.drained`) gives the event loop a turn
 once ``turn_bytes`` have been sent or queued since the last turn (or since the taker last
-took the queue, which needs one). A loop of awaited sends so never holds the loop for
+took the queue, which needs one). So a loop of awaited sends never holds the loop for
 long, whatever the transport: the connection reads what the peer sent meanwhile (a
 ``$/cancel_request`` for the very stream), and where every write is asynchronous (an
 ASGI server's ``send``, a memory stream) the writer task takes the queue, so the stream
@@ -181,13 +181,13 @@ class Outbox:
         return self.backlog > self.high_water
 
     def drained(self) -> Generator[Any, None, None]:
-        """What awaiting a drain does (an ``__await__``): nothing while the backlog is
-        under the pace mark (not even a checkpoint: pacing costs nothing while the
-        peer keeps up); once over it, wait until the backlog is down to the low-water
-        mark or the queue closed. Everyone who comes meanwhile waits too. The loop gets
-        a turn first (a scheduling point that is never a cancellation point) when a
-        burst was due while the writer held a batch, and, with ``turn_bytes``, once that
-        much has been sent since the last turn."""
+        """What awaiting a drain does (an ``__await__``): no wait while the backlog is
+        under the pace mark (and no checkpoint but the turns below: pacing costs
+        nothing while the peer keeps up); once over it, wait until the backlog is down
+        to the low-water mark or the queue closed. Everyone who comes meanwhile waits
+        too. The loop gets a turn first (a scheduling point that is never a cancellation
+        point) when a burst was due while the writer held a batch, and, with
+        ``turn_bytes``, once that much has been sent since the last turn."""
         if self._writer_turn_due or (self._turn_bytes and self._since_turn >= self._turn_bytes):
             self._writer_turn_due = False
             self._since_turn = 0
