@@ -16,7 +16,8 @@
 * Backpressure: while more than the high-water mark of output waits for the peer, the
   dispatch loop reads nothing; over the (lower) pace mark, awaiting
   :meth:`Connection.send_notification` (or :meth:`Connection.drain`) waits, until the
-  peer has taken enough.
+  peer has taken enough; under it, such awaits give the loop a turn every
+  ``LOOP_TURN_BYTES``, so a stream never holds up the reading.
 * Outgoing requests live in a :class:`~acp_runtime._settlement.PendingTable`; incoming
   ones in an :class:`~acp_runtime._cancellation.IncomingRequests` registry.
 """
@@ -408,12 +409,14 @@ class Connection:
     def drain(self) -> Awaitable[None]:
         """``await cx.drain()``: wait while the peer is behind on reading.
 
-        Returns at once while the output queued for the peer is under the connection's
-        pace mark (``ConnectionBuilder(pace_bytes=...)``; it is not a checkpoint then: it
-        costs nothing while the peer keeps up); over it, waits until the peer has read
-        the queue down to half the mark, or the connection closed. Code that sends in
-        bulk (a stream of updates, many requests or answers) awaits it between sends, so
-        that a peer that stops reading holds it up instead of filling memory.
+        Does not wait while the output queued for the peer is under the connection's
+        pace mark (``ConnectionBuilder(pace_bytes=...)``): it costs nothing while the
+        peer keeps up, but for a turn of the event loop every 16 KiB sent, never a
+        cancellation point, in which the connection reads; over the mark, it waits until
+        the peer has read the queue down to half the mark, or the connection closed.
+        Code that sends in bulk (a stream of updates, many requests or answers) awaits
+        it between sends, so that a peer that stops reading holds it up instead of
+        filling memory.
         """
         return self._drain
 
