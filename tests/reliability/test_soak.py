@@ -24,8 +24,7 @@ import anyio
 import pytest
 
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder
-from acp_runtime._stdio import FdReceiveStream, FdSendStream
-from acp_runtime.transports import LineTransport
+from tests.runtime.helpers import pipe_transports
 
 from .quiet_logs import runtime_logs_formatted_and_dropped
 
@@ -66,14 +65,7 @@ async def pipe_pair(
     agent: ConnectionBuilder, client: ConnectionBuilder
 ) -> AsyncIterator[tuple[Connection, Connection]]:
     """Two connections over two OS pipes (client -> agent, agent -> client)."""
-    c2a_r, c2a_w = os.pipe()
-    a2c_r, a2c_w = os.pipe()
-    agent_side = LineTransport(
-        FdReceiveStream(c2a_r, close_fd=True), FdSendStream(a2c_w, close_fd=True)
-    )
-    client_side = LineTransport(
-        FdReceiveStream(a2c_r, close_fd=True), FdSendStream(c2a_w, close_fd=True)
-    )
+    agent_side, client_side = pipe_transports()
     async with agent.connect(agent_side) as agent_cx, client.connect(client_side) as client_cx:
         yield agent_cx, client_cx
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import ClassVar
@@ -18,12 +19,14 @@ from acp_runtime import (
     Responder,
     memory_pair,
 )
+from acp_runtime._stdio import FdReceiveStream, FdSendStream
 from acp_runtime.codegen_support import TypedNotification, TypedRequest
 from acp_runtime.testing import cancel as cancel
 from acp_runtime.testing import error as error
 from acp_runtime.testing import notification as notification
 from acp_runtime.testing import request as request
 from acp_runtime.testing import result as result
+from acp_runtime.transports import LineTransport
 
 CANCEL = "$/cancel_request"
 
@@ -45,6 +48,20 @@ ASK: RequestMethod[Ask, Answer] = RequestMethod("test/ask", Ask, Answer, side="a
 Ask.__acp_method__ = ASK
 NOTE: NotificationMethod[Note] = NotificationMethod("test/note", Note, side="agent")
 Note.__acp_method__ = NOTE
+
+
+def pipe_transports() -> tuple[LineTransport, LineTransport]:
+    """The two ends of a link over two OS pipes, as an agent and its client have; each
+    end closes its descriptors."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    ours = LineTransport(
+        FdReceiveStream(in_read, close_fd=True), FdSendStream(out_write, close_fd=True)
+    )
+    theirs = LineTransport(
+        FdReceiveStream(out_read, close_fd=True), FdSendStream(in_write, close_fd=True)
+    )
+    return ours, theirs
 
 
 class Parking:

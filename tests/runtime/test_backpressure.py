@@ -12,7 +12,6 @@ written, go ahead of the queued output; a cancel never overtakes its own request
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Generator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,11 +24,10 @@ from anyio import wait_all_tasks_blocked
 from acp_runtime import Connection, ConnectionBuilder, JsonValue, Responder, memory_pair
 from acp_runtime._connection import LOOP_TURN_BYTES
 from acp_runtime._outbox import DEFAULT_PACE_BYTES, Outbox
-from acp_runtime._stdio import FdReceiveStream, FdSendStream
 from acp_runtime.testing import WirePeer
-from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES, LineTransport
+from acp_runtime.transports import DEFAULT_HIGH_WATER_BYTES
 
-from .helpers import ASK, Answer, Ask, cancel, request, result
+from .helpers import ASK, Answer, Ask, cancel, pipe_transports, request, result
 
 pytestmark = pytest.mark.anyio
 
@@ -258,14 +256,7 @@ async def test_in5_a_stream_of_awaited_sends_lets_the_connection_read_its_cancel
             sent.append(n)
         return Answer(text=f"sent {len(sent)}")
 
-    to_agent_read, to_agent_write = os.pipe()
-    from_agent_read, from_agent_write = os.pipe()
-    agent = LineTransport(
-        FdReceiveStream(to_agent_read, close_fd=True), FdSendStream(from_agent_write, close_fd=True)
-    )
-    peer = LineTransport(
-        FdReceiveStream(from_agent_read, close_fd=True), FdSendStream(to_agent_write, close_fd=True)
-    )
+    agent, peer = pipe_transports()
     builder = ConnectionBuilder(pace_bytes=DEFAULT_HIGH_WATER_BYTES).on_request(ASK, stream)
     async with builder.connect(agent):
         await peer.send(json.dumps(request(1, "test/ask", {"question": "go"})).encode())
