@@ -38,7 +38,10 @@ class Server:
 
 @pytest.fixture
 def server(anyio_backend: str) -> Iterator[Server]:
-    app = http_app(LoadingEchoAgent, max_message_bytes=2048, idle_timeout=5, keep_alive=0.05)
+    # The canary must outlive the fuzz: with a 5 s idle timeout a loaded CI run closed it
+    # ("closing ACP HTTP connection ...: idle" in the log), and no 202 was reached. The
+    # idle timeout has its own tests (test_http_limits.py, test_network_safety.py).
+    app = http_app(LoadingEchoAgent, max_message_bytes=2048, idle_timeout=120, keep_alive=0.05)
     with anyio.from_thread.start_blocking_portal(anyio_backend) as portal:
         with portal.wrap_async_context_manager(serving(app)) as port:
             url = f"http://127.0.0.1:{port}/acp"
