@@ -324,12 +324,16 @@ def test_case4_full_size_unread_bad_lines_stay_under_64_mib_of_queued_output() -
 
 @pytest.mark.slow
 def test_case4_full_size_cancel_behind_50k_unread_pings() -> None:
-    """The cancel comes after all 50,000 pings, and the agent reads it only once it has
-    read them all; by then the pongs of the first 30,000 or so are out, so the -32800
-    can jump only what is still queued (under the 16 MiB mark: at most about 16,000;
-    11,000 to 13,000 measured). Before backpressure it came after all 50,000."""
+    """The cancel comes after all 50,000 pings (1 KB pongs: 50 MB), and the agent reads it
+    only once it has read them all. It stops reading at the 16 MiB mark until the peer has
+    read its backlog down to the low-water mark, so by then most pongs are out, and the
+    -32800 can jump only what is still queued. How much that is depends on how far the
+    peer has read meanwhile: 29 to 15,700 pongs in 11 runs with runtime 0.4.2, 1,200 to
+    15,200 in 9 with 0.4.1 (whose low-water mark was higher), so only "some" is asserted
+    here; ``test_case4_a_cancel_behind_a_backlog_is_answered_ahead_of_it`` pins the bound
+    where everything is still queued. Before backpressure it came after all 50,000."""
     figures = cancel_under_load(AGENT, 50_000)
     print(f"\n[hostile] cancel behind 50,000 unread pings: {json.dumps(figures)}")
     assert figures["answer_code"] == -32800
-    assert figures["messages_before_answer"] < 50_000 - 1_000
+    assert figures["messages_before_answer"] < 50_000
     assert figures["cancel_to_answer_ms"] < 5000
