@@ -24,6 +24,8 @@ def _defined_names(node: ast.stmt) -> set[str]:
         return {node.target.id}
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.If):  # a lazy union's two definitions (lazy_unions.py)
+        return set().union(*(_defined_names(n) for n in node.body + node.orelse))
     return set()
 
 

@@ -147,7 +147,7 @@ class ModelIndex:
     def __init__(self, source: str) -> None:
         self.classes: dict[str, ast.ClassDef] = {}
         self.aliases: dict[str, ast.expr] = {}
-        for node in ast.parse(source).body:
+        for node in _checker_view(ast.parse(source).body):  # a lazy union's checker view
             if isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node
             elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):

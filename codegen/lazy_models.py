@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from .annotations import evaluated_annotations
 from .authoring import snake
+from .lazy_unions import checker_only_names, lazy_unions, render_lazy
 from .ordering import _Definition, definitions
 from .ordering import _references as names_outside_lambdas
 from .sharing import _head_and_tail, _prune_imports
@@ -151,6 +152,9 @@ def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> lis
         # A default's models stay with the field type that holds them (their only other
         # referrer), not split out because a message's default names them too.
         used = _references(nodes[key], every, defaults=False)
+        lazy = lazy_unions(homes[key[0]].source).get(key[1])
+        if lazy is not None:  # its variants are imported on first use, not with it
+            used -= {cls for _tag, cls in lazy.variants}
         found = (_resolve(homes, key[0], n) for n in used)
         deps[key] = {k for k in found if k is not None and k != key}
     groups = _Groups(order)
@@ -170,7 +174,7 @@ def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> lis
                 groups.union(key, dep)
     scalars: dict[int, Key] = {}  # home -> its first dependency-free alias
     for key in order:
-        if not deps[key] and not isinstance(nodes[key], ast.ClassDef):
+        if not deps[key] and not isinstance(nodes[key], ast.ClassDef) and not _is_lazy(homes, key):
             groups.union(key, scalars.setdefault(key[0], key))
     scalar_roots = {groups.find(k) for k in scalars.values()}
     changed = True
@@ -210,6 +214,10 @@ def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> lis
             raise RuntimeError(f"two model modules named {p.qualified}")
         taken.add(p.qualified)
     return parts
+
+
+def _is_lazy(homes: list[Home], key: Key) -> bool:
+    return key[1] in lazy_unions(homes[key[0]].source)
 
 
 def _part_of(parts: list[Part], homes: list[Home]) -> dict[Key, Part]:
@@ -277,15 +285,35 @@ def render_part(
             body = [chunk.replace(shared, f"{META_LINE}Meta = None") for chunk in body]
             fields = f"{homes[0].package}.{FIELDS}"
     every = {name for home in homes for name in home.names}
+    lazy = lazy_unions(part.home.source)
+    for i, name in enumerate(part.names):
+        if name in lazy:
+            modules = {
+                cls: _relative(part.home.package, where[key].qualified)
+                for _tag, cls in lazy[name].variants
+                if (key := _resolve(homes, h, cls)) is not None
+            }
+            body[i] = render_lazy(lazy[name], body[i], modules)
     used: set[str] = set()
+    for_checkers: set[str] = set()
     for chunk in body:
-        used |= _references(ast.parse(chunk).body[0], every)
-    imports: dict[str, list[str]] = {}
+        statement = ast.parse(chunk).body[0]
+        names = _references(statement, every)
+        if isinstance(statement, ast.If):  # a lazy union
+            for_checkers |= checker_only_names(chunk)
+        used |= names
+    for chunk in body:  # what another definition uses at run time is imported for it
+        statement = ast.parse(chunk).body[0]
+        if not isinstance(statement, ast.If):
+            for_checkers -= _references(statement, every)
+    imports: dict[tuple[bool, str], list[str]] = {}
     for name in sorted(used - set(part.names)):
         key = _resolve(homes, h, name)
         if key is not None:
-            imports.setdefault(where[key].qualified, []).append(name)
+            imports.setdefault((name in for_checkers, where[key].qualified), []).append(name)
     head = _imports_only(head)
+    if any(name in lazy for name in part.names):
+        head += "\nfrom acp_runtime.codegen_support import LazyTaggedUnion"
     shown = ", ".join(part.names[-3:]) + (" and what they use" if len(part.names) > 3 else "")
     text = _header_comments(header) + f'\n"""{title}: {shown}."""\n\n'
     text += head.strip("\n") + "\n"
@@ -298,8 +326,10 @@ def render_part(
         + "\n"
         + "".join(
             f"from {_relative(part.home.package, module)} import {', '.join(names)}\n"
-            for module, names in sorted(imports.items())
+            for (checkers, module), names in sorted(imports.items())
+            if not checkers
         )
+        + _checker_imports(part, imports)
         + (f"from {_relative(part.home.package, fields)} import Meta\n" if fields else "")
         + text[first + 1 :]
     )
@@ -312,6 +342,16 @@ def render_part(
         text += "".join(f"from {module} import {c} as {c}  # noqa: E402\n" for _, c in pairs)
         text += "".join(f"{n}.__acp_method__ = {c}\n" for n, c in pairs)
     return text
+
+
+def _checker_imports(part: Part, imports: dict[tuple[bool, str], list[str]]) -> str:
+    """The variants of a part's lazy unions: imported for checkers only."""
+    lines = [
+        f"    from {_relative(part.home.package, module)} import {', '.join(names)}\n"
+        for (checkers, module), names in sorted(imports.items())
+        if checkers
+    ]
+    return "if TYPE_CHECKING:\n" + "".join(lines) if lines else ""
 
 
 def render_facade(header: str, doc: str, package: str, base: str, exports: dict[str, Part]) -> str:

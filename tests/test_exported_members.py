@@ -90,6 +90,7 @@ SUBMODULE_NAMES: dict[str, list[str]] = {
         "DefaultOnNull",
         "JsonInt",
         "JsonValue",
+        "LazyTaggedUnion",
         "ModelRef",
         "NotNull",
         "NotificationMethod",

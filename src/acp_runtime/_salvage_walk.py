@@ -2,8 +2,9 @@
 
 An error's ``loc`` is walked through the pydantic core schema and the input together:
 model fields and list indexes move into the input, union labels and tags choose a
-variant. The points met on the way are the fields marked with a :class:`~.lenient.Lenient`
-rule and the items of a ``SkipInvalidItems`` list; the innermost one that applies catches
+variant (a lazy union's variant through its class's own schema, ``_lazy_union``). The
+points met on the way are the fields marked with a :class:`~.lenient.Lenient` rule and
+the items of a ``SkipInvalidItems`` list; the innermost one that applies catches
 the error, as nested ``serde_with`` / zod ``catch`` wrappers would. Errors from the
 variants of one union are alternatives: the first variant whose errors are all caught
 inside it is the one repaired (zod's first match); if none is, the union's errors count
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
+from ._lazy_union import LAZY_VARIANT_KEY
 from ._lenient import Lenient, NotNull, Salvage
 
 _MISSING: Any = object()
@@ -212,6 +214,9 @@ def _unwrap(node: Any, defs: dict[str, Any]) -> tuple[Any, Any]:
             node = node["schema"]
         elif kind in ("default", "nullable", "function-after", "function-before", "function-wrap"):
             node = node["schema"]
+        elif kind == "function-plain" and LAZY_VARIANT_KEY in node.get("metadata", {}):
+            node = node["metadata"][LAZY_VARIANT_KEY]().__pydantic_core_schema__
+            defs.update(_definitions(node))  # the variant's own schema, as if inlined
         else:
             return node, cls
 

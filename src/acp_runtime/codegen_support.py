@@ -15,6 +15,7 @@ from __future__ import annotations
 from ._handler_class import refuse_unknown_methods
 from ._kwargs import given, listed
 from ._lazy import lazy_bindings, lazy_exports
+from ._lazy_union import LazyTaggedUnion
 from ._lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from ._methods import (
     JsonValue,
@@ -33,6 +34,7 @@ __all__ = [
     "DefaultOnNull",
     "JsonInt",
     "JsonValue",
+    "LazyTaggedUnion",
     "ModelRef",
     "NotNull",
     "NotificationMethod",

@@ -48,6 +48,13 @@ if TYPE_CHECKING:
     from ._models.agent_thought_chunk_session_update import (
         AgentThoughtChunkSessionUpdate as AgentThoughtChunkSessionUpdate,
     )
+    from ._models.annotations import (
+        Annotations as Annotations,
+    )
+    from ._models.audio_content_block import (
+        AudioContent as AudioContent,
+        AudioContentBlock as AudioContentBlock,
+    )
     from ._models.auth_capabilities import (
         AuthCapabilities as AuthCapabilities,
     )
@@ -68,6 +75,10 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from ._models.boolean_session_config_option import (
+        BooleanSessionConfigOption as BooleanSessionConfigOption,
+        SessionConfigBoolean as SessionConfigBoolean,
+    )
     from ._models.boolean_set_session_config_option_request import (
         BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
     )
@@ -76,6 +87,9 @@ if TYPE_CHECKING:
     )
     from ._models.cancel_request_notification import (
         CancelRequestNotification as CancelRequestNotification,
+    )
+    from ._models.cancelled_request_permission_outcome import (
+        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
     )
     from ._models.client_session_capabilities import (
         BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
@@ -104,24 +118,14 @@ if TYPE_CHECKING:
         ConfigOptionUpdateSessionUpdate as ConfigOptionUpdateSessionUpdate,
     )
     from ._models.content_block import (
-        Annotations as Annotations,
-        AudioContent as AudioContent,
-        AudioContentBlock as AudioContentBlock,
-        BlobResourceContents as BlobResourceContents,
         ContentBlock as ContentBlock,
-        EmbeddedResource as EmbeddedResource,
-        EmbeddedResourceResource as EmbeddedResourceResource,
-        ImageContent as ImageContent,
-        ImageContentBlock as ImageContentBlock,
-        ResourceContentBlock as ResourceContentBlock,
-        ResourceLink as ResourceLink,
-        ResourceLinkContentBlock as ResourceLinkContentBlock,
-        TextContent as TextContent,
-        TextContentBlock as TextContentBlock,
-        TextResourceContents as TextResourceContents,
     )
     from ._models.content_chunk import (
         ContentChunk as ContentChunk,
+    )
+    from ._models.content_tool_call_content import (
+        Content as Content,
+        ContentToolCallContent as ContentToolCallContent,
     )
     from ._models.create_elicitation_request import (
         CreateElicitationRequest as CreateElicitationRequest,
@@ -157,6 +161,10 @@ if TYPE_CHECKING:
     from ._models.delete_session_response import (
         DeleteSessionRequest as DeleteSessionRequest,
         DeleteSessionResponse as DeleteSessionResponse,
+    )
+    from ._models.diff_tool_call_content import (
+        Diff as Diff,
+        DiffToolCallContent as DiffToolCallContent,
     )
     from ._models.elicitation_capabilities import (
         ElicitationCapabilities as ElicitationCapabilities,
@@ -217,6 +225,10 @@ if TYPE_CHECKING:
         HttpMcpServer as HttpMcpServer,
         McpServerHttp as McpServerHttp,
     )
+    from ._models.image_content_block import (
+        ImageContent as ImageContent,
+        ImageContentBlock as ImageContentBlock,
+    )
     from ._models.implementation import (
         Implementation as Implementation,
     )
@@ -274,17 +286,38 @@ if TYPE_CHECKING:
         ReleaseTerminalResponse as ReleaseTerminalResponse,
     )
     from ._models.request_permission_outcome import (
-        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
         RequestPermissionOutcome as RequestPermissionOutcome,
-        SelectedPermissionOutcome as SelectedPermissionOutcome,
-        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
     )
     from ._models.request_permission_response import (
         RequestPermissionRequest as RequestPermissionRequest,
         RequestPermissionResponse as RequestPermissionResponse,
     )
+    from ._models.resource_content_block import (
+        BlobResourceContents as BlobResourceContents,
+        EmbeddedResource as EmbeddedResource,
+        EmbeddedResourceResource as EmbeddedResourceResource,
+        ResourceContentBlock as ResourceContentBlock,
+        TextResourceContents as TextResourceContents,
+    )
+    from ._models.resource_link_content_block import (
+        ResourceLink as ResourceLink,
+        ResourceLinkContentBlock as ResourceLinkContentBlock,
+    )
     from ._models.resume_session_response import (
         ResumeSessionResponse as ResumeSessionResponse,
+    )
+    from ._models.select_session_config_option import (
+        GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
+        SelectSessionConfigOption as SelectSessionConfigOption,
+        SessionConfigSelect as SessionConfigSelect,
+        SessionConfigSelectGroup as SessionConfigSelectGroup,
+        SessionConfigSelectOption as SessionConfigSelectOption,
+        SessionConfigSelectOptions as SessionConfigSelectOptions,
+        UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
+    )
+    from ._models.selected_request_permission_outcome import (
+        SelectedPermissionOutcome as SelectedPermissionOutcome,
+        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
     )
     from ._models.session_additional_directories_capabilities import (
         SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
@@ -293,16 +326,7 @@ if TYPE_CHECKING:
         SessionCloseCapabilities as SessionCloseCapabilities,
     )
     from ._models.session_config_option import (
-        BooleanSessionConfigOption as BooleanSessionConfigOption,
-        GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
-        SelectSessionConfigOption as SelectSessionConfigOption,
-        SessionConfigBoolean as SessionConfigBoolean,
         SessionConfigOption as SessionConfigOption,
-        SessionConfigSelect as SessionConfigSelect,
-        SessionConfigSelectGroup as SessionConfigSelectGroup,
-        SessionConfigSelectOption as SessionConfigSelectOption,
-        SessionConfigSelectOptions as SessionConfigSelectOptions,
-        UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
     )
     from ._models.session_delete_capabilities import (
         SessionDeleteCapabilities as SessionDeleteCapabilities,
@@ -342,13 +366,15 @@ if TYPE_CHECKING:
         TerminalOutputRequest as TerminalOutputRequest,
         TerminalOutputResponse as TerminalOutputResponse,
     )
-    from ._models.tool_call_content import (
-        Content as Content,
-        ContentToolCallContent as ContentToolCallContent,
-        Diff as Diff,
-        DiffToolCallContent as DiffToolCallContent,
+    from ._models.terminal_tool_call_content import (
         Terminal as Terminal,
         TerminalToolCallContent as TerminalToolCallContent,
+    )
+    from ._models.text_content_block import (
+        TextContent as TextContent,
+        TextContentBlock as TextContentBlock,
+    )
+    from ._models.tool_call_content import (
         ToolCallContent as ToolCallContent,
     )
     from ._models.tool_call_location import (
@@ -388,10 +414,10 @@ _EXPORTS: dict[str, str] = {
     'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
-    'Annotations': '_models.content_block',
+    'Annotations': '_models.annotations',
     'ArrayElicitationPropertySchema': '_models.elicitation_schema',
-    'AudioContent': '_models.content_block',
-    'AudioContentBlock': '_models.content_block',
+    'AudioContent': '_models.audio_content_block',
+    'AudioContentBlock': '_models.audio_content_block',
     'AuthCapabilities': '_models.auth_capabilities',
     'AuthMethod': '_models.auth_method',
     'AuthMethodAgent': '_models.auth_method',
@@ -403,16 +429,16 @@ _EXPORTS: dict[str, str] = {
     'AvailableCommandInput': '_models.available_commands_update_session_update',
     'AvailableCommandsUpdate': '_models.available_commands_update_session_update',
     'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
-    'BlobResourceContents': '_models.content_block',
+    'BlobResourceContents': '_models.resource_content_block',
     'BooleanConfigOptionCapabilities': '_models.client_session_capabilities',
     'BooleanElicitationPropertySchema': '_models.elicitation_schema',
     'BooleanPropertySchema': '_models.elicitation_schema',
-    'BooleanSessionConfigOption': '_models.session_config_option',
+    'BooleanSessionConfigOption': '_models.boolean_session_config_option',
     'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
     'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
-    'CancelledRequestPermissionOutcome': '_models.request_permission_outcome',
+    'CancelledRequestPermissionOutcome': '_models.cancelled_request_permission_outcome',
     'ClientSessionCapabilities': '_models.client_session_capabilities',
     'CloseSessionRequest': '_models.close_session_response',
     'CloseSessionResponse': '_models.close_session_response',
@@ -426,10 +452,10 @@ _EXPORTS: dict[str, str] = {
     'CompleteElicitationNotification': '_models.complete_elicitation_notification',
     'ConfigOptionUpdate': '_models.config_option_update_session_update',
     'ConfigOptionUpdateSessionUpdate': '_models.config_option_update_session_update',
-    'Content': '_models.tool_call_content',
+    'Content': '_models.content_tool_call_content',
     'ContentBlock': '_models.content_block',
     'ContentChunk': '_models.content_chunk',
-    'ContentToolCallContent': '_models.tool_call_content',
+    'ContentToolCallContent': '_models.content_tool_call_content',
     'Cost': '_models.usage_update_session_update',
     'CreateElicitationRequest': '_models.create_elicitation_request',
     'CreateElicitationRequestKnown': '_models.create_elicitation_request_known',
@@ -442,8 +468,8 @@ _EXPORTS: dict[str, str] = {
     'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
-    'Diff': '_models.tool_call_content',
-    'DiffToolCallContent': '_models.tool_call_content',
+    'Diff': '_models.diff_tool_call_content',
+    'DiffToolCallContent': '_models.diff_tool_call_content',
     'ElicitationAcceptAction': '_models.create_elicitation_response_known',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
     'ElicitationContentValue': '_models.create_elicitation_response_known',
@@ -458,19 +484,19 @@ _EXPORTS: dict[str, str] = {
     'ElicitationSessionScope': '_models.elicitation_session_scope',
     'ElicitationUrlCapabilities': '_models.elicitation_capabilities',
     'ElicitationUrlMode': '_models.elicitation_url_mode',
-    'EmbeddedResource': '_models.content_block',
-    'EmbeddedResourceResource': '_models.content_block',
+    'EmbeddedResource': '_models.resource_content_block',
+    'EmbeddedResourceResource': '_models.resource_content_block',
     'EnumOption': '_models.elicitation_schema',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
     'FileSystemCapabilities': '_models.file_system_capabilities',
     'FormCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'GroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'GroupedSessionConfigSelectOptions': '_models.select_session_config_option',
     'HttpHeader': '_models.http_header',
     'HttpMcpServer': '_models.http_mcp_server',
-    'ImageContent': '_models.content_block',
-    'ImageContentBlock': '_models.content_block',
+    'ImageContent': '_models.image_content_block',
+    'ImageContentBlock': '_models.image_content_block',
     'Implementation': '_models.implementation',
     'IntegerElicitationPropertySchema': '_models.elicitation_schema',
     'IntegerPropertySchema': '_models.elicitation_schema',
@@ -520,26 +546,26 @@ _EXPORTS: dict[str, str] = {
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
     'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'ResourceContentBlock': '_models.content_block',
-    'ResourceLink': '_models.content_block',
-    'ResourceLinkContentBlock': '_models.content_block',
+    'ResourceContentBlock': '_models.resource_content_block',
+    'ResourceLink': '_models.resource_link_content_block',
+    'ResourceLinkContentBlock': '_models.resource_link_content_block',
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
-    'SelectSessionConfigOption': '_models.session_config_option',
-    'SelectedPermissionOutcome': '_models.request_permission_outcome',
-    'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
+    'SelectSessionConfigOption': '_models.select_session_config_option',
+    'SelectedPermissionOutcome': '_models.selected_request_permission_outcome',
+    'SelectedRequestPermissionOutcome': '_models.selected_request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
-    'SessionConfigBoolean': '_models.session_config_option',
+    'SessionConfigBoolean': '_models.boolean_session_config_option',
     'SessionConfigGroupId': '_models._scalars',
     'SessionConfigId': '_models._scalars',
     'SessionConfigOption': '_models.session_config_option',
     'SessionConfigOptionCategory': '_models._scalars',
     'SessionConfigOptionsCapabilities': '_models.client_session_capabilities',
-    'SessionConfigSelect': '_models.session_config_option',
-    'SessionConfigSelectGroup': '_models.session_config_option',
-    'SessionConfigSelectOption': '_models.session_config_option',
-    'SessionConfigSelectOptions': '_models.session_config_option',
+    'SessionConfigSelect': '_models.select_session_config_option',
+    'SessionConfigSelectGroup': '_models.select_session_config_option',
+    'SessionConfigSelectOption': '_models.select_session_config_option',
+    'SessionConfigSelectOptions': '_models.select_session_config_option',
     'SessionConfigValueId': '_models._scalars',
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
@@ -567,16 +593,16 @@ _EXPORTS: dict[str, str] = {
     'StringMultiSelectItems': '_models.elicitation_schema',
     'StringMultiSelectItemsVariant': '_models.elicitation_schema',
     'StringPropertySchema': '_models.elicitation_schema',
-    'Terminal': '_models.tool_call_content',
+    'Terminal': '_models.terminal_tool_call_content',
     'TerminalAuthMethod': '_models.auth_method',
     'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
     'TerminalOutputResponse': '_models.terminal_output_response',
-    'TerminalToolCallContent': '_models.tool_call_content',
-    'TextContent': '_models.content_block',
-    'TextContentBlock': '_models.content_block',
-    'TextResourceContents': '_models.content_block',
+    'TerminalToolCallContent': '_models.terminal_tool_call_content',
+    'TextContent': '_models.text_content_block',
+    'TextContentBlock': '_models.text_content_block',
+    'TextResourceContents': '_models.resource_content_block',
     'TitledMultiSelectItems': '_models.elicitation_schema',
     'ToolCall': '_models.tool_call_session_update',
     'ToolCallContent': '_models.tool_call_content',
@@ -587,7 +613,7 @@ _EXPORTS: dict[str, str] = {
     'ToolCallUpdate': '_models.tool_call_update',
     'ToolCallUpdateSessionUpdate': '_models.tool_call_update_session_update',
     'ToolKind': '_models._scalars',
-    'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'UngroupedSessionConfigSelectOptions': '_models.select_session_config_option',
     'UnstructuredCommandInput': '_models.available_commands_update_session_update',
     'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'UsageUpdate': '_models.usage_update_session_update',

@@ -2,34 +2,57 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): SessionUpdate."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from .agent_message_chunk_session_update import AgentMessageChunkSessionUpdate
-from .agent_thought_chunk_session_update import AgentThoughtChunkSessionUpdate
-from .available_commands_update_session_update import AvailableCommandsUpdateSessionUpdate
-from .compaction_summary_chunk_session_update import CompactionSummaryChunkSessionUpdate
-from .compaction_update_session_update import CompactionUpdateSessionUpdate
-from .config_option_update_session_update import ConfigOptionUpdateSessionUpdate
-from .current_mode_update_session_update import CurrentModeUpdateSessionUpdate
-from .notice_session_update import NoticeSessionUpdate
-from .plan_session_update import PlanSessionUpdate
-from .session_info_update_session_update import SessionInfoUpdateSessionUpdate
-from .tool_call_session_update import ToolCallSessionUpdate
-from .tool_call_update_session_update import ToolCallUpdateSessionUpdate
-from .usage_update_session_update import UsageUpdateSessionUpdate
-from .user_message_chunk_session_update import UserMessageChunkSessionUpdate
+from acp_runtime.codegen_support import LazyTaggedUnion
+if TYPE_CHECKING:
+    from .agent_message_chunk_session_update import AgentMessageChunkSessionUpdate
+    from .agent_thought_chunk_session_update import AgentThoughtChunkSessionUpdate
+    from .available_commands_update_session_update import AvailableCommandsUpdateSessionUpdate
+    from .compaction_summary_chunk_session_update import CompactionSummaryChunkSessionUpdate
+    from .compaction_update_session_update import CompactionUpdateSessionUpdate
+    from .config_option_update_session_update import ConfigOptionUpdateSessionUpdate
+    from .current_mode_update_session_update import CurrentModeUpdateSessionUpdate
+    from .notice_session_update import NoticeSessionUpdate
+    from .plan_session_update import PlanSessionUpdate
+    from .session_info_update_session_update import SessionInfoUpdateSessionUpdate
+    from .tool_call_session_update import ToolCallSessionUpdate
+    from .tool_call_update_session_update import ToolCallUpdateSessionUpdate
+    from .usage_update_session_update import UsageUpdateSessionUpdate
+    from .user_message_chunk_session_update import UserMessageChunkSessionUpdate
 
 
-SessionUpdate = TypeAliasType(
-    "SessionUpdate",
-    SerializeAsAny[Annotated[
-        UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate,
-        Field(discriminator="session_update"),
-    ]],
-)
+if TYPE_CHECKING:
+    SessionUpdate = TypeAliasType(
+        "SessionUpdate",
+        SerializeAsAny[Annotated[
+            UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate,
+            Field(discriminator="session_update"),
+        ]],
+    )
+else:  # each variant's class is created on the first use of its tag
+    SessionUpdate = TypeAliasType(
+        "SessionUpdate",
+        Annotated[object, LazyTaggedUnion(__package__, ("session_update", "sessionUpdate"), {
+            "user_message_chunk": (".user_message_chunk_session_update", "UserMessageChunkSessionUpdate"),
+            "agent_message_chunk": (".agent_message_chunk_session_update", "AgentMessageChunkSessionUpdate"),
+            "agent_thought_chunk": (".agent_thought_chunk_session_update", "AgentThoughtChunkSessionUpdate"),
+            "tool_call": (".tool_call_session_update", "ToolCallSessionUpdate"),
+            "tool_call_update": (".tool_call_update_session_update", "ToolCallUpdateSessionUpdate"),
+            "plan": (".plan_session_update", "PlanSessionUpdate"),
+            "available_commands_update": (".available_commands_update_session_update", "AvailableCommandsUpdateSessionUpdate"),
+            "current_mode_update": (".current_mode_update_session_update", "CurrentModeUpdateSessionUpdate"),
+            "config_option_update": (".config_option_update_session_update", "ConfigOptionUpdateSessionUpdate"),
+            "session_info_update": (".session_info_update_session_update", "SessionInfoUpdateSessionUpdate"),
+            "usage_update": (".usage_update_session_update", "UsageUpdateSessionUpdate"),
+            "notice": (".notice_session_update", "NoticeSessionUpdate"),
+            "compaction_update": (".compaction_update_session_update", "CompactionUpdateSessionUpdate"),
+            "compaction_summary_chunk": (".compaction_summary_chunk_session_update", "CompactionSummaryChunkSessionUpdate"),
+        })],
+    )
 """
 Different types of updates that can be sent during session processing.
 

@@ -50,6 +50,13 @@ if TYPE_CHECKING:
     from .._models.agent_thought_chunk_session_update import (
         AgentThoughtChunkSessionUpdate as AgentThoughtChunkSessionUpdate,
     )
+    from .._models.annotations import (
+        Annotations as Annotations,
+    )
+    from .._models.audio_content_block import (
+        AudioContent as AudioContent,
+        AudioContentBlock as AudioContentBlock,
+    )
     from .._models.auth_capabilities import (
         AuthCapabilities as AuthCapabilities,
     )
@@ -70,6 +77,10 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from .._models.boolean_session_config_option import (
+        BooleanSessionConfigOption as BooleanSessionConfigOption,
+        SessionConfigBoolean as SessionConfigBoolean,
+    )
     from .._models.boolean_set_session_config_option_request import (
         BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
     )
@@ -78,6 +89,9 @@ if TYPE_CHECKING:
     )
     from .._models.cancel_request_notification import (
         CancelRequestNotification as CancelRequestNotification,
+    )
+    from .._models.cancelled_request_permission_outcome import (
+        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
     )
     from .._models.client_session_capabilities import (
         BooleanConfigOptionCapabilities as BooleanConfigOptionCapabilities,
@@ -106,24 +120,14 @@ if TYPE_CHECKING:
         ConfigOptionUpdateSessionUpdate as ConfigOptionUpdateSessionUpdate,
     )
     from .._models.content_block import (
-        Annotations as Annotations,
-        AudioContent as AudioContent,
-        AudioContentBlock as AudioContentBlock,
-        BlobResourceContents as BlobResourceContents,
         ContentBlock as ContentBlock,
-        EmbeddedResource as EmbeddedResource,
-        EmbeddedResourceResource as EmbeddedResourceResource,
-        ImageContent as ImageContent,
-        ImageContentBlock as ImageContentBlock,
-        ResourceContentBlock as ResourceContentBlock,
-        ResourceLink as ResourceLink,
-        ResourceLinkContentBlock as ResourceLinkContentBlock,
-        TextContent as TextContent,
-        TextContentBlock as TextContentBlock,
-        TextResourceContents as TextResourceContents,
     )
     from .._models.content_chunk import (
         ContentChunk as ContentChunk,
+    )
+    from .._models.content_tool_call_content import (
+        Content as Content,
+        ContentToolCallContent as ContentToolCallContent,
     )
     from .._models.create_elicitation_request import (
         CreateElicitationRequest as CreateElicitationRequest,
@@ -159,6 +163,10 @@ if TYPE_CHECKING:
     from .._models.delete_session_response import (
         DeleteSessionRequest as DeleteSessionRequest,
         DeleteSessionResponse as DeleteSessionResponse,
+    )
+    from .._models.diff_tool_call_content import (
+        Diff as Diff,
+        DiffToolCallContent as DiffToolCallContent,
     )
     from .._models.elicitation_capabilities import (
         ElicitationCapabilities as ElicitationCapabilities,
@@ -219,6 +227,10 @@ if TYPE_CHECKING:
         HttpMcpServer as HttpMcpServer,
         McpServerHttp as McpServerHttp,
     )
+    from .._models.image_content_block import (
+        ImageContent as ImageContent,
+        ImageContentBlock as ImageContentBlock,
+    )
     from .._models.implementation import (
         Implementation as Implementation,
     )
@@ -276,17 +288,38 @@ if TYPE_CHECKING:
         ReleaseTerminalResponse as ReleaseTerminalResponse,
     )
     from .._models.request_permission_outcome import (
-        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
         RequestPermissionOutcome as RequestPermissionOutcome,
-        SelectedPermissionOutcome as SelectedPermissionOutcome,
-        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
     )
     from .._models.request_permission_response import (
         RequestPermissionRequest as RequestPermissionRequest,
         RequestPermissionResponse as RequestPermissionResponse,
     )
+    from .._models.resource_content_block import (
+        BlobResourceContents as BlobResourceContents,
+        EmbeddedResource as EmbeddedResource,
+        EmbeddedResourceResource as EmbeddedResourceResource,
+        ResourceContentBlock as ResourceContentBlock,
+        TextResourceContents as TextResourceContents,
+    )
+    from .._models.resource_link_content_block import (
+        ResourceLink as ResourceLink,
+        ResourceLinkContentBlock as ResourceLinkContentBlock,
+    )
     from .._models.resume_session_response import (
         ResumeSessionResponse as ResumeSessionResponse,
+    )
+    from .._models.select_session_config_option import (
+        GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
+        SelectSessionConfigOption as SelectSessionConfigOption,
+        SessionConfigSelect as SessionConfigSelect,
+        SessionConfigSelectGroup as SessionConfigSelectGroup,
+        SessionConfigSelectOption as SessionConfigSelectOption,
+        SessionConfigSelectOptions as SessionConfigSelectOptions,
+        UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
+    )
+    from .._models.selected_request_permission_outcome import (
+        SelectedPermissionOutcome as SelectedPermissionOutcome,
+        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
     )
     from .._models.session_additional_directories_capabilities import (
         SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
@@ -295,16 +328,7 @@ if TYPE_CHECKING:
         SessionCloseCapabilities as SessionCloseCapabilities,
     )
     from .._models.session_config_option import (
-        BooleanSessionConfigOption as BooleanSessionConfigOption,
-        GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
-        SelectSessionConfigOption as SelectSessionConfigOption,
-        SessionConfigBoolean as SessionConfigBoolean,
         SessionConfigOption as SessionConfigOption,
-        SessionConfigSelect as SessionConfigSelect,
-        SessionConfigSelectGroup as SessionConfigSelectGroup,
-        SessionConfigSelectOption as SessionConfigSelectOption,
-        SessionConfigSelectOptions as SessionConfigSelectOptions,
-        UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
     )
     from .._models.session_delete_capabilities import (
         SessionDeleteCapabilities as SessionDeleteCapabilities,
@@ -344,13 +368,15 @@ if TYPE_CHECKING:
         TerminalOutputRequest as TerminalOutputRequest,
         TerminalOutputResponse as TerminalOutputResponse,
     )
-    from .._models.tool_call_content import (
-        Content as Content,
-        ContentToolCallContent as ContentToolCallContent,
-        Diff as Diff,
-        DiffToolCallContent as DiffToolCallContent,
+    from .._models.terminal_tool_call_content import (
         Terminal as Terminal,
         TerminalToolCallContent as TerminalToolCallContent,
+    )
+    from .._models.text_content_block import (
+        TextContent as TextContent,
+        TextContentBlock as TextContentBlock,
+    )
+    from .._models.tool_call_content import (
         ToolCallContent as ToolCallContent,
     )
     from .._models.tool_call_location import (
@@ -442,6 +468,10 @@ if TYPE_CHECKING:
     from ._models.error_stop_reason import (
         ErrorStopReason as ErrorStopReason,
     )
+    from ._models.file_plan_update_content import (
+        FilePlanUpdateContent as FilePlanUpdateContent,
+        PlanFile as PlanFile,
+    )
     from ._models.fork_session_response import (
         ForkSessionRequest as ForkSessionRequest,
         ForkSessionResponse as ForkSessionResponse,
@@ -468,6 +498,10 @@ if TYPE_CHECKING:
     from ._models.initialize_response import (
         InitializeResponse as InitializeResponse,
     )
+    from ._models.items_plan_update_content import (
+        ItemsPlanUpdateContent as ItemsPlanUpdateContent,
+        PlanItems as PlanItems,
+    )
     from ._models.list_providers_response import (
         ListProvidersRequest as ListProvidersRequest,
         ListProvidersResponse as ListProvidersResponse,
@@ -478,6 +512,10 @@ if TYPE_CHECKING:
     )
     from ._models.load_session_request import (
         LoadSessionRequest as LoadSessionRequest,
+    )
+    from ._models.markdown_plan_update_content import (
+        MarkdownPlanUpdateContent as MarkdownPlanUpdateContent,
+        PlanMarkdown as PlanMarkdown,
     )
     from ._models.mcp_server import (
         AcpMcpServer as AcpMcpServer,
@@ -494,6 +532,15 @@ if TYPE_CHECKING:
     )
     from ._models.new_session_request import (
         NewSessionRequest as NewSessionRequest,
+    )
+    from ._models.plan_removed_session_update import (
+        PlanRemoved as PlanRemoved,
+        PlanRemovedSessionUpdate as PlanRemovedSessionUpdate,
+    )
+    from ._models.plan_update_session_update import (
+        PlanUpdate as PlanUpdate,
+        PlanUpdateContent as PlanUpdateContent,
+        PlanUpdateSessionUpdate as PlanUpdateSessionUpdate,
     )
     from ._models.prompt_response import (
         PromptRequest as PromptRequest,
@@ -518,6 +565,14 @@ if TYPE_CHECKING:
     from ._models.session_info import (
         SessionInfo as SessionInfo,
     )
+    from ._models.session_message_chunk_session_update import (
+        SessionMessageChunk as SessionMessageChunk,
+        SessionMessageChunkSessionUpdate as SessionMessageChunkSessionUpdate,
+    )
+    from ._models.session_message_session_update import (
+        SessionMessage as SessionMessage,
+        SessionMessageSessionUpdate as SessionMessageSessionUpdate,
+    )
     from ._models.session_notification import (
         SessionNotification as SessionNotification,
     )
@@ -526,45 +581,7 @@ if TYPE_CHECKING:
         SessionStatusResponse as SessionStatusResponse,
     )
     from ._models.session_update import (
-        CancelledIdleStateUpdateVariant as CancelledIdleStateUpdateVariant,
-        EndTurnIdleStateUpdateVariant as EndTurnIdleStateUpdateVariant,
-        ErrorIdleStateUpdateVariant as ErrorIdleStateUpdateVariant,
-        FilePlanUpdateContent as FilePlanUpdateContent,
-        IdleStateUpdateVariant as IdleStateUpdateVariant,
-        IdleStateUpdateVariantKnown as IdleStateUpdateVariantKnown,
-        ItemsPlanUpdateContent as ItemsPlanUpdateContent,
-        MarkdownPlanUpdateContent as MarkdownPlanUpdateContent,
-        MaxTokensIdleStateUpdateVariant as MaxTokensIdleStateUpdateVariant,
-        MaxTurnRequestsIdleStateUpdateVariant as MaxTurnRequestsIdleStateUpdateVariant,
-        NoneIdleStateUpdateVariant as NoneIdleStateUpdateVariant,
-        OtherIdleStateUpdateVariant as OtherIdleStateUpdateVariant,
-        OtherStateUpdate as OtherStateUpdate,
-        PlanFile as PlanFile,
-        PlanItems as PlanItems,
-        PlanMarkdown as PlanMarkdown,
-        PlanRemoved as PlanRemoved,
-        PlanRemovedSessionUpdate as PlanRemovedSessionUpdate,
-        PlanUpdate as PlanUpdate,
-        PlanUpdateContent as PlanUpdateContent,
-        PlanUpdateSessionUpdate as PlanUpdateSessionUpdate,
-        RefusalIdleStateUpdateVariant as RefusalIdleStateUpdateVariant,
-        RequiresActionStateUpdate as RequiresActionStateUpdate,
-        RequiresActionStateUpdateVariant as RequiresActionStateUpdateVariant,
-        RunningStateUpdate as RunningStateUpdate,
-        RunningStateUpdateVariant as RunningStateUpdateVariant,
-        SessionCancelCapabilities as SessionCancelCapabilities,
-        SessionMessage as SessionMessage,
-        SessionMessageChunk as SessionMessageChunk,
-        SessionMessageChunkSessionUpdate as SessionMessageChunkSessionUpdate,
-        SessionMessageSessionUpdate as SessionMessageSessionUpdate,
         SessionUpdate as SessionUpdate,
-        StateUpdate as StateUpdate,
-        StateUpdateKnown as StateUpdateKnown,
-        SubagentSessionCapabilities as SubagentSessionCapabilities,
-        SubagentUpdate as SubagentUpdate,
-        SubagentUpdateSessionUpdate as SubagentUpdateSessionUpdate,
-        UnknownStateUpdate as UnknownStateUpdate,
-        UnknownStateUpdateVariant as UnknownStateUpdateVariant,
     )
     from ._models.set_provider_response import (
         SetProviderRequest as SetProviderRequest,
@@ -573,6 +590,31 @@ if TYPE_CHECKING:
     from ._models.set_session_title_response import (
         SetSessionTitleRequest as SetSessionTitleRequest,
         SetSessionTitleResponse as SetSessionTitleResponse,
+    )
+    from ._models.subagent_update_session_update import (
+        CancelledIdleStateUpdateVariant as CancelledIdleStateUpdateVariant,
+        EndTurnIdleStateUpdateVariant as EndTurnIdleStateUpdateVariant,
+        ErrorIdleStateUpdateVariant as ErrorIdleStateUpdateVariant,
+        IdleStateUpdateVariant as IdleStateUpdateVariant,
+        IdleStateUpdateVariantKnown as IdleStateUpdateVariantKnown,
+        MaxTokensIdleStateUpdateVariant as MaxTokensIdleStateUpdateVariant,
+        MaxTurnRequestsIdleStateUpdateVariant as MaxTurnRequestsIdleStateUpdateVariant,
+        NoneIdleStateUpdateVariant as NoneIdleStateUpdateVariant,
+        OtherIdleStateUpdateVariant as OtherIdleStateUpdateVariant,
+        OtherStateUpdate as OtherStateUpdate,
+        RefusalIdleStateUpdateVariant as RefusalIdleStateUpdateVariant,
+        RequiresActionStateUpdate as RequiresActionStateUpdate,
+        RequiresActionStateUpdateVariant as RequiresActionStateUpdateVariant,
+        RunningStateUpdate as RunningStateUpdate,
+        RunningStateUpdateVariant as RunningStateUpdateVariant,
+        SessionCancelCapabilities as SessionCancelCapabilities,
+        StateUpdate as StateUpdate,
+        StateUpdateKnown as StateUpdateKnown,
+        SubagentSessionCapabilities as SubagentSessionCapabilities,
+        SubagentUpdate as SubagentUpdate,
+        SubagentUpdateSessionUpdate as SubagentUpdateSessionUpdate,
+        UnknownStateUpdate as UnknownStateUpdate,
+        UnknownStateUpdateVariant as UnknownStateUpdateVariant,
     )
     from ._models.system_prompt import (
         SystemPrompt as SystemPrompt,
@@ -592,12 +634,12 @@ _EXPORTS: dict[str, str] = {
     'AgentCapabilities': 'unstable._models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
-    'Annotations': '_models.content_block',
+    'Annotations': '_models.annotations',
     'ArchiveSessionRequest': 'unstable._models.archive_session_response',
     'ArchiveSessionResponse': 'unstable._models.archive_session_response',
     'ArrayElicitationPropertySchema': '_models.elicitation_schema',
-    'AudioContent': '_models.content_block',
-    'AudioContentBlock': '_models.content_block',
+    'AudioContent': '_models.audio_content_block',
+    'AudioContentBlock': '_models.audio_content_block',
     'AuthAccount': 'unstable._models.auth_account',
     'AuthCapabilities': '_models.auth_capabilities',
     'AuthMethod': '_models.auth_method',
@@ -615,18 +657,18 @@ _EXPORTS: dict[str, str] = {
     'AvailableCommandInput': '_models.available_commands_update_session_update',
     'AvailableCommandsUpdate': '_models.available_commands_update_session_update',
     'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
-    'BlobResourceContents': '_models.content_block',
+    'BlobResourceContents': '_models.resource_content_block',
     'BooleanConfigOptionCapabilities': '_models.client_session_capabilities',
     'BooleanElicitationPropertySchema': '_models.elicitation_schema',
     'BooleanPropertySchema': '_models.elicitation_schema',
-    'BooleanSessionConfigOption': '_models.session_config_option',
+    'BooleanSessionConfigOption': '_models.boolean_session_config_option',
     'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
     'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
     'CancelledIdleStateUpdate': 'unstable._models.idle_state_update',
-    'CancelledIdleStateUpdateVariant': 'unstable._models.session_update',
-    'CancelledRequestPermissionOutcome': '_models.request_permission_outcome',
+    'CancelledIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'CancelledRequestPermissionOutcome': '_models.cancelled_request_permission_outcome',
     'ClientCapabilities': 'unstable._models.client_capabilities',
     'ClientSessionCapabilities': '_models.client_session_capabilities',
     'CloseSessionRequest': '_models.close_session_response',
@@ -641,10 +683,10 @@ _EXPORTS: dict[str, str] = {
     'CompleteElicitationNotification': '_models.complete_elicitation_notification',
     'ConfigOptionUpdate': '_models.config_option_update_session_update',
     'ConfigOptionUpdateSessionUpdate': '_models.config_option_update_session_update',
-    'Content': '_models.tool_call_content',
+    'Content': '_models.content_tool_call_content',
     'ContentBlock': '_models.content_block',
     'ContentChunk': '_models.content_chunk',
-    'ContentToolCallContent': '_models.tool_call_content',
+    'ContentToolCallContent': '_models.content_tool_call_content',
     'Cost': '_models.usage_update_session_update',
     'CreateElicitationRequest': '_models.create_elicitation_request',
     'CreateElicitationRequestKnown': '_models.create_elicitation_request_known',
@@ -657,8 +699,8 @@ _EXPORTS: dict[str, str] = {
     'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
-    'Diff': '_models.tool_call_content',
-    'DiffToolCallContent': '_models.tool_call_content',
+    'Diff': '_models.diff_tool_call_content',
+    'DiffToolCallContent': '_models.diff_tool_call_content',
     'DisableProviderRequest': 'unstable._models.disable_provider_response',
     'DisableProviderResponse': 'unstable._models.disable_provider_response',
     'ElicitationAcceptAction': '_models.create_elicitation_response_known',
@@ -675,32 +717,32 @@ _EXPORTS: dict[str, str] = {
     'ElicitationSessionScope': '_models.elicitation_session_scope',
     'ElicitationUrlCapabilities': '_models.elicitation_capabilities',
     'ElicitationUrlMode': '_models.elicitation_url_mode',
-    'EmbeddedResource': '_models.content_block',
-    'EmbeddedResourceResource': '_models.content_block',
+    'EmbeddedResource': '_models.resource_content_block',
+    'EmbeddedResourceResource': '_models.resource_content_block',
     'EndTurnIdleStateUpdate': 'unstable._models.idle_state_update',
-    'EndTurnIdleStateUpdateVariant': 'unstable._models.session_update',
+    'EndTurnIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'EnumOption': '_models.elicitation_schema',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
     'ErrorIdleStateUpdate': 'unstable._models.idle_state_update',
-    'ErrorIdleStateUpdateVariant': 'unstable._models.session_update',
+    'ErrorIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'ErrorMessageMcpResponse': 'unstable._models.error_message_mcp_response',
     'ErrorStopReason': 'unstable._models.error_stop_reason',
-    'FilePlanUpdateContent': 'unstable._models.session_update',
+    'FilePlanUpdateContent': 'unstable._models.file_plan_update_content',
     'FileSystemCapabilities': '_models.file_system_capabilities',
     'ForkSessionRequest': 'unstable._models.fork_session_response',
     'ForkSessionResponse': 'unstable._models.fork_session_response',
     'FormCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'GroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'GroupedSessionConfigSelectOptions': '_models.select_session_config_option',
     'HttpHeader': '_models.http_header',
     'HttpMcpServer': '_models.http_mcp_server',
     'IdleStateUpdate': 'unstable._models.idle_state_update',
     'IdleStateUpdateKnown': 'unstable._models.idle_state_update',
-    'IdleStateUpdateVariant': 'unstable._models.session_update',
-    'IdleStateUpdateVariantKnown': 'unstable._models.session_update',
-    'ImageContent': '_models.content_block',
-    'ImageContentBlock': '_models.content_block',
+    'IdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'IdleStateUpdateVariantKnown': 'unstable._models.subagent_update_session_update',
+    'ImageContent': '_models.image_content_block',
+    'ImageContentBlock': '_models.image_content_block',
     'Implementation': '_models.implementation',
     'InitializeProxyRequest': 'unstable._models.initialize_proxy_request',
     'InitializeProxyResponse': 'unstable._models.initialize_proxy_response',
@@ -708,7 +750,7 @@ _EXPORTS: dict[str, str] = {
     'InitializeResponse': 'unstable._models.initialize_response',
     'IntegerElicitationPropertySchema': '_models.elicitation_schema',
     'IntegerPropertySchema': '_models.elicitation_schema',
-    'ItemsPlanUpdateContent': 'unstable._models.session_update',
+    'ItemsPlanUpdateContent': 'unstable._models.items_plan_update_content',
     'KillTerminalRequest': '_models.kill_terminal_response',
     'KillTerminalResponse': '_models.kill_terminal_response',
     'ListProvidersRequest': 'unstable._models.list_providers_response',
@@ -721,11 +763,11 @@ _EXPORTS: dict[str, str] = {
     'LogoutCapabilities': '_models.logout_capabilities',
     'LogoutRequest': '_models.logout_response',
     'LogoutResponse': '_models.logout_response',
-    'MarkdownPlanUpdateContent': 'unstable._models.session_update',
+    'MarkdownPlanUpdateContent': 'unstable._models.markdown_plan_update_content',
     'MaxTokensIdleStateUpdate': 'unstable._models.idle_state_update',
-    'MaxTokensIdleStateUpdateVariant': 'unstable._models.session_update',
+    'MaxTokensIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'MaxTurnRequestsIdleStateUpdate': 'unstable._models.idle_state_update',
-    'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.session_update',
+    'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'McpCapabilities': 'unstable._models.agent_capabilities',
     'McpError': 'unstable._models.error_message_mcp_response',
     'McpRequestId': 'unstable._models._scalars',
@@ -745,7 +787,7 @@ _EXPORTS: dict[str, str] = {
     'NewSessionRequest': 'unstable._models.new_session_request',
     'NewSessionResponse': '_models.new_session_response',
     'NoneIdleStateUpdate': 'unstable._models.idle_state_update',
-    'NoneIdleStateUpdateVariant': 'unstable._models.session_update',
+    'NoneIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'Notice': '_models.notice_session_update',
     'NoticeCapabilities': '_models.client_session_capabilities',
     'NoticeSessionUpdate': '_models.notice_session_update',
@@ -756,9 +798,9 @@ _EXPORTS: dict[str, str] = {
     'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
     'OtherElicitationPropertySchema': '_models.elicitation_schema',
     'OtherIdleStateUpdate': 'unstable._models.idle_state_update',
-    'OtherIdleStateUpdateVariant': 'unstable._models.session_update',
+    'OtherIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'OtherMultiSelectItems': '_models.elicitation_schema',
-    'OtherStateUpdate': 'unstable._models.session_update',
+    'OtherStateUpdate': 'unstable._models.subagent_update_session_update',
     'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
@@ -767,16 +809,16 @@ _EXPORTS: dict[str, str] = {
     'PlanEntry': '_models.plan_entry',
     'PlanEntryPriority': '_models._scalars',
     'PlanEntryStatus': '_models._scalars',
-    'PlanFile': 'unstable._models.session_update',
+    'PlanFile': 'unstable._models.file_plan_update_content',
     'PlanId': 'unstable._models._scalars',
-    'PlanItems': 'unstable._models.session_update',
-    'PlanMarkdown': 'unstable._models.session_update',
-    'PlanRemoved': 'unstable._models.session_update',
-    'PlanRemovedSessionUpdate': 'unstable._models.session_update',
+    'PlanItems': 'unstable._models.items_plan_update_content',
+    'PlanMarkdown': 'unstable._models.markdown_plan_update_content',
+    'PlanRemoved': 'unstable._models.plan_removed_session_update',
+    'PlanRemovedSessionUpdate': 'unstable._models.plan_removed_session_update',
     'PlanSessionUpdate': '_models.plan_session_update',
-    'PlanUpdate': 'unstable._models.session_update',
-    'PlanUpdateContent': 'unstable._models.session_update',
-    'PlanUpdateSessionUpdate': 'unstable._models.session_update',
+    'PlanUpdate': 'unstable._models.plan_update_session_update',
+    'PlanUpdateContent': 'unstable._models.plan_update_session_update',
+    'PlanUpdateSessionUpdate': 'unstable._models.plan_update_session_update',
     'PromptCapabilities': '_models.prompt_capabilities',
     'PromptRequest': 'unstable._models.prompt_response',
     'PromptResponse': 'unstable._models.prompt_response',
@@ -791,7 +833,7 @@ _EXPORTS: dict[str, str] = {
     'ReadTextFileRequest': '_models.read_text_file_response',
     'ReadTextFileResponse': '_models.read_text_file_response',
     'RefusalIdleStateUpdate': 'unstable._models.idle_state_update',
-    'RefusalIdleStateUpdateVariant': 'unstable._models.session_update',
+    'RefusalIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'ReleaseTerminalRequest': '_models.release_terminal_response',
     'ReleaseTerminalResponse': '_models.release_terminal_response',
     'RequestElicitationFormMode': '_models.elicitation_form_mode',
@@ -803,36 +845,36 @@ _EXPORTS: dict[str, str] = {
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
     'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'RequiresActionStateUpdate': 'unstable._models.session_update',
-    'RequiresActionStateUpdateVariant': 'unstable._models.session_update',
-    'ResourceContentBlock': '_models.content_block',
-    'ResourceLink': '_models.content_block',
-    'ResourceLinkContentBlock': '_models.content_block',
+    'RequiresActionStateUpdate': 'unstable._models.subagent_update_session_update',
+    'RequiresActionStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'ResourceContentBlock': '_models.resource_content_block',
+    'ResourceLink': '_models.resource_link_content_block',
+    'ResourceLinkContentBlock': '_models.resource_link_content_block',
     'ResultMessageMcpResponse': 'unstable._models.result_message_mcp_response',
     'ResumeSessionRequest': 'unstable._models.resume_session_request',
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
-    'RunningStateUpdate': 'unstable._models.session_update',
-    'RunningStateUpdateVariant': 'unstable._models.session_update',
-    'SelectSessionConfigOption': '_models.session_config_option',
-    'SelectedPermissionOutcome': '_models.request_permission_outcome',
-    'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
+    'RunningStateUpdate': 'unstable._models.subagent_update_session_update',
+    'RunningStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'SelectSessionConfigOption': '_models.select_session_config_option',
+    'SelectedPermissionOutcome': '_models.selected_request_permission_outcome',
+    'SelectedRequestPermissionOutcome': '_models.selected_request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
     'SessionArchiveCapabilities': 'unstable._models.agent_capabilities',
     'SessionArchiveFilter': 'unstable._models._scalars',
-    'SessionCancelCapabilities': 'unstable._models.session_update',
+    'SessionCancelCapabilities': 'unstable._models.subagent_update_session_update',
     'SessionCapabilities': 'unstable._models.agent_capabilities',
     'SessionCloseCapabilities': '_models.session_close_capabilities',
-    'SessionConfigBoolean': '_models.session_config_option',
+    'SessionConfigBoolean': '_models.boolean_session_config_option',
     'SessionConfigGroupId': '_models._scalars',
     'SessionConfigId': '_models._scalars',
     'SessionConfigOption': '_models.session_config_option',
     'SessionConfigOptionCategory': '_models._scalars',
     'SessionConfigOptionsCapabilities': '_models.client_session_capabilities',
-    'SessionConfigSelect': '_models.session_config_option',
-    'SessionConfigSelectGroup': '_models.session_config_option',
-    'SessionConfigSelectOption': '_models.session_config_option',
-    'SessionConfigSelectOptions': '_models.session_config_option',
+    'SessionConfigSelect': '_models.select_session_config_option',
+    'SessionConfigSelectGroup': '_models.select_session_config_option',
+    'SessionConfigSelectOption': '_models.select_session_config_option',
+    'SessionConfigSelectOptions': '_models.select_session_config_option',
     'SessionConfigValueId': '_models._scalars',
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
@@ -844,10 +886,10 @@ _EXPORTS: dict[str, str] = {
     'SessionInfoUpdate': '_models.session_info_update_session_update',
     'SessionInfoUpdateSessionUpdate': '_models.session_info_update_session_update',
     'SessionListCapabilities': '_models.session_list_capabilities',
-    'SessionMessage': 'unstable._models.session_update',
-    'SessionMessageChunk': 'unstable._models.session_update',
-    'SessionMessageChunkSessionUpdate': 'unstable._models.session_update',
-    'SessionMessageSessionUpdate': 'unstable._models.session_update',
+    'SessionMessage': 'unstable._models.session_message_session_update',
+    'SessionMessageChunk': 'unstable._models.session_message_chunk_session_update',
+    'SessionMessageChunkSessionUpdate': 'unstable._models.session_message_chunk_session_update',
+    'SessionMessageSessionUpdate': 'unstable._models.session_message_session_update',
     'SessionMode': '_models.session_mode_state',
     'SessionModeId': '_models._scalars',
     'SessionModeState': '_models.session_mode_state',
@@ -873,8 +915,8 @@ _EXPORTS: dict[str, str] = {
     'SetSessionTitleRequest': 'unstable._models.set_session_title_response',
     'SetSessionTitleResponse': 'unstable._models.set_session_title_response',
     'SseMcpServer': '_models.sse_mcp_server',
-    'StateUpdate': 'unstable._models.session_update',
-    'StateUpdateKnown': 'unstable._models.session_update',
+    'StateUpdate': 'unstable._models.subagent_update_session_update',
+    'StateUpdateKnown': 'unstable._models.subagent_update_session_update',
     'StopReason': '_models._scalars',
     'StringArrayElicitationContentValue': '_models._scalars',
     'StringElicitationPropertySchema': '_models.elicitation_schema',
@@ -883,21 +925,21 @@ _EXPORTS: dict[str, str] = {
     'StringMultiSelectItemsVariant': '_models.elicitation_schema',
     'StringPropertySchema': '_models.elicitation_schema',
     'SubagentCapabilities': 'unstable._models.client_capabilities',
-    'SubagentSessionCapabilities': 'unstable._models.session_update',
-    'SubagentUpdate': 'unstable._models.session_update',
-    'SubagentUpdateSessionUpdate': 'unstable._models.session_update',
+    'SubagentSessionCapabilities': 'unstable._models.subagent_update_session_update',
+    'SubagentUpdate': 'unstable._models.subagent_update_session_update',
+    'SubagentUpdateSessionUpdate': 'unstable._models.subagent_update_session_update',
     'SystemPrompt': 'unstable._models.system_prompt',
     'SystemPromptMode': 'unstable._models._scalars',
-    'Terminal': '_models.tool_call_content',
+    'Terminal': '_models.terminal_tool_call_content',
     'TerminalAuthMethod': '_models.auth_method',
     'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
     'TerminalOutputResponse': '_models.terminal_output_response',
-    'TerminalToolCallContent': '_models.tool_call_content',
-    'TextContent': '_models.content_block',
-    'TextContentBlock': '_models.content_block',
-    'TextResourceContents': '_models.content_block',
+    'TerminalToolCallContent': '_models.terminal_tool_call_content',
+    'TextContent': '_models.text_content_block',
+    'TextContentBlock': '_models.text_content_block',
+    'TextResourceContents': '_models.resource_content_block',
     'TitledMultiSelectItems': '_models.elicitation_schema',
     'ToolCall': '_models.tool_call_session_update',
     'ToolCallContent': '_models.tool_call_content',
@@ -910,9 +952,9 @@ _EXPORTS: dict[str, str] = {
     'ToolKind': '_models._scalars',
     'UnarchiveSessionRequest': 'unstable._models.unarchive_session_response',
     'UnarchiveSessionResponse': 'unstable._models.unarchive_session_response',
-    'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
-    'UnknownStateUpdate': 'unstable._models.session_update',
-    'UnknownStateUpdateVariant': 'unstable._models.session_update',
+    'UngroupedSessionConfigSelectOptions': '_models.select_session_config_option',
+    'UnknownStateUpdate': 'unstable._models.subagent_update_session_update',
+    'UnknownStateUpdateVariant': 'unstable._models.subagent_update_session_update',
     'UnstructuredCommandInput': '_models.available_commands_update_session_update',
     'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'Usage': 'unstable._models.usage',
