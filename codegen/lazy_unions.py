@@ -51,24 +51,22 @@ def lazy_unions(source: str) -> dict[str, LazyUnion]:
         if field is None or not all(c in index.classes for c in classes):
             continue
         tags = [_tag(index, c, field) for c in classes]
-        wires = {wire for _tag_value, wire in tags}
-        if len(wires) != 1:
-            raise ValueError(f"{name}: the variants name {field!r} differently on the wire")
-        variants = tuple((tag, cls) for (tag, _wire), cls in zip(tags, classes, strict=True))
-        found[name] = LazyUnion(name, field, wires.pop(), variants)
+        known = [t for t in tags if t is not None]
+        if len(known) != len(tags) or len({wire for _tag_value, wire in known}) != 1:
+            continue  # a shape this does not know: pydantic's own union, as before
+        variants = tuple((tag, cls) for (tag, _wire), cls in zip(known, classes, strict=True))
+        found[name] = LazyUnion(name, field, known[0][1], variants)
     return found
 
 
-def _tag(index: ModelIndex, cls: str, field: str) -> tuple[str, str]:
-    """(constant, wire name) of a variant's tag field."""
+def _tag(index: ModelIndex, cls: str, field: str) -> tuple[str, str] | None:
+    """(constant, wire name) of a variant's tag field, if it is one string constant."""
     for f in index.fields(cls):
-        if f.name != field:
-            continue
-        constant = _literal_constant(_unannotated(f.annotation))
-        if constant is None:
-            break
-        return constant, _validation_alias(f.annotation) or field
-    raise ValueError(f"{cls}: no constant {field!r}")
+        if f.name == field:
+            constant = _literal_constant(_unannotated(f.annotation))
+            wire = _validation_alias(f.annotation) or field
+            return None if constant is None else (constant, wire)
+    return None
 
 
 def _validation_alias(annotation: ast.expr) -> str | None:
