@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from .annotations import evaluated_annotations
 from .authoring import snake
-from .lazy_unions import checker_only_names, lazy_unions, render_lazy
+from .lazy_unions import checker_only_names, classes, lazy_unions, render_lazy
 from .ordering import _Definition, definitions
 from .ordering import _references as names_outside_lambdas
 from .sharing import _head_and_tail, _prune_imports
@@ -152,9 +152,8 @@ def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> lis
         # A default's models stay with the field type that holds them (their only other
         # referrer), not split out because a message's default names them too.
         used = _references(nodes[key], every, defaults=False)
-        lazy = lazy_unions(homes[key[0]].source).get(key[1])
-        if lazy is not None:  # its variants are imported on first use, not with it
-            used -= {cls for _tag, cls in lazy.variants}
+        if key[1] in lazy_unions(homes[key[0]].source):
+            used = set()  # its variants and member unions are imported on first use
         found = (_resolve(homes, key[0], n) for n in used)
         deps[key] = {k for k in found if k is not None and k != key}
     groups = _Groups(order)
@@ -290,7 +289,7 @@ def render_part(
         if name in lazy:
             modules = {
                 cls: _relative(part.home.package, where[key].qualified)
-                for _tag, cls in lazy[name].variants
+                for cls in classes(lazy[name].node)
                 if (key := _resolve(homes, h, cls)) is not None
             }
             body[i] = render_lazy(lazy[name], body[i], modules)
@@ -313,7 +312,7 @@ def render_part(
             imports.setdefault((name in for_checkers, where[key].qualified), []).append(name)
     head = _imports_only(head)
     if any(name in lazy for name in part.names):
-        head += "\nfrom acp_runtime.codegen_support import LazyTaggedUnion"
+        head += "\nfrom acp_runtime.codegen_support import LazyUnion, LeftToRight, Tagged"
     shown = ", ".join(part.names[-3:]) + (" and what they use" if len(part.names) > 3 else "")
     text = _header_comments(header) + f'\n"""{title}: {shown}."""\n\n'
     text += head.strip("\n") + "\n"

@@ -1,93 +1,145 @@
-"""A discriminated union whose variant classes are created on the first use of their tag.
+"""Unions of models whose variant classes are created on the first use of their variant.
 
-Validating a union needs every variant's validator, so a model with a union field creates
-all its variants the first time it is used: the first ``session/update`` an agent sends
-created the 14 update kinds of v1 and the classes they refer to (42 classes, 12-18 ms,
-plus 9-12 ms to build the larger validator), although it sends one kind (issue 34). Here
-each variant is a plain validator function that imports its class when its tag first
-comes up; the union itself is pydantic-core's tagged union, so what is accepted, the
-errors (types and locations) and the dump are those of ``Field(discriminator=...)``.
+Validating a union needs every variant's validator, so a model with a union field created
+all its variants the first time it was used: the first ``session/update`` an agent sent
+created the 14 update kinds of v1 and the classes they refer to (38 classes, about 20 ms
+with the larger validator), although it sends one kind; in v2, 117 classes (issue 34).
+Here each variant is a plain validator function that imports its class when it first
+comes up. The unions themselves are pydantic-core's: a tagged union (``Tagged``) and a
+union tried left to right (``LeftToRight``, an open union's known part, then its catch-all),
+whose choices carry the labels pydantic-core gives them itself (``tagged-union[A,B]``,
+a class's name), so what is accepted, the errors (types and locations) and the dump are
+those of the union written out, as checkers see it.
 
-The generated modules give checkers the ordinary union (``if TYPE_CHECKING:``) and
-pydantic this marker, ``TypeAliasType("X", Annotated[object, LazyTaggedUnion(...)])``.
+The generated modules give checkers the union (``if TYPE_CHECKING:``) and pydantic this
+marker, ``TypeAliasType("X", Annotated[object, LazyUnion(__package__, node)])``.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from functools import partial
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Union
 
 from pydantic_core import core_schema
 
 LAZY_VARIANT_KEY = "acp_lazy_variant"
-"""Metadata key of a variant's validator schema: the function returning its class (the
-lenient salvage walks into the class's own schema through it)."""
+"""Metadata key of a variant's validator schema: the function returning the variant's own
+core schema (the lenient salvage walks into it)."""
+
+Variant = tuple[str, str]
+"""A variant class: its module (relative to the generated package) and its name."""
 
 
-class LazyTaggedUnion:
-    """``Annotated`` marker of a union of models told apart by one constant field.
+@dataclass(frozen=True)
+class Tagged:
+    """Variants told apart by one constant field (its Python and wire names); ``name``:
+    the alias a member union is written as (its JSON schema's ``$defs`` entry)."""
 
-    ``discriminator`` is the field's Python name and wire name; ``variants`` maps each tag
-    to the module (relative to ``package``) and name of its class.
-    """
+    discriminator: tuple[str, str]
+    choices: Mapping[str, Variant | Tagged | LeftToRight]
+    name: str | None = None
 
-    __slots__ = ("_discriminator", "_package", "_variants")
 
-    def __init__(
-        self,
-        package: str,
-        discriminator: tuple[str, str],
-        variants: Mapping[str, tuple[str, str]],
-    ) -> None:
+@dataclass(frozen=True)
+class LeftToRight:
+    """Choices tried in order: an open union's known part, then its catch-all."""
+
+    choices: tuple[Variant | Tagged | LeftToRight, ...]
+    name: str | None = None
+
+    def __init__(self, *choices: Variant | Tagged | LeftToRight, name: str | None = None) -> None:
+        object.__setattr__(self, "choices", choices)
+        object.__setattr__(self, "name", name)
+
+
+Node = Union[Variant, Tagged, LeftToRight]  # noqa: UP007  # a runtime alias on Python 3.10
+
+
+class LazyUnion:
+    """``Annotated`` marker of a union whose variant classes are imported on first use."""
+
+    __slots__ = ("_node", "_package")
+
+    def __init__(self, package: str, node: Tagged | LeftToRight) -> None:
         self._package = package
-        self._discriminator = discriminator
-        self._variants = dict(variants)
+        self._node = node
+
+    @property
+    def node(self) -> Tagged | LeftToRight:
+        return self._node
 
     def __repr__(self) -> str:
-        return f"LazyTaggedUnion({self._discriminator[1]!r}: {', '.join(self._variants)})"
+        return f"LazyUnion({label(self._node)})"
 
-    def variant(self, tag: str) -> type[Any]:
-        """The class of ``tag``'s variant, created (imported) now if it was not yet."""
-        module, name = self._variants[tag]
+    def variant(self, variant: Variant) -> type[Any]:
+        """The class, created (imported) now if it was not yet."""
+        module, name = variant
         cls: type[Any] = getattr(importlib.import_module(module, self._package), name)
         return cls
 
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return tuple(self._variants)
-
-    @property
-    def discriminator(self) -> tuple[str, str]:
-        """The tag field's Python name and wire name."""
-        return self._discriminator
-
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
-        return self._union({tag: self._lazy_choice(tag) for tag in self._variants})
+        return self._schema(self._node, self._lazy_choice)
 
     def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
-        # A JSON schema describes every variant: only here are they all created.
-        eager = {tag: self.variant(tag).__pydantic_core_schema__ for tag in self._variants}
-        return handler(self._union(eager))
-
-    def _union(self, choices: dict[Any, core_schema.CoreSchema]) -> core_schema.CoreSchema:
-        field, alias = self._discriminator
-        paths: list[list[str | int]] = [[field], [alias]]
-        return core_schema.tagged_union_schema(
-            choices,
-            discriminator=paths if alias != field else field,
-            strict=False,
-            from_attributes=True,
-            serialization=core_schema.simple_ser_schema("any"),  # each value's own class
+        # A JSON schema describes every variant: only here are they all created. A member
+        # union is a definition of its own, named as its alias (pydantic's ``$defs``).
+        members: list[core_schema.CoreSchema] = []
+        eager = self._schema(
+            self._node, lambda v: self.variant(v).__pydantic_core_schema__, members
         )
+        return handler(core_schema.definitions_schema(eager, members) if members else eager)
 
-    def _lazy_choice(self, tag: str) -> core_schema.CoreSchema:
-        load = partial(self.variant, tag)
-        check = _checker(load, self._variants[tag][1])
+    def _schema(
+        self,
+        node: Node,
+        leaf: Callable[[Variant], core_schema.CoreSchema],
+        members: list[core_schema.CoreSchema] | None = None,
+    ) -> core_schema.CoreSchema:
+        union: core_schema.TaggedUnionSchema | core_schema.UnionSchema
+        if isinstance(node, Tagged):
+            field, wire = node.discriminator
+            paths: list[list[str | int]] = [[field], [wire]]
+            union = core_schema.tagged_union_schema(
+                {tag: self._schema(c, leaf, members) for tag, c in node.choices.items()},
+                discriminator=paths if wire != field else field,
+                strict=False,
+                from_attributes=True,
+                serialization=core_schema.simple_ser_schema("any"),  # each value's own class
+            )
+        elif isinstance(node, LeftToRight):
+            union = core_schema.union_schema(
+                [(self._schema(c, leaf, members), label(c)) for c in node.choices],
+                mode="left_to_right",
+                serialization=core_schema.simple_ser_schema("any"),
+            )
+        else:
+            return leaf(node)
+        if members is None or node.name is None or node is self._node:
+            return union
+        union["ref"] = node.name
+        members.append(union)
+        return core_schema.definition_reference_schema(node.name)
+
+    def _lazy_choice(self, variant: Variant) -> core_schema.CoreSchema:
+        def load() -> type[Any]:
+            return self.variant(variant)
+
         return core_schema.no_info_plain_validator_function(
-            check, metadata={LAZY_VARIANT_KEY: load}
+            _checker(load, variant[1]),
+            metadata={LAZY_VARIANT_KEY: lambda: load().__pydantic_core_schema__},
         )
+
+
+def label(node: Node) -> str:
+    """What pydantic-core calls the validator of the union written out: a model by its
+    class's name, a union by its kind and its choices' names."""
+    if isinstance(node, Tagged):
+        return f"tagged-union[{','.join(label(c) for c in node.choices.values())}]"
+    if isinstance(node, LeftToRight):
+        return f"union[{','.join(label(c) for c in node.choices)}]"
+    return node[1]
 
 
 class _NotLoaded:

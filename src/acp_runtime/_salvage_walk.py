@@ -215,7 +215,7 @@ def _unwrap(node: Any, defs: dict[str, Any]) -> tuple[Any, Any]:
         elif kind in ("default", "nullable", "function-after", "function-before", "function-wrap"):
             node = node["schema"]
         elif kind == "function-plain" and LAZY_VARIANT_KEY in node.get("metadata", {}):
-            node = node["metadata"][LAZY_VARIANT_KEY]().__pydantic_core_schema__
+            node = node["metadata"][LAZY_VARIANT_KEY]()
             defs.update(_definitions(node))  # the variant's own schema, as if inlined
         else:
             return node, cls

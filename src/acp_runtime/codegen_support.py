@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._handler_class import refuse_unknown_methods
 from ._kwargs import given, listed
 from ._lazy import lazy_bindings, lazy_exports
-from ._lazy_union import LazyTaggedUnion
+from ._lazy_union import LazyUnion, LeftToRight, Tagged
 from ._lenient import DefaultOnError, DefaultOnNull, NotNull, SkipInvalidItems
 from ._methods import (
     JsonValue,
@@ -34,13 +34,15 @@ __all__ = [
     "DefaultOnNull",
     "JsonInt",
     "JsonValue",
-    "LazyTaggedUnion",
+    "LazyUnion",
+    "LeftToRight",
     "ModelRef",
     "NotNull",
     "NotificationMethod",
     "RequestMethod",
     "SerializeAsAny",
     "SkipInvalidItems",
+    "Tagged",
     "TypedNotification",
     "TypedRequest",
     "UriFormat",

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
+from typing_extensions import TypeAliasType
 
 from acp_generated import v1, v2
 
@@ -88,8 +89,11 @@ def test_the_runtime_s_serialize_as_any_is_pydantic_s() -> None:
 
     for union in (
         v1.TextContentBlock | v1.ImageContentBlock,
-        # not a lazy union (its choices are functions made per build, _lazy_union.py)
-        Annotated[v1.EmbeddedResourceResource | v1.AuthMethod, Field(union_mode="left_to_right")],
+        # smart unions of simple classes (a lazy union's choices are functions per build)
+        Annotated[
+            v1.EmbeddedResourceResource | TypeAliasType("Pair", v1.HttpHeader | v1.EnvVariable),
+            Field(union_mode="left_to_right"),
+        ],
     ):
         ours = TypeAdapter(SerializeAsAny[union]).core_schema
         assert ours == TypeAdapter(pydantic.SerializeAsAny[union]).core_schema

@@ -42,6 +42,11 @@ if TYPE_CHECKING:
         ToolCallStatus as ToolCallStatus,
         ToolKind as ToolKind,
     )
+    from ._models.accept_create_elicitation_response import (
+        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
+        ElicitationAcceptAction as ElicitationAcceptAction,
+        ElicitationContentValue as ElicitationContentValue,
+    )
     from ._models.agent_message_chunk_session_update import (
         AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
     )
@@ -50,6 +55,11 @@ if TYPE_CHECKING:
     )
     from ._models.annotations import (
         Annotations as Annotations,
+    )
+    from ._models.array_elicitation_property_schema import (
+        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
+        MultiSelectItems as MultiSelectItems,
+        MultiSelectPropertySchema as MultiSelectPropertySchema,
     )
     from ._models.audio_content_block import (
         AudioContent as AudioContent,
@@ -60,9 +70,9 @@ if TYPE_CHECKING:
     )
     from ._models.auth_method import (
         AuthMethod as AuthMethod,
+    )
+    from ._models.auth_method_agent import (
         AuthMethodAgent as AuthMethodAgent,
-        AuthMethodTerminal as AuthMethodTerminal,
-        TerminalAuthMethod as TerminalAuthMethod,
     )
     from ._models.authenticate_response import (
         AuthenticateRequest as AuthenticateRequest,
@@ -75,12 +85,19 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from ._models.boolean_elicitation_property_schema import (
+        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
+        BooleanPropertySchema as BooleanPropertySchema,
+    )
     from ._models.boolean_session_config_option import (
         BooleanSessionConfigOption as BooleanSessionConfigOption,
         SessionConfigBoolean as SessionConfigBoolean,
     )
     from ._models.boolean_set_session_config_option_request import (
         BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
+    from ._models.cancel_create_elicitation_response import (
+        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
     )
     from ._models.cancel_notification import (
         CancelNotification as CancelNotification,
@@ -143,12 +160,7 @@ if TYPE_CHECKING:
         CreateElicitationResponse as CreateElicitationResponse,
     )
     from ._models.create_elicitation_response_known import (
-        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
-        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
-        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
-        ElicitationAcceptAction as ElicitationAcceptAction,
-        ElicitationContentValue as ElicitationContentValue,
     )
     from ._models.create_terminal_response import (
         CreateTerminalRequest as CreateTerminalRequest,
@@ -157,6 +169,9 @@ if TYPE_CHECKING:
     from ._models.current_mode_update_session_update import (
         CurrentModeUpdate as CurrentModeUpdate,
         CurrentModeUpdateSessionUpdate as CurrentModeUpdateSessionUpdate,
+    )
+    from ._models.decline_create_elicitation_response import (
+        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
     )
     from ._models.delete_session_response import (
         DeleteSessionRequest as DeleteSessionRequest,
@@ -176,30 +191,15 @@ if TYPE_CHECKING:
         RequestElicitationFormMode as RequestElicitationFormMode,
         SessionElicitationFormMode as SessionElicitationFormMode,
     )
+    from ._models.elicitation_property_schema_known import (
+        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
+    )
     from ._models.elicitation_request_scope import (
         ElicitationRequestScope as ElicitationRequestScope,
     )
     from ._models.elicitation_schema import (
-        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
-        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
-        BooleanPropertySchema as BooleanPropertySchema,
         ElicitationPropertySchema as ElicitationPropertySchema,
-        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
         ElicitationSchema as ElicitationSchema,
-        EnumOption as EnumOption,
-        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
-        IntegerPropertySchema as IntegerPropertySchema,
-        MultiSelectItems as MultiSelectItems,
-        MultiSelectPropertySchema as MultiSelectPropertySchema,
-        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
-        NumberPropertySchema as NumberPropertySchema,
-        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
-        OtherMultiSelectItems as OtherMultiSelectItems,
-        StringElicitationPropertySchema as StringElicitationPropertySchema,
-        StringMultiSelectItems as StringMultiSelectItems,
-        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
-        StringPropertySchema as StringPropertySchema,
-        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from ._models.elicitation_session_scope import (
         ElicitationSessionScope as ElicitationSessionScope,
@@ -208,6 +208,9 @@ if TYPE_CHECKING:
         ElicitationUrlMode as ElicitationUrlMode,
         RequestElicitationUrlMode as RequestElicitationUrlMode,
         SessionElicitationUrlMode as SessionElicitationUrlMode,
+    )
+    from ._models.enum_option import (
+        EnumOption as EnumOption,
     )
     from ._models.env_variable import (
         EnvVariable as EnvVariable,
@@ -231,6 +234,10 @@ if TYPE_CHECKING:
     )
     from ._models.implementation import (
         Implementation as Implementation,
+    )
+    from ._models.integer_elicitation_property_schema import (
+        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
+        IntegerPropertySchema as IntegerPropertySchema,
     )
     from ._models.kill_terminal_response import (
         KillTerminalRequest as KillTerminalRequest,
@@ -256,6 +263,10 @@ if TYPE_CHECKING:
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
     )
+    from ._models.number_elicitation_property_schema import (
+        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
+        NumberPropertySchema as NumberPropertySchema,
+    )
     from ._models.other_create_elicitation_request import (
         OtherCreateElicitationRequest as OtherCreateElicitationRequest,
         RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
@@ -263,6 +274,12 @@ if TYPE_CHECKING:
     )
     from ._models.other_create_elicitation_response import (
         OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from ._models.other_elicitation_property_schema import (
+        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
+    )
+    from ._models.other_multi_select_items import (
+        OtherMultiSelectItems as OtherMultiSelectItems,
     )
     from ._models.permission_option import (
         PermissionOption as PermissionOption,
@@ -359,6 +376,18 @@ if TYPE_CHECKING:
         McpServerSse as McpServerSse,
         SseMcpServer as SseMcpServer,
     )
+    from ._models.string_elicitation_property_schema import (
+        StringElicitationPropertySchema as StringElicitationPropertySchema,
+        StringPropertySchema as StringPropertySchema,
+    )
+    from ._models.string_multi_select_items_variant import (
+        StringMultiSelectItems as StringMultiSelectItems,
+        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
+    )
+    from ._models.terminal_auth_method import (
+        AuthMethodTerminal as AuthMethodTerminal,
+        TerminalAuthMethod as TerminalAuthMethod,
+    )
     from ._models.terminal_exit_status import (
         TerminalExitStatus as TerminalExitStatus,
     )
@@ -373,6 +402,9 @@ if TYPE_CHECKING:
     from ._models.text_content_block import (
         TextContent as TextContent,
         TextContentBlock as TextContentBlock,
+    )
+    from ._models.titled_multi_select_items import (
+        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from ._models.tool_call_content import (
         ToolCallContent as ToolCallContent,
@@ -411,18 +443,18 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'AcceptCreateElicitationResponse': '_models.accept_create_elicitation_response',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
     'Annotations': '_models.annotations',
-    'ArrayElicitationPropertySchema': '_models.elicitation_schema',
+    'ArrayElicitationPropertySchema': '_models.array_elicitation_property_schema',
     'AudioContent': '_models.audio_content_block',
     'AudioContentBlock': '_models.audio_content_block',
     'AuthCapabilities': '_models.auth_capabilities',
     'AuthMethod': '_models.auth_method',
-    'AuthMethodAgent': '_models.auth_method',
+    'AuthMethodAgent': '_models.auth_method_agent',
     'AuthMethodId': '_models._scalars',
-    'AuthMethodTerminal': '_models.auth_method',
+    'AuthMethodTerminal': '_models.terminal_auth_method',
     'AuthenticateRequest': '_models.authenticate_response',
     'AuthenticateResponse': '_models.authenticate_response',
     'AvailableCommand': '_models.available_commands_update_session_update',
@@ -431,11 +463,11 @@ _EXPORTS: dict[str, str] = {
     'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
     'BlobResourceContents': '_models.resource_content_block',
     'BooleanConfigOptionCapabilities': '_models.client_session_capabilities',
-    'BooleanElicitationPropertySchema': '_models.elicitation_schema',
-    'BooleanPropertySchema': '_models.elicitation_schema',
+    'BooleanElicitationPropertySchema': '_models.boolean_elicitation_property_schema',
+    'BooleanPropertySchema': '_models.boolean_elicitation_property_schema',
     'BooleanSessionConfigOption': '_models.boolean_session_config_option',
     'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'CancelCreateElicitationResponse': '_models.cancel_create_elicitation_response',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
     'CancelledRequestPermissionOutcome': '_models.cancelled_request_permission_outcome',
@@ -465,19 +497,19 @@ _EXPORTS: dict[str, str] = {
     'CreateTerminalResponse': '_models.create_terminal_response',
     'CurrentModeUpdate': '_models.current_mode_update_session_update',
     'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'DeclineCreateElicitationResponse': '_models.decline_create_elicitation_response',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
     'Diff': '_models.diff_tool_call_content',
     'DiffToolCallContent': '_models.diff_tool_call_content',
-    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
+    'ElicitationAcceptAction': '_models.accept_create_elicitation_response',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response_known',
+    'ElicitationContentValue': '_models.accept_create_elicitation_response',
     'ElicitationFormCapabilities': '_models.elicitation_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
     'ElicitationPropertySchema': '_models.elicitation_schema',
-    'ElicitationPropertySchemaKnown': '_models.elicitation_schema',
+    'ElicitationPropertySchemaKnown': '_models.elicitation_property_schema_known',
     'ElicitationRequestScope': '_models.elicitation_request_scope',
     'ElicitationSchema': '_models.elicitation_schema',
     'ElicitationSchemaType': '_models._scalars',
@@ -486,7 +518,7 @@ _EXPORTS: dict[str, str] = {
     'ElicitationUrlMode': '_models.elicitation_url_mode',
     'EmbeddedResource': '_models.resource_content_block',
     'EmbeddedResourceResource': '_models.resource_content_block',
-    'EnumOption': '_models.elicitation_schema',
+    'EnumOption': '_models.enum_option',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
@@ -498,8 +530,8 @@ _EXPORTS: dict[str, str] = {
     'ImageContent': '_models.image_content_block',
     'ImageContentBlock': '_models.image_content_block',
     'Implementation': '_models.implementation',
-    'IntegerElicitationPropertySchema': '_models.elicitation_schema',
-    'IntegerPropertySchema': '_models.elicitation_schema',
+    'IntegerElicitationPropertySchema': '_models.integer_elicitation_property_schema',
+    'IntegerPropertySchema': '_models.integer_elicitation_property_schema',
     'KillTerminalRequest': '_models.kill_terminal_response',
     'KillTerminalResponse': '_models.kill_terminal_response',
     'LoadSessionResponse': '_models.load_session_response',
@@ -510,19 +542,19 @@ _EXPORTS: dict[str, str] = {
     'McpServerSse': '_models.sse_mcp_server',
     'McpServerStdio': '_models.mcp_server_stdio',
     'MessageId': '_models._scalars',
-    'MultiSelectItems': '_models.elicitation_schema',
-    'MultiSelectPropertySchema': '_models.elicitation_schema',
+    'MultiSelectItems': '_models.array_elicitation_property_schema',
+    'MultiSelectPropertySchema': '_models.array_elicitation_property_schema',
     'NewSessionResponse': '_models.new_session_response',
     'Notice': '_models.notice_session_update',
     'NoticeCapabilities': '_models.client_session_capabilities',
     'NoticeSessionUpdate': '_models.notice_session_update',
     'NoticeSeverity': '_models._scalars',
-    'NumberElicitationPropertySchema': '_models.elicitation_schema',
-    'NumberPropertySchema': '_models.elicitation_schema',
+    'NumberElicitationPropertySchema': '_models.number_elicitation_property_schema',
+    'NumberPropertySchema': '_models.number_elicitation_property_schema',
     'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
-    'OtherElicitationPropertySchema': '_models.elicitation_schema',
-    'OtherMultiSelectItems': '_models.elicitation_schema',
+    'OtherElicitationPropertySchema': '_models.other_elicitation_property_schema',
+    'OtherMultiSelectItems': '_models.other_multi_select_items',
     'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
@@ -588,13 +620,13 @@ _EXPORTS: dict[str, str] = {
     'SseMcpServer': '_models.sse_mcp_server',
     'StopReason': '_models._scalars',
     'StringArrayElicitationContentValue': '_models._scalars',
-    'StringElicitationPropertySchema': '_models.elicitation_schema',
+    'StringElicitationPropertySchema': '_models.string_elicitation_property_schema',
     'StringFormat': '_models._scalars',
-    'StringMultiSelectItems': '_models.elicitation_schema',
-    'StringMultiSelectItemsVariant': '_models.elicitation_schema',
-    'StringPropertySchema': '_models.elicitation_schema',
+    'StringMultiSelectItems': '_models.string_multi_select_items_variant',
+    'StringMultiSelectItemsVariant': '_models.string_multi_select_items_variant',
+    'StringPropertySchema': '_models.string_elicitation_property_schema',
     'Terminal': '_models.terminal_tool_call_content',
-    'TerminalAuthMethod': '_models.auth_method',
+    'TerminalAuthMethod': '_models.terminal_auth_method',
     'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
@@ -603,7 +635,7 @@ _EXPORTS: dict[str, str] = {
     'TextContent': '_models.text_content_block',
     'TextContentBlock': '_models.text_content_block',
     'TextResourceContents': '_models.resource_content_block',
-    'TitledMultiSelectItems': '_models.elicitation_schema',
+    'TitledMultiSelectItems': '_models.titled_multi_select_items',
     'ToolCall': '_models.tool_call_session_update',
     'ToolCallContent': '_models.tool_call_content',
     'ToolCallId': '_models._scalars',

@@ -44,6 +44,11 @@ if TYPE_CHECKING:
         ToolCallStatus as ToolCallStatus,
         ToolKind as ToolKind,
     )
+    from ._models.accept_create_elicitation_response import (
+        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
+        ElicitationAcceptAction as ElicitationAcceptAction,
+        ElicitationContentValue as ElicitationContentValue,
+    )
     from ._models.agent_capabilities import (
         AgentAuthCapabilities as AgentAuthCapabilities,
         AgentCapabilities as AgentCapabilities,
@@ -59,6 +64,11 @@ if TYPE_CHECKING:
     from ._models.annotations import (
         Annotations as Annotations,
     )
+    from ._models.array_elicitation_property_schema import (
+        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
+        MultiSelectItems as MultiSelectItems,
+        MultiSelectPropertySchema as MultiSelectPropertySchema,
+    )
     from ._models.audio_content_block import (
         AudioContent as AudioContent,
         AudioContentBlock as AudioContentBlock,
@@ -68,9 +78,9 @@ if TYPE_CHECKING:
     )
     from ._models.auth_method import (
         AuthMethod as AuthMethod,
+    )
+    from ._models.auth_method_agent import (
         AuthMethodAgent as AuthMethodAgent,
-        AuthMethodTerminal as AuthMethodTerminal,
-        TerminalAuthMethod as TerminalAuthMethod,
     )
     from ._models.authenticate_response import (
         AuthenticateRequest as AuthenticateRequest,
@@ -83,12 +93,19 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from ._models.boolean_elicitation_property_schema import (
+        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
+        BooleanPropertySchema as BooleanPropertySchema,
+    )
     from ._models.boolean_session_config_option import (
         BooleanSessionConfigOption as BooleanSessionConfigOption,
         SessionConfigBoolean as SessionConfigBoolean,
     )
     from ._models.boolean_set_session_config_option_request import (
         BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
+    from ._models.cancel_create_elicitation_response import (
+        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
     )
     from ._models.cancel_notification import (
         CancelNotification as CancelNotification,
@@ -154,12 +171,7 @@ if TYPE_CHECKING:
         CreateElicitationResponse as CreateElicitationResponse,
     )
     from ._models.create_elicitation_response_known import (
-        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
-        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
-        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
-        ElicitationAcceptAction as ElicitationAcceptAction,
-        ElicitationContentValue as ElicitationContentValue,
     )
     from ._models.create_terminal_response import (
         CreateTerminalRequest as CreateTerminalRequest,
@@ -168,6 +180,9 @@ if TYPE_CHECKING:
     from ._models.current_mode_update_session_update import (
         CurrentModeUpdate as CurrentModeUpdate,
         CurrentModeUpdateSessionUpdate as CurrentModeUpdateSessionUpdate,
+    )
+    from ._models.decline_create_elicitation_response import (
+        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
     )
     from ._models.delete_session_response import (
         DeleteSessionRequest as DeleteSessionRequest,
@@ -187,30 +202,15 @@ if TYPE_CHECKING:
         RequestElicitationFormMode as RequestElicitationFormMode,
         SessionElicitationFormMode as SessionElicitationFormMode,
     )
+    from ._models.elicitation_property_schema_known import (
+        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
+    )
     from ._models.elicitation_request_scope import (
         ElicitationRequestScope as ElicitationRequestScope,
     )
     from ._models.elicitation_schema import (
-        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
-        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
-        BooleanPropertySchema as BooleanPropertySchema,
         ElicitationPropertySchema as ElicitationPropertySchema,
-        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
         ElicitationSchema as ElicitationSchema,
-        EnumOption as EnumOption,
-        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
-        IntegerPropertySchema as IntegerPropertySchema,
-        MultiSelectItems as MultiSelectItems,
-        MultiSelectPropertySchema as MultiSelectPropertySchema,
-        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
-        NumberPropertySchema as NumberPropertySchema,
-        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
-        OtherMultiSelectItems as OtherMultiSelectItems,
-        StringElicitationPropertySchema as StringElicitationPropertySchema,
-        StringMultiSelectItems as StringMultiSelectItems,
-        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
-        StringPropertySchema as StringPropertySchema,
-        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from ._models.elicitation_session_scope import (
         ElicitationSessionScope as ElicitationSessionScope,
@@ -219,6 +219,9 @@ if TYPE_CHECKING:
         ElicitationUrlMode as ElicitationUrlMode,
         RequestElicitationUrlMode as RequestElicitationUrlMode,
         SessionElicitationUrlMode as SessionElicitationUrlMode,
+    )
+    from ._models.enum_option import (
+        EnumOption as EnumOption,
     )
     from ._models.env_variable import (
         EnvVariable as EnvVariable,
@@ -247,6 +250,10 @@ if TYPE_CHECKING:
         InitializeRequest as InitializeRequest,
         InitializeResponse as InitializeResponse,
     )
+    from ._models.integer_elicitation_property_schema import (
+        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
+        IntegerPropertySchema as IntegerPropertySchema,
+    )
     from ._models.kill_terminal_response import (
         KillTerminalRequest as KillTerminalRequest,
         KillTerminalResponse as KillTerminalResponse,
@@ -270,6 +277,8 @@ if TYPE_CHECKING:
     )
     from ._models.mcp_server import (
         McpServer as McpServer,
+    )
+    from ._models.mcp_server_known import (
         McpServerKnown as McpServerKnown,
     )
     from ._models.mcp_server_stdio import (
@@ -285,6 +294,10 @@ if TYPE_CHECKING:
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
     )
+    from ._models.number_elicitation_property_schema import (
+        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
+        NumberPropertySchema as NumberPropertySchema,
+    )
     from ._models.other_create_elicitation_request import (
         OtherCreateElicitationRequest as OtherCreateElicitationRequest,
         RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
@@ -292,6 +305,12 @@ if TYPE_CHECKING:
     )
     from ._models.other_create_elicitation_response import (
         OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from ._models.other_elicitation_property_schema import (
+        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
+    )
+    from ._models.other_multi_select_items import (
+        OtherMultiSelectItems as OtherMultiSelectItems,
     )
     from ._models.permission_option import (
         PermissionOption as PermissionOption,
@@ -404,6 +423,18 @@ if TYPE_CHECKING:
         McpServerSse as McpServerSse,
         SseMcpServer as SseMcpServer,
     )
+    from ._models.string_elicitation_property_schema import (
+        StringElicitationPropertySchema as StringElicitationPropertySchema,
+        StringPropertySchema as StringPropertySchema,
+    )
+    from ._models.string_multi_select_items_variant import (
+        StringMultiSelectItems as StringMultiSelectItems,
+        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
+    )
+    from ._models.terminal_auth_method import (
+        AuthMethodTerminal as AuthMethodTerminal,
+        TerminalAuthMethod as TerminalAuthMethod,
+    )
     from ._models.terminal_exit_status import (
         TerminalExitStatus as TerminalExitStatus,
     )
@@ -418,6 +449,9 @@ if TYPE_CHECKING:
     from ._models.text_content_block import (
         TextContent as TextContent,
         TextContentBlock as TextContentBlock,
+    )
+    from ._models.titled_multi_select_items import (
+        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from ._models.tool_call_content import (
         ToolCallContent as ToolCallContent,
@@ -456,20 +490,20 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'AcceptCreateElicitationResponse': '_models.accept_create_elicitation_response',
     'AgentAuthCapabilities': '_models.agent_capabilities',
     'AgentCapabilities': '_models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
     'Annotations': '_models.annotations',
-    'ArrayElicitationPropertySchema': '_models.elicitation_schema',
+    'ArrayElicitationPropertySchema': '_models.array_elicitation_property_schema',
     'AudioContent': '_models.audio_content_block',
     'AudioContentBlock': '_models.audio_content_block',
     'AuthCapabilities': '_models.auth_capabilities',
     'AuthMethod': '_models.auth_method',
-    'AuthMethodAgent': '_models.auth_method',
+    'AuthMethodAgent': '_models.auth_method_agent',
     'AuthMethodId': '_models._scalars',
-    'AuthMethodTerminal': '_models.auth_method',
+    'AuthMethodTerminal': '_models.terminal_auth_method',
     'AuthenticateRequest': '_models.authenticate_response',
     'AuthenticateResponse': '_models.authenticate_response',
     'AvailableCommand': '_models.available_commands_update_session_update',
@@ -478,11 +512,11 @@ _EXPORTS: dict[str, str] = {
     'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
     'BlobResourceContents': '_models.resource_content_block',
     'BooleanConfigOptionCapabilities': '_models.client_session_capabilities',
-    'BooleanElicitationPropertySchema': '_models.elicitation_schema',
-    'BooleanPropertySchema': '_models.elicitation_schema',
+    'BooleanElicitationPropertySchema': '_models.boolean_elicitation_property_schema',
+    'BooleanPropertySchema': '_models.boolean_elicitation_property_schema',
     'BooleanSessionConfigOption': '_models.boolean_session_config_option',
     'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'CancelCreateElicitationResponse': '_models.cancel_create_elicitation_response',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
     'CancelledRequestPermissionOutcome': '_models.cancelled_request_permission_outcome',
@@ -513,19 +547,19 @@ _EXPORTS: dict[str, str] = {
     'CreateTerminalResponse': '_models.create_terminal_response',
     'CurrentModeUpdate': '_models.current_mode_update_session_update',
     'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'DeclineCreateElicitationResponse': '_models.decline_create_elicitation_response',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
     'Diff': '_models.diff_tool_call_content',
     'DiffToolCallContent': '_models.diff_tool_call_content',
-    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
+    'ElicitationAcceptAction': '_models.accept_create_elicitation_response',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response_known',
+    'ElicitationContentValue': '_models.accept_create_elicitation_response',
     'ElicitationFormCapabilities': '_models.elicitation_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
     'ElicitationPropertySchema': '_models.elicitation_schema',
-    'ElicitationPropertySchemaKnown': '_models.elicitation_schema',
+    'ElicitationPropertySchemaKnown': '_models.elicitation_property_schema_known',
     'ElicitationRequestScope': '_models.elicitation_request_scope',
     'ElicitationSchema': '_models.elicitation_schema',
     'ElicitationSchemaType': '_models._scalars',
@@ -534,7 +568,7 @@ _EXPORTS: dict[str, str] = {
     'ElicitationUrlMode': '_models.elicitation_url_mode',
     'EmbeddedResource': '_models.resource_content_block',
     'EmbeddedResourceResource': '_models.resource_content_block',
-    'EnumOption': '_models.elicitation_schema',
+    'EnumOption': '_models.enum_option',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
@@ -548,8 +582,8 @@ _EXPORTS: dict[str, str] = {
     'Implementation': '_models.implementation',
     'InitializeRequest': '_models.initialize_response',
     'InitializeResponse': '_models.initialize_response',
-    'IntegerElicitationPropertySchema': '_models.elicitation_schema',
-    'IntegerPropertySchema': '_models.elicitation_schema',
+    'IntegerElicitationPropertySchema': '_models.integer_elicitation_property_schema',
+    'IntegerPropertySchema': '_models.integer_elicitation_property_schema',
     'KillTerminalRequest': '_models.kill_terminal_response',
     'KillTerminalResponse': '_models.kill_terminal_response',
     'ListSessionsRequest': '_models.list_sessions_response',
@@ -562,24 +596,24 @@ _EXPORTS: dict[str, str] = {
     'McpCapabilities': '_models.agent_capabilities',
     'McpServer': '_models.mcp_server',
     'McpServerHttp': '_models.http_mcp_server',
-    'McpServerKnown': '_models.mcp_server',
+    'McpServerKnown': '_models.mcp_server_known',
     'McpServerSse': '_models.sse_mcp_server',
     'McpServerStdio': '_models.mcp_server_stdio',
     'MessageId': '_models._scalars',
-    'MultiSelectItems': '_models.elicitation_schema',
-    'MultiSelectPropertySchema': '_models.elicitation_schema',
+    'MultiSelectItems': '_models.array_elicitation_property_schema',
+    'MultiSelectPropertySchema': '_models.array_elicitation_property_schema',
     'NewSessionRequest': '_models.new_session_request',
     'NewSessionResponse': '_models.new_session_response',
     'Notice': '_models.notice_session_update',
     'NoticeCapabilities': '_models.client_session_capabilities',
     'NoticeSessionUpdate': '_models.notice_session_update',
     'NoticeSeverity': '_models._scalars',
-    'NumberElicitationPropertySchema': '_models.elicitation_schema',
-    'NumberPropertySchema': '_models.elicitation_schema',
+    'NumberElicitationPropertySchema': '_models.number_elicitation_property_schema',
+    'NumberPropertySchema': '_models.number_elicitation_property_schema',
     'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
-    'OtherElicitationPropertySchema': '_models.elicitation_schema',
-    'OtherMultiSelectItems': '_models.elicitation_schema',
+    'OtherElicitationPropertySchema': '_models.other_elicitation_property_schema',
+    'OtherMultiSelectItems': '_models.other_multi_select_items',
     'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
@@ -652,13 +686,13 @@ _EXPORTS: dict[str, str] = {
     'SseMcpServer': '_models.sse_mcp_server',
     'StopReason': '_models._scalars',
     'StringArrayElicitationContentValue': '_models._scalars',
-    'StringElicitationPropertySchema': '_models.elicitation_schema',
+    'StringElicitationPropertySchema': '_models.string_elicitation_property_schema',
     'StringFormat': '_models._scalars',
-    'StringMultiSelectItems': '_models.elicitation_schema',
-    'StringMultiSelectItemsVariant': '_models.elicitation_schema',
-    'StringPropertySchema': '_models.elicitation_schema',
+    'StringMultiSelectItems': '_models.string_multi_select_items_variant',
+    'StringMultiSelectItemsVariant': '_models.string_multi_select_items_variant',
+    'StringPropertySchema': '_models.string_elicitation_property_schema',
     'Terminal': '_models.terminal_tool_call_content',
-    'TerminalAuthMethod': '_models.auth_method',
+    'TerminalAuthMethod': '_models.terminal_auth_method',
     'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
@@ -667,7 +701,7 @@ _EXPORTS: dict[str, str] = {
     'TextContent': '_models.text_content_block',
     'TextContentBlock': '_models.text_content_block',
     'TextResourceContents': '_models.resource_content_block',
-    'TitledMultiSelectItems': '_models.elicitation_schema',
+    'TitledMultiSelectItems': '_models.titled_multi_select_items',
     'ToolCall': '_models.tool_call_session_update',
     'ToolCallContent': '_models.tool_call_content',
     'ToolCallId': '_models._scalars',

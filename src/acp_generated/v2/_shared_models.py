@@ -47,6 +47,18 @@ if TYPE_CHECKING:
         ToolCallStatus as ToolCallStatus,
         ToolKind as ToolKind,
     )
+    from ._models.accept_create_elicitation_response import (
+        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
+        ElicitationAcceptAction as ElicitationAcceptAction,
+        ElicitationContentValue as ElicitationContentValue,
+    )
+    from ._models.add_diff_change import (
+        AddDiffChange as AddDiffChange,
+    )
+    from ._models.agent_auth_method import (
+        AgentAuthMethod as AgentAuthMethod,
+        AuthMethodAgent as AuthMethodAgent,
+    )
     from ._models.agent_message_chunk_session_update import (
         AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
     )
@@ -61,28 +73,44 @@ if TYPE_CHECKING:
         AgentThought as AgentThought,
         AgentThoughtSessionUpdate as AgentThoughtSessionUpdate,
     )
+    from ._models.annotations import (
+        Annotations as Annotations,
+    )
+    from ._models.array_elicitation_property_schema import (
+        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
+        MultiSelectItems as MultiSelectItems,
+        MultiSelectPropertySchema as MultiSelectPropertySchema,
+    )
+    from ._models.audio_content_block import (
+        AudioContent as AudioContent,
+        AudioContentBlock as AudioContentBlock,
+    )
     from ._models.auth_method import (
-        AgentAuthMethod as AgentAuthMethod,
         AuthMethod as AuthMethod,
-        AuthMethodAgent as AuthMethodAgent,
+    )
+    from ._models.auth_method_known import (
         AuthMethodKnown as AuthMethodKnown,
-        AuthMethodTerminal as AuthMethodTerminal,
-        OtherAuthMethod as OtherAuthMethod,
-        TerminalAuthMethod as TerminalAuthMethod,
     )
     from ._models.available_command import (
         AvailableCommand as AvailableCommand,
-        AvailableCommandInput as AvailableCommandInput,
-        Command as Command,
-        CommandAvailableCommand as CommandAvailableCommand,
-        OtherAvailableCommand as OtherAvailableCommand,
-        OtherAvailableCommandInput as OtherAvailableCommandInput,
-        TextAvailableCommandInput as TextAvailableCommandInput,
-        TextCommandInput as TextCommandInput,
     )
     from ._models.available_commands_update_session_update import (
         AvailableCommandsUpdate as AvailableCommandsUpdate,
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
+    )
+    from ._models.boolean_elicitation_property_schema import (
+        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
+        BooleanPropertySchema as BooleanPropertySchema,
+    )
+    from ._models.boolean_session_config_option import (
+        BooleanSessionConfigOption as BooleanSessionConfigOption,
+        SessionConfigBoolean as SessionConfigBoolean,
+    )
+    from ._models.boolean_set_session_config_option_request import (
+        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
+    from ._models.cancel_create_elicitation_response import (
+        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
     )
     from ._models.cancel_request_notification import (
         CancelRequestNotification as CancelRequestNotification,
@@ -98,6 +126,10 @@ if TYPE_CHECKING:
         CancelToolCallRequest as CancelToolCallRequest,
         CancelToolCallResponse as CancelToolCallResponse,
     )
+    from ._models.cancelled_request_permission_outcome import (
+        CancelledPermissionOutcome as CancelledPermissionOutcome,
+        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
+    )
     from ._models.client_capabilities import (
         ClientAuthCapabilities as ClientAuthCapabilities,
         ClientCapabilities as ClientCapabilities,
@@ -109,6 +141,15 @@ if TYPE_CHECKING:
     from ._models.close_session_response import (
         CloseSessionRequest as CloseSessionRequest,
         CloseSessionResponse as CloseSessionResponse,
+    )
+    from ._models.command_available_command import (
+        AvailableCommandInput as AvailableCommandInput,
+        Command as Command,
+        CommandAvailableCommand as CommandAvailableCommand,
+    )
+    from ._models.command_request_permission_subject import (
+        CommandPermissionSubject as CommandPermissionSubject,
+        CommandRequestPermissionSubject as CommandRequestPermissionSubject,
     )
     from ._models.compaction_summary_chunk_session_update import (
         CompactionSummaryChunk as CompactionSummaryChunk,
@@ -126,27 +167,20 @@ if TYPE_CHECKING:
         ConfigOptionUpdateSessionUpdate as ConfigOptionUpdateSessionUpdate,
     )
     from ._models.content_block import (
-        Annotations as Annotations,
-        AudioContent as AudioContent,
-        AudioContentBlock as AudioContentBlock,
-        BlobResourceContents as BlobResourceContents,
         ContentBlock as ContentBlock,
+    )
+    from ._models.content_block_known import (
         ContentBlockKnown as ContentBlockKnown,
-        EmbeddedResource as EmbeddedResource,
-        EmbeddedResourceResource as EmbeddedResourceResource,
-        Icon as Icon,
-        ImageContent as ImageContent,
-        ImageContentBlock as ImageContentBlock,
-        OtherContentBlock as OtherContentBlock,
-        ResourceContentBlock as ResourceContentBlock,
-        ResourceLink as ResourceLink,
-        ResourceLinkContentBlock as ResourceLinkContentBlock,
-        TextContent as TextContent,
-        TextContentBlock as TextContentBlock,
-        TextResourceContents as TextResourceContents,
     )
     from ._models.content_chunk import (
         ContentChunk as ContentChunk,
+    )
+    from ._models.content_tool_call_content import (
+        Content as Content,
+        ContentToolCallContent as ContentToolCallContent,
+    )
+    from ._models.copy_diff_change import (
+        CopyDiffChange as CopyDiffChange,
     )
     from ._models.create_elicitation_request import (
         CreateElicitationRequest as CreateElicitationRequest,
@@ -164,46 +198,47 @@ if TYPE_CHECKING:
         CreateElicitationResponse as CreateElicitationResponse,
     )
     from ._models.create_elicitation_response_known import (
-        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
-        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
+    )
+    from ._models.decline_create_elicitation_response import (
         DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
-        ElicitationAcceptAction as ElicitationAcceptAction,
-        ElicitationContentValue as ElicitationContentValue,
+    )
+    from ._models.delete_diff_change import (
+        DeleteDiffChange as DeleteDiffChange,
     )
     from ._models.delete_session_response import (
         DeleteSessionRequest as DeleteSessionRequest,
         DeleteSessionResponse as DeleteSessionResponse,
+    )
+    from ._models.diff_change_known import (
+        DiffChangeKnown as DiffChangeKnown,
+    )
+    from ._models.diff_path_change import (
+        DiffPathChange as DiffPathChange,
+    )
+    from ._models.diff_path_pair_change import (
+        DiffPathPairChange as DiffPathPairChange,
+    )
+    from ._models.diff_tool_call_content import (
+        Diff as Diff,
+        DiffChange as DiffChange,
+        DiffPatch as DiffPatch,
+        DiffToolCallContent as DiffToolCallContent,
     )
     from ._models.elicitation_form_mode import (
         ElicitationFormMode as ElicitationFormMode,
         RequestElicitationFormMode as RequestElicitationFormMode,
         SessionElicitationFormMode as SessionElicitationFormMode,
     )
+    from ._models.elicitation_property_schema_known import (
+        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
+    )
     from ._models.elicitation_request_scope import (
         ElicitationRequestScope as ElicitationRequestScope,
     )
     from ._models.elicitation_schema import (
-        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
-        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
-        BooleanPropertySchema as BooleanPropertySchema,
         ElicitationPropertySchema as ElicitationPropertySchema,
-        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
         ElicitationSchema as ElicitationSchema,
-        EnumOption as EnumOption,
-        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
-        IntegerPropertySchema as IntegerPropertySchema,
-        MultiSelectItems as MultiSelectItems,
-        MultiSelectPropertySchema as MultiSelectPropertySchema,
-        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
-        NumberPropertySchema as NumberPropertySchema,
-        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
-        OtherMultiSelectItems as OtherMultiSelectItems,
-        StringElicitationPropertySchema as StringElicitationPropertySchema,
-        StringMultiSelectItems as StringMultiSelectItems,
-        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
-        StringPropertySchema as StringPropertySchema,
-        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from ._models.elicitation_session_scope import (
         ElicitationSessionScope as ElicitationSessionScope,
@@ -212,6 +247,9 @@ if TYPE_CHECKING:
         ElicitationUrlMode as ElicitationUrlMode,
         RequestElicitationUrlMode as RequestElicitationUrlMode,
         SessionElicitationUrlMode as SessionElicitationUrlMode,
+    )
+    from ._models.enum_option import (
+        EnumOption as EnumOption,
     )
     from ._models.env_variable import (
         EnvVariable as EnvVariable,
@@ -228,8 +266,19 @@ if TYPE_CHECKING:
         HttpMcpServer as HttpMcpServer,
         McpServerHttp as McpServerHttp,
     )
+    from ._models.id_set_session_config_option_request import (
+        IdSetSessionConfigOptionRequest as IdSetSessionConfigOptionRequest,
+    )
+    from ._models.image_content_block import (
+        ImageContent as ImageContent,
+        ImageContentBlock as ImageContentBlock,
+    )
     from ._models.implementation import (
         Implementation as Implementation,
+    )
+    from ._models.integer_elicitation_property_schema import (
+        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
+        IntegerPropertySchema as IntegerPropertySchema,
     )
     from ._models.items_plan_update_content import (
         ItemsPlanUpdateContent as ItemsPlanUpdateContent,
@@ -250,12 +299,34 @@ if TYPE_CHECKING:
     from ._models.mcp_stdio_capabilities import (
         McpStdioCapabilities as McpStdioCapabilities,
     )
+    from ._models.modify_diff_change import (
+        ModifyDiffChange as ModifyDiffChange,
+    )
+    from ._models.move_diff_change import (
+        MoveDiffChange as MoveDiffChange,
+    )
     from ._models.new_session_response import (
         NewSessionResponse as NewSessionResponse,
     )
     from ._models.notice_session_update import (
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
+    )
+    from ._models.number_elicitation_property_schema import (
+        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
+        NumberPropertySchema as NumberPropertySchema,
+    )
+    from ._models.other_auth_method import (
+        OtherAuthMethod as OtherAuthMethod,
+    )
+    from ._models.other_available_command import (
+        OtherAvailableCommand as OtherAvailableCommand,
+    )
+    from ._models.other_available_command_input import (
+        OtherAvailableCommandInput as OtherAvailableCommandInput,
+    )
+    from ._models.other_content_block import (
+        OtherContentBlock as OtherContentBlock,
     )
     from ._models.other_create_elicitation_request import (
         OtherCreateElicitationRequest as OtherCreateElicitationRequest,
@@ -265,8 +336,32 @@ if TYPE_CHECKING:
     from ._models.other_create_elicitation_response import (
         OtherCreateElicitationResponse as OtherCreateElicitationResponse,
     )
+    from ._models.other_diff_change import (
+        OtherDiffChange as OtherDiffChange,
+    )
+    from ._models.other_elicitation_property_schema import (
+        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
+    )
+    from ._models.other_multi_select_items import (
+        OtherMultiSelectItems as OtherMultiSelectItems,
+    )
+    from ._models.other_replay_from import (
+        OtherReplayFrom as OtherReplayFrom,
+    )
+    from ._models.other_request_permission_outcome import (
+        OtherRequestPermissionOutcome as OtherRequestPermissionOutcome,
+    )
+    from ._models.other_request_permission_subject import (
+        OtherRequestPermissionSubject as OtherRequestPermissionSubject,
+    )
+    from ._models.other_session_config_option import (
+        OtherSessionConfigOption as OtherSessionConfigOption,
+    )
     from ._models.other_set_session_config_option_request import (
         OtherSetSessionConfigOptionRequest as OtherSetSessionConfigOptionRequest,
+    )
+    from ._models.other_tool_call_content import (
+        OtherToolCallContent as OtherToolCallContent,
     )
     from ._models.permission_option import (
         PermissionOption as PermissionOption,
@@ -282,52 +377,60 @@ if TYPE_CHECKING:
         PromptResponse as PromptResponse,
     )
     from ._models.replay_from import (
-        OtherReplayFrom as OtherReplayFrom,
         ReplayFrom as ReplayFrom,
-        ReplayFromStart as ReplayFromStart,
-        StartReplayFrom as StartReplayFrom,
     )
     from ._models.request_permission_outcome import (
-        CancelledPermissionOutcome as CancelledPermissionOutcome,
-        CancelledRequestPermissionOutcome as CancelledRequestPermissionOutcome,
-        OtherRequestPermissionOutcome as OtherRequestPermissionOutcome,
         RequestPermissionOutcome as RequestPermissionOutcome,
+    )
+    from ._models.request_permission_outcome_known import (
         RequestPermissionOutcomeKnown as RequestPermissionOutcomeKnown,
-        SelectedPermissionOutcome as SelectedPermissionOutcome,
-        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
     )
     from ._models.request_permission_response import (
         RequestPermissionRequest as RequestPermissionRequest,
         RequestPermissionResponse as RequestPermissionResponse,
     )
     from ._models.request_permission_subject import (
-        CommandPermissionSubject as CommandPermissionSubject,
-        CommandRequestPermissionSubject as CommandRequestPermissionSubject,
-        OtherRequestPermissionSubject as OtherRequestPermissionSubject,
         RequestPermissionSubject as RequestPermissionSubject,
+    )
+    from ._models.request_permission_subject_known import (
         RequestPermissionSubjectKnown as RequestPermissionSubjectKnown,
-        ToolCallPermissionSubject as ToolCallPermissionSubject,
-        ToolCallRequestPermissionSubject as ToolCallRequestPermissionSubject,
+    )
+    from ._models.resource_content_block import (
+        BlobResourceContents as BlobResourceContents,
+        EmbeddedResource as EmbeddedResource,
+        EmbeddedResourceResource as EmbeddedResourceResource,
+        ResourceContentBlock as ResourceContentBlock,
+        TextResourceContents as TextResourceContents,
+    )
+    from ._models.resource_link_content_block import (
+        Icon as Icon,
+        ResourceLink as ResourceLink,
+        ResourceLinkContentBlock as ResourceLinkContentBlock,
     )
     from ._models.resume_session_response import (
         ResumeSessionResponse as ResumeSessionResponse,
     )
-    from ._models.session_additional_directories_capabilities import (
-        SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
-    )
-    from ._models.session_config_option import (
-        BooleanSessionConfigOption as BooleanSessionConfigOption,
+    from ._models.select_session_config_option import (
         GroupedSessionConfigSelectOptions as GroupedSessionConfigSelectOptions,
-        OtherSessionConfigOption as OtherSessionConfigOption,
         SelectSessionConfigOption as SelectSessionConfigOption,
-        SessionConfigBoolean as SessionConfigBoolean,
-        SessionConfigOption as SessionConfigOption,
-        SessionConfigOptionKnown as SessionConfigOptionKnown,
         SessionConfigSelect as SessionConfigSelect,
         SessionConfigSelectGroup as SessionConfigSelectGroup,
         SessionConfigSelectOption as SessionConfigSelectOption,
         SessionConfigSelectOptions as SessionConfigSelectOptions,
         UngroupedSessionConfigSelectOptions as UngroupedSessionConfigSelectOptions,
+    )
+    from ._models.selected_request_permission_outcome import (
+        SelectedPermissionOutcome as SelectedPermissionOutcome,
+        SelectedRequestPermissionOutcome as SelectedRequestPermissionOutcome,
+    )
+    from ._models.session_additional_directories_capabilities import (
+        SessionAdditionalDirectoriesCapabilities as SessionAdditionalDirectoriesCapabilities,
+    )
+    from ._models.session_config_option import (
+        SessionConfigOption as SessionConfigOption,
+    )
+    from ._models.session_config_option_known import (
+        SessionConfigOptionKnown as SessionConfigOptionKnown,
     )
     from ._models.session_delete_capabilities import (
         SessionDeleteCapabilities as SessionDeleteCapabilities,
@@ -340,16 +443,30 @@ if TYPE_CHECKING:
         SetSessionConfigOptionRequest as SetSessionConfigOptionRequest,
     )
     from ._models.set_session_config_option_request_known import (
-        BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
-        IdSetSessionConfigOptionRequest as IdSetSessionConfigOptionRequest,
         SetSessionConfigOptionRequestKnown as SetSessionConfigOptionRequestKnown,
     )
     from ._models.set_session_config_option_response import (
         SetSessionConfigOptionResponse as SetSessionConfigOptionResponse,
     )
+    from ._models.start_replay_from import (
+        ReplayFromStart as ReplayFromStart,
+        StartReplayFrom as StartReplayFrom,
+    )
     from ._models.stdio_mcp_server import (
         McpServerStdio as McpServerStdio,
         StdioMcpServer as StdioMcpServer,
+    )
+    from ._models.string_elicitation_property_schema import (
+        StringElicitationPropertySchema as StringElicitationPropertySchema,
+        StringPropertySchema as StringPropertySchema,
+    )
+    from ._models.string_multi_select_items_variant import (
+        StringMultiSelectItems as StringMultiSelectItems,
+        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
+    )
+    from ._models.terminal_auth_method import (
+        AuthMethodTerminal as AuthMethodTerminal,
+        TerminalAuthMethod as TerminalAuthMethod,
     )
     from ._models.terminal_background_work import (
         BackgroundTerminal as BackgroundTerminal,
@@ -358,6 +475,10 @@ if TYPE_CHECKING:
     from ._models.terminal_output_chunk_session_update import (
         TerminalOutputChunk as TerminalOutputChunk,
         TerminalOutputChunkSessionUpdate as TerminalOutputChunkSessionUpdate,
+    )
+    from ._models.terminal_tool_call_content import (
+        Terminal as Terminal,
+        TerminalToolCallContent as TerminalToolCallContent,
     )
     from ._models.terminal_update_session_update import (
         TerminalCancelCapabilities as TerminalCancelCapabilities,
@@ -368,35 +489,34 @@ if TYPE_CHECKING:
         TerminalUpdate as TerminalUpdate,
         TerminalUpdateSessionUpdate as TerminalUpdateSessionUpdate,
     )
+    from ._models.text_available_command_input import (
+        TextAvailableCommandInput as TextAvailableCommandInput,
+        TextCommandInput as TextCommandInput,
+    )
+    from ._models.text_content_block import (
+        TextContent as TextContent,
+        TextContentBlock as TextContentBlock,
+    )
+    from ._models.titled_multi_select_items import (
+        TitledMultiSelectItems as TitledMultiSelectItems,
+    )
     from ._models.tool_call_background_work import (
         BackgroundToolCall as BackgroundToolCall,
         ToolCallBackgroundWork as ToolCallBackgroundWork,
     )
     from ._models.tool_call_content import (
-        AddDiffChange as AddDiffChange,
-        Content as Content,
-        ContentToolCallContent as ContentToolCallContent,
-        CopyDiffChange as CopyDiffChange,
-        DeleteDiffChange as DeleteDiffChange,
-        Diff as Diff,
-        DiffChange as DiffChange,
-        DiffChangeKnown as DiffChangeKnown,
-        DiffPatch as DiffPatch,
-        DiffPathChange as DiffPathChange,
-        DiffPathPairChange as DiffPathPairChange,
-        DiffToolCallContent as DiffToolCallContent,
-        ModifyDiffChange as ModifyDiffChange,
-        MoveDiffChange as MoveDiffChange,
-        OtherDiffChange as OtherDiffChange,
-        OtherToolCallContent as OtherToolCallContent,
-        Terminal as Terminal,
-        TerminalToolCallContent as TerminalToolCallContent,
         ToolCallContent as ToolCallContent,
-        ToolCallContentKnown as ToolCallContentKnown,
     )
     from ._models.tool_call_content_chunk_session_update import (
         ToolCallContentChunk as ToolCallContentChunk,
         ToolCallContentChunkSessionUpdate as ToolCallContentChunkSessionUpdate,
+    )
+    from ._models.tool_call_content_known import (
+        ToolCallContentKnown as ToolCallContentKnown,
+    )
+    from ._models.tool_call_request_permission_subject import (
+        ToolCallPermissionSubject as ToolCallPermissionSubject,
+        ToolCallRequestPermissionSubject as ToolCallRequestPermissionSubject,
     )
     from ._models.tool_call_update import (
         ToolCallCancelCapabilities as ToolCallCancelCapabilities,
@@ -422,52 +542,52 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     'AbsolutePath': '_models._scalars',
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
-    'AddDiffChange': '_models.tool_call_content',
-    'AgentAuthMethod': '_models.auth_method',
+    'AcceptCreateElicitationResponse': '_models.accept_create_elicitation_response',
+    'AddDiffChange': '_models.add_diff_change',
+    'AgentAuthMethod': '_models.agent_auth_method',
     'AgentMessage': '_models.agent_message_session_update',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
     'AgentMessageSessionUpdate': '_models.agent_message_session_update',
     'AgentThought': '_models.agent_thought_session_update',
     'AgentThoughtChunkSessionUpdate': '_models.agent_thought_chunk_session_update',
     'AgentThoughtSessionUpdate': '_models.agent_thought_session_update',
-    'Annotations': '_models.content_block',
-    'ArrayElicitationPropertySchema': '_models.elicitation_schema',
-    'AudioContent': '_models.content_block',
-    'AudioContentBlock': '_models.content_block',
+    'Annotations': '_models.annotations',
+    'ArrayElicitationPropertySchema': '_models.array_elicitation_property_schema',
+    'AudioContent': '_models.audio_content_block',
+    'AudioContentBlock': '_models.audio_content_block',
     'AuthMethod': '_models.auth_method',
-    'AuthMethodAgent': '_models.auth_method',
+    'AuthMethodAgent': '_models.agent_auth_method',
     'AuthMethodId': '_models._scalars',
-    'AuthMethodKnown': '_models.auth_method',
-    'AuthMethodTerminal': '_models.auth_method',
+    'AuthMethodKnown': '_models.auth_method_known',
+    'AuthMethodTerminal': '_models.terminal_auth_method',
     'AvailableCommand': '_models.available_command',
-    'AvailableCommandInput': '_models.available_command',
+    'AvailableCommandInput': '_models.command_available_command',
     'AvailableCommandsUpdate': '_models.available_commands_update_session_update',
     'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
     'BackgroundTerminal': '_models.terminal_background_work',
     'BackgroundToolCall': '_models.tool_call_background_work',
-    'BlobResourceContents': '_models.content_block',
-    'BooleanElicitationPropertySchema': '_models.elicitation_schema',
-    'BooleanPropertySchema': '_models.elicitation_schema',
-    'BooleanSessionConfigOption': '_models.session_config_option',
-    'BooleanSetSessionConfigOptionRequest': '_models.set_session_config_option_request_known',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'BlobResourceContents': '_models.resource_content_block',
+    'BooleanElicitationPropertySchema': '_models.boolean_elicitation_property_schema',
+    'BooleanPropertySchema': '_models.boolean_elicitation_property_schema',
+    'BooleanSessionConfigOption': '_models.boolean_session_config_option',
+    'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
+    'CancelCreateElicitationResponse': '_models.cancel_create_elicitation_response',
     'CancelRequestNotification': '_models.cancel_request_notification',
     'CancelSessionNotification': '_models.cancel_session_notification',
     'CancelTerminalRequest': '_models.cancel_terminal_response',
     'CancelTerminalResponse': '_models.cancel_terminal_response',
     'CancelToolCallRequest': '_models.cancel_tool_call_response',
     'CancelToolCallResponse': '_models.cancel_tool_call_response',
-    'CancelledPermissionOutcome': '_models.request_permission_outcome',
-    'CancelledRequestPermissionOutcome': '_models.request_permission_outcome',
+    'CancelledPermissionOutcome': '_models.cancelled_request_permission_outcome',
+    'CancelledRequestPermissionOutcome': '_models.cancelled_request_permission_outcome',
     'ClientAuthCapabilities': '_models.client_capabilities',
     'ClientCapabilities': '_models.client_capabilities',
     'CloseSessionRequest': '_models.close_session_response',
     'CloseSessionResponse': '_models.close_session_response',
-    'Command': '_models.available_command',
-    'CommandAvailableCommand': '_models.available_command',
-    'CommandPermissionSubject': '_models.request_permission_subject',
-    'CommandRequestPermissionSubject': '_models.request_permission_subject',
+    'Command': '_models.command_available_command',
+    'CommandAvailableCommand': '_models.command_available_command',
+    'CommandPermissionSubject': '_models.command_request_permission_subject',
+    'CommandRequestPermissionSubject': '_models.command_request_permission_subject',
     'CompactionId': '_models._scalars',
     'CompactionStatus': '_models._scalars',
     'CompactionSummaryChunk': '_models.compaction_summary_chunk_session_update',
@@ -477,64 +597,64 @@ _EXPORTS: dict[str, str] = {
     'CompleteElicitationNotification': '_models.complete_elicitation_notification',
     'ConfigOptionUpdate': '_models.config_option_update_session_update',
     'ConfigOptionUpdateSessionUpdate': '_models.config_option_update_session_update',
-    'Content': '_models.tool_call_content',
+    'Content': '_models.content_tool_call_content',
     'ContentBlock': '_models.content_block',
-    'ContentBlockKnown': '_models.content_block',
+    'ContentBlockKnown': '_models.content_block_known',
     'ContentChunk': '_models.content_chunk',
-    'ContentToolCallContent': '_models.tool_call_content',
-    'CopyDiffChange': '_models.tool_call_content',
+    'ContentToolCallContent': '_models.content_tool_call_content',
+    'CopyDiffChange': '_models.copy_diff_change',
     'Cost': '_models.usage_update_session_update',
     'CreateElicitationRequest': '_models.create_elicitation_request',
     'CreateElicitationRequestKnown': '_models.create_elicitation_request_known',
     'CreateElicitationResponse': '_models.create_elicitation_response',
     'CreateElicitationResponseKnown': '_models.create_elicitation_response_known',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
-    'DeleteDiffChange': '_models.tool_call_content',
+    'DeclineCreateElicitationResponse': '_models.decline_create_elicitation_response',
+    'DeleteDiffChange': '_models.delete_diff_change',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
-    'Diff': '_models.tool_call_content',
-    'DiffChange': '_models.tool_call_content',
-    'DiffChangeKnown': '_models.tool_call_content',
+    'Diff': '_models.diff_tool_call_content',
+    'DiffChange': '_models.diff_tool_call_content',
+    'DiffChangeKnown': '_models.diff_change_known',
     'DiffFileType': '_models._scalars',
-    'DiffPatch': '_models.tool_call_content',
+    'DiffPatch': '_models.diff_tool_call_content',
     'DiffPatchFormat': '_models._scalars',
-    'DiffPathChange': '_models.tool_call_content',
-    'DiffPathPairChange': '_models.tool_call_content',
-    'DiffToolCallContent': '_models.tool_call_content',
-    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
+    'DiffPathChange': '_models.diff_path_change',
+    'DiffPathPairChange': '_models.diff_path_pair_change',
+    'DiffToolCallContent': '_models.diff_tool_call_content',
+    'ElicitationAcceptAction': '_models.accept_create_elicitation_response',
     'ElicitationCapabilities': '_models.client_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response_known',
+    'ElicitationContentValue': '_models.accept_create_elicitation_response',
     'ElicitationFormCapabilities': '_models.client_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
     'ElicitationPropertySchema': '_models.elicitation_schema',
-    'ElicitationPropertySchemaKnown': '_models.elicitation_schema',
+    'ElicitationPropertySchemaKnown': '_models.elicitation_property_schema_known',
     'ElicitationRequestScope': '_models.elicitation_request_scope',
     'ElicitationSchema': '_models.elicitation_schema',
     'ElicitationSchemaType': '_models._scalars',
     'ElicitationSessionScope': '_models.elicitation_session_scope',
     'ElicitationUrlCapabilities': '_models.client_capabilities',
     'ElicitationUrlMode': '_models.elicitation_url_mode',
-    'EmbeddedResource': '_models.content_block',
-    'EmbeddedResourceResource': '_models.content_block',
-    'EnumOption': '_models.elicitation_schema',
+    'EmbeddedResource': '_models.resource_content_block',
+    'EmbeddedResourceResource': '_models.resource_content_block',
+    'EnumOption': '_models.enum_option',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error_stop_reason',
     'ErrorCode': '_models._scalars',
     'ErrorData': '_models.error_stop_reason',
     'ErrorStopReason': '_models.error_stop_reason',
     'FormCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'GroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'GroupedSessionConfigSelectOptions': '_models.select_session_config_option',
     'HttpHeader': '_models.http_mcp_server',
     'HttpMcpServer': '_models.http_mcp_server',
-    'Icon': '_models.content_block',
+    'Icon': '_models.resource_link_content_block',
     'IconTheme': '_models._scalars',
-    'IdSetSessionConfigOptionRequest': '_models.set_session_config_option_request_known',
-    'ImageContent': '_models.content_block',
-    'ImageContentBlock': '_models.content_block',
+    'IdSetSessionConfigOptionRequest': '_models.id_set_session_config_option_request',
+    'ImageContent': '_models.image_content_block',
+    'ImageContentBlock': '_models.image_content_block',
     'Implementation': '_models.implementation',
-    'IntegerElicitationPropertySchema': '_models.elicitation_schema',
-    'IntegerPropertySchema': '_models.elicitation_schema',
+    'IntegerElicitationPropertySchema': '_models.integer_elicitation_property_schema',
+    'IntegerPropertySchema': '_models.integer_elicitation_property_schema',
     'ItemsPlanUpdateContent': '_models.items_plan_update_content',
     'LoginAuthRequest': '_models.login_auth_response',
     'LoginAuthResponse': '_models.login_auth_response',
@@ -546,31 +666,31 @@ _EXPORTS: dict[str, str] = {
     'McpStdioCapabilities': '_models.mcp_stdio_capabilities',
     'MediaType': '_models._scalars',
     'MessageId': '_models._scalars',
-    'ModifyDiffChange': '_models.tool_call_content',
-    'MoveDiffChange': '_models.tool_call_content',
-    'MultiSelectItems': '_models.elicitation_schema',
-    'MultiSelectPropertySchema': '_models.elicitation_schema',
+    'ModifyDiffChange': '_models.modify_diff_change',
+    'MoveDiffChange': '_models.move_diff_change',
+    'MultiSelectItems': '_models.array_elicitation_property_schema',
+    'MultiSelectPropertySchema': '_models.array_elicitation_property_schema',
     'NewSessionResponse': '_models.new_session_response',
     'Notice': '_models.notice_session_update',
     'NoticeSessionUpdate': '_models.notice_session_update',
     'NoticeSeverity': '_models._scalars',
-    'NumberElicitationPropertySchema': '_models.elicitation_schema',
-    'NumberPropertySchema': '_models.elicitation_schema',
-    'OtherAuthMethod': '_models.auth_method',
-    'OtherAvailableCommand': '_models.available_command',
-    'OtherAvailableCommandInput': '_models.available_command',
-    'OtherContentBlock': '_models.content_block',
+    'NumberElicitationPropertySchema': '_models.number_elicitation_property_schema',
+    'NumberPropertySchema': '_models.number_elicitation_property_schema',
+    'OtherAuthMethod': '_models.other_auth_method',
+    'OtherAvailableCommand': '_models.other_available_command',
+    'OtherAvailableCommandInput': '_models.other_available_command_input',
+    'OtherContentBlock': '_models.other_content_block',
     'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
-    'OtherDiffChange': '_models.tool_call_content',
-    'OtherElicitationPropertySchema': '_models.elicitation_schema',
-    'OtherMultiSelectItems': '_models.elicitation_schema',
-    'OtherReplayFrom': '_models.replay_from',
-    'OtherRequestPermissionOutcome': '_models.request_permission_outcome',
-    'OtherRequestPermissionSubject': '_models.request_permission_subject',
-    'OtherSessionConfigOption': '_models.session_config_option',
+    'OtherDiffChange': '_models.other_diff_change',
+    'OtherElicitationPropertySchema': '_models.other_elicitation_property_schema',
+    'OtherMultiSelectItems': '_models.other_multi_select_items',
+    'OtherReplayFrom': '_models.other_replay_from',
+    'OtherRequestPermissionOutcome': '_models.other_request_permission_outcome',
+    'OtherRequestPermissionSubject': '_models.other_request_permission_subject',
+    'OtherSessionConfigOption': '_models.other_session_config_option',
     'OtherSetSessionConfigOptionRequest': '_models.other_set_session_config_option_request',
-    'OtherToolCallContent': '_models.tool_call_content',
+    'OtherToolCallContent': '_models.other_tool_call_content',
     'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
@@ -587,38 +707,38 @@ _EXPORTS: dict[str, str] = {
     'PromptResponse': '_models.prompt_response',
     'ProtocolVersion': '_models._scalars',
     'ReplayFrom': '_models.replay_from',
-    'ReplayFromStart': '_models.replay_from',
+    'ReplayFromStart': '_models.start_replay_from',
     'RequestElicitationFormMode': '_models.elicitation_form_mode',
     'RequestElicitationUrlMode': '_models.elicitation_url_mode',
     'RequestFormCreateElicitationRequest': '_models.create_elicitation_request_known',
     'RequestId': '_models._scalars',
     'RequestOtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'RequestPermissionOutcome': '_models.request_permission_outcome',
-    'RequestPermissionOutcomeKnown': '_models.request_permission_outcome',
+    'RequestPermissionOutcomeKnown': '_models.request_permission_outcome_known',
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
     'RequestPermissionSubject': '_models.request_permission_subject',
-    'RequestPermissionSubjectKnown': '_models.request_permission_subject',
+    'RequestPermissionSubjectKnown': '_models.request_permission_subject_known',
     'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'ResourceContentBlock': '_models.content_block',
-    'ResourceLink': '_models.content_block',
-    'ResourceLinkContentBlock': '_models.content_block',
+    'ResourceContentBlock': '_models.resource_content_block',
+    'ResourceLink': '_models.resource_link_content_block',
+    'ResourceLinkContentBlock': '_models.resource_link_content_block',
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
-    'SelectSessionConfigOption': '_models.session_config_option',
-    'SelectedPermissionOutcome': '_models.request_permission_outcome',
-    'SelectedRequestPermissionOutcome': '_models.request_permission_outcome',
+    'SelectSessionConfigOption': '_models.select_session_config_option',
+    'SelectedPermissionOutcome': '_models.selected_request_permission_outcome',
+    'SelectedRequestPermissionOutcome': '_models.selected_request_permission_outcome',
     'SessionAdditionalDirectoriesCapabilities': '_models.session_additional_directories_capabilities',
-    'SessionConfigBoolean': '_models.session_config_option',
+    'SessionConfigBoolean': '_models.boolean_session_config_option',
     'SessionConfigGroupId': '_models._scalars',
     'SessionConfigId': '_models._scalars',
     'SessionConfigOption': '_models.session_config_option',
     'SessionConfigOptionCategory': '_models._scalars',
-    'SessionConfigOptionKnown': '_models.session_config_option',
-    'SessionConfigSelect': '_models.session_config_option',
-    'SessionConfigSelectGroup': '_models.session_config_option',
-    'SessionConfigSelectOption': '_models.session_config_option',
-    'SessionConfigSelectOptions': '_models.session_config_option',
+    'SessionConfigOptionKnown': '_models.session_config_option_known',
+    'SessionConfigSelect': '_models.select_session_config_option',
+    'SessionConfigSelectGroup': '_models.select_session_config_option',
+    'SessionConfigSelectOption': '_models.select_session_config_option',
+    'SessionConfigSelectOptions': '_models.select_session_config_option',
     'SessionConfigValueId': '_models._scalars',
     'SessionDeleteCapabilities': '_models.session_delete_capabilities',
     'SessionElicitationFormMode': '_models.elicitation_form_mode',
@@ -634,17 +754,17 @@ _EXPORTS: dict[str, str] = {
     'SetSessionConfigOptionRequest': '_models.set_session_config_option_request',
     'SetSessionConfigOptionRequestKnown': '_models.set_session_config_option_request_known',
     'SetSessionConfigOptionResponse': '_models.set_session_config_option_response',
-    'StartReplayFrom': '_models.replay_from',
+    'StartReplayFrom': '_models.start_replay_from',
     'StdioMcpServer': '_models.stdio_mcp_server',
     'StringArrayElicitationContentValue': '_models._scalars',
-    'StringElicitationPropertySchema': '_models.elicitation_schema',
+    'StringElicitationPropertySchema': '_models.string_elicitation_property_schema',
     'StringFormat': '_models._scalars',
-    'StringMultiSelectItems': '_models.elicitation_schema',
-    'StringMultiSelectItemsVariant': '_models.elicitation_schema',
-    'StringPropertySchema': '_models.elicitation_schema',
-    'Terminal': '_models.tool_call_content',
+    'StringMultiSelectItems': '_models.string_multi_select_items_variant',
+    'StringMultiSelectItemsVariant': '_models.string_multi_select_items_variant',
+    'StringPropertySchema': '_models.string_elicitation_property_schema',
+    'Terminal': '_models.terminal_tool_call_content',
     'TerminalAuthCapabilities': '_models.client_capabilities',
-    'TerminalAuthMethod': '_models.auth_method',
+    'TerminalAuthMethod': '_models.terminal_auth_method',
     'TerminalBackgroundWork': '_models.terminal_background_work',
     'TerminalCancelCapabilities': '_models.terminal_update_session_update',
     'TerminalCapabilities': '_models.terminal_update_session_update',
@@ -654,31 +774,31 @@ _EXPORTS: dict[str, str] = {
     'TerminalOutputChunk': '_models.terminal_output_chunk_session_update',
     'TerminalOutputChunkSessionUpdate': '_models.terminal_output_chunk_session_update',
     'TerminalSize': '_models.terminal_update_session_update',
-    'TerminalToolCallContent': '_models.tool_call_content',
+    'TerminalToolCallContent': '_models.terminal_tool_call_content',
     'TerminalUpdate': '_models.terminal_update_session_update',
     'TerminalUpdateSessionUpdate': '_models.terminal_update_session_update',
-    'TextAvailableCommandInput': '_models.available_command',
-    'TextCommandInput': '_models.available_command',
-    'TextContent': '_models.content_block',
-    'TextContentBlock': '_models.content_block',
-    'TextResourceContents': '_models.content_block',
-    'TitledMultiSelectItems': '_models.elicitation_schema',
+    'TextAvailableCommandInput': '_models.text_available_command_input',
+    'TextCommandInput': '_models.text_available_command_input',
+    'TextContent': '_models.text_content_block',
+    'TextContentBlock': '_models.text_content_block',
+    'TextResourceContents': '_models.resource_content_block',
+    'TitledMultiSelectItems': '_models.titled_multi_select_items',
     'ToolCallBackgroundWork': '_models.tool_call_background_work',
     'ToolCallCancelCapabilities': '_models.tool_call_update',
     'ToolCallCapabilities': '_models.tool_call_update',
     'ToolCallContent': '_models.tool_call_content',
     'ToolCallContentChunk': '_models.tool_call_content_chunk_session_update',
     'ToolCallContentChunkSessionUpdate': '_models.tool_call_content_chunk_session_update',
-    'ToolCallContentKnown': '_models.tool_call_content',
+    'ToolCallContentKnown': '_models.tool_call_content_known',
     'ToolCallId': '_models._scalars',
     'ToolCallLocation': '_models.tool_call_update',
-    'ToolCallPermissionSubject': '_models.request_permission_subject',
-    'ToolCallRequestPermissionSubject': '_models.request_permission_subject',
+    'ToolCallPermissionSubject': '_models.tool_call_request_permission_subject',
+    'ToolCallRequestPermissionSubject': '_models.tool_call_request_permission_subject',
     'ToolCallStatus': '_models._scalars',
     'ToolCallUpdate': '_models.tool_call_update',
     'ToolCallUpdateSessionUpdate': '_models.tool_call_update_session_update',
     'ToolKind': '_models._scalars',
-    'UngroupedSessionConfigSelectOptions': '_models.session_config_option',
+    'UngroupedSessionConfigSelectOptions': '_models.select_session_config_option',
     'UnsupportedProtocolVersionErrorData': '_models.error_stop_reason',
     'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'UsageUpdate': '_models.usage_update_session_update',

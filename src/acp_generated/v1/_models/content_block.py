@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from .audio_content_block import AudioContentBlock
     from .image_content_block import ImageContentBlock
@@ -24,16 +24,19 @@ if TYPE_CHECKING:
             Field(discriminator="type"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     ContentBlock = TypeAliasType(
         "ContentBlock",
-        Annotated[object, LazyTaggedUnion(__package__, ("type", "type"), {
-            "text": (".text_content_block", "TextContentBlock"),
-            "image": (".image_content_block", "ImageContentBlock"),
-            "audio": (".audio_content_block", "AudioContentBlock"),
-            "resource_link": (".resource_link_content_block", "ResourceLinkContentBlock"),
-            "resource": (".resource_content_block", "ResourceContentBlock"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("type", "type"),
+            {
+                "text": (".text_content_block", "TextContentBlock"),
+                "image": (".image_content_block", "ImageContentBlock"),
+                "audio": (".audio_content_block", "AudioContentBlock"),
+                "resource_link": (".resource_link_content_block", "ResourceLinkContentBlock"),
+                "resource": (".resource_content_block", "ResourceContentBlock"),
+            },
+        ))],
     )
 """
 Content blocks represent displayable information in the Agent Client Protocol.

@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from .cancelled_request_permission_outcome import CancelledRequestPermissionOutcome
     from .selected_request_permission_outcome import SelectedRequestPermissionOutcome
@@ -21,13 +21,16 @@ if TYPE_CHECKING:
             Field(discriminator="outcome"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     RequestPermissionOutcome = TypeAliasType(
         "RequestPermissionOutcome",
-        Annotated[object, LazyTaggedUnion(__package__, ("outcome", "outcome"), {
-            "cancelled": (".cancelled_request_permission_outcome", "CancelledRequestPermissionOutcome"),
-            "selected": (".selected_request_permission_outcome", "SelectedRequestPermissionOutcome"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("outcome", "outcome"),
+            {
+                "cancelled": (".cancelled_request_permission_outcome", "CancelledRequestPermissionOutcome"),
+                "selected": (".selected_request_permission_outcome", "SelectedRequestPermissionOutcome"),
+            },
+        ))],
     )
 """
 The outcome of a permission request.

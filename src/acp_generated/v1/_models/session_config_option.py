@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from .boolean_session_config_option import BooleanSessionConfigOption
     from .select_session_config_option import SelectSessionConfigOption
@@ -21,13 +21,16 @@ if TYPE_CHECKING:
             Field(discriminator="type"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     SessionConfigOption = TypeAliasType(
         "SessionConfigOption",
-        Annotated[object, LazyTaggedUnion(__package__, ("type", "type"), {
-            "select": (".select_session_config_option", "SelectSessionConfigOption"),
-            "boolean": (".boolean_session_config_option", "BooleanSessionConfigOption"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("type", "type"),
+            {
+                "select": (".select_session_config_option", "SelectSessionConfigOption"),
+                "boolean": (".boolean_session_config_option", "BooleanSessionConfigOption"),
+            },
+        ))],
     )
 """
 A session configuration option selector and its current state.

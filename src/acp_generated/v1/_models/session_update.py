@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from .agent_message_chunk_session_update import AgentMessageChunkSessionUpdate
     from .agent_thought_chunk_session_update import AgentThoughtChunkSessionUpdate
@@ -33,25 +33,28 @@ if TYPE_CHECKING:
             Field(discriminator="session_update"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     SessionUpdate = TypeAliasType(
         "SessionUpdate",
-        Annotated[object, LazyTaggedUnion(__package__, ("session_update", "sessionUpdate"), {
-            "user_message_chunk": (".user_message_chunk_session_update", "UserMessageChunkSessionUpdate"),
-            "agent_message_chunk": (".agent_message_chunk_session_update", "AgentMessageChunkSessionUpdate"),
-            "agent_thought_chunk": (".agent_thought_chunk_session_update", "AgentThoughtChunkSessionUpdate"),
-            "tool_call": (".tool_call_session_update", "ToolCallSessionUpdate"),
-            "tool_call_update": (".tool_call_update_session_update", "ToolCallUpdateSessionUpdate"),
-            "plan": (".plan_session_update", "PlanSessionUpdate"),
-            "available_commands_update": (".available_commands_update_session_update", "AvailableCommandsUpdateSessionUpdate"),
-            "current_mode_update": (".current_mode_update_session_update", "CurrentModeUpdateSessionUpdate"),
-            "config_option_update": (".config_option_update_session_update", "ConfigOptionUpdateSessionUpdate"),
-            "session_info_update": (".session_info_update_session_update", "SessionInfoUpdateSessionUpdate"),
-            "usage_update": (".usage_update_session_update", "UsageUpdateSessionUpdate"),
-            "notice": (".notice_session_update", "NoticeSessionUpdate"),
-            "compaction_update": (".compaction_update_session_update", "CompactionUpdateSessionUpdate"),
-            "compaction_summary_chunk": (".compaction_summary_chunk_session_update", "CompactionSummaryChunkSessionUpdate"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("session_update", "sessionUpdate"),
+            {
+                "user_message_chunk": (".user_message_chunk_session_update", "UserMessageChunkSessionUpdate"),
+                "agent_message_chunk": (".agent_message_chunk_session_update", "AgentMessageChunkSessionUpdate"),
+                "agent_thought_chunk": (".agent_thought_chunk_session_update", "AgentThoughtChunkSessionUpdate"),
+                "tool_call": (".tool_call_session_update", "ToolCallSessionUpdate"),
+                "tool_call_update": (".tool_call_update_session_update", "ToolCallUpdateSessionUpdate"),
+                "plan": (".plan_session_update", "PlanSessionUpdate"),
+                "available_commands_update": (".available_commands_update_session_update", "AvailableCommandsUpdateSessionUpdate"),
+                "current_mode_update": (".current_mode_update_session_update", "CurrentModeUpdateSessionUpdate"),
+                "config_option_update": (".config_option_update_session_update", "ConfigOptionUpdateSessionUpdate"),
+                "session_info_update": (".session_info_update_session_update", "SessionInfoUpdateSessionUpdate"),
+                "usage_update": (".usage_update_session_update", "UsageUpdateSessionUpdate"),
+                "notice": (".notice_session_update", "NoticeSessionUpdate"),
+                "compaction_update": (".compaction_update_session_update", "CompactionUpdateSessionUpdate"),
+                "compaction_summary_chunk": (".compaction_summary_chunk_session_update", "CompactionSummaryChunkSessionUpdate"),
+            },
+        ))],
     )
 """
 Different types of updates that can be sent during session processing.

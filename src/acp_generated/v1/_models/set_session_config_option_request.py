@@ -2,16 +2,27 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v1 (stable): SetSessionConfigOptionRequest."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from .boolean_set_session_config_option_request import BooleanSetSessionConfigOptionRequest
-from .value_id_set_session_config_option_request import ValueIdSetSessionConfigOptionRequest
+from acp_runtime.codegen_support import LazyUnion, LeftToRight
+if TYPE_CHECKING:
+    from .boolean_set_session_config_option_request import BooleanSetSessionConfigOptionRequest
+    from .value_id_set_session_config_option_request import ValueIdSetSessionConfigOptionRequest
 
 
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
+if TYPE_CHECKING:
+    SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
+else:  # each variant's class is created on its first use
+    SetSessionConfigOptionRequest = TypeAliasType(
+        "SetSessionConfigOptionRequest",
+        Annotated[object, LazyUnion(__package__, LeftToRight(
+            (".boolean_set_session_config_option_request", "BooleanSetSessionConfigOptionRequest"),
+            (".value_id_set_session_config_option_request", "ValueIdSetSessionConfigOptionRequest"),
+        ))],
+    )
 """
 Request parameters for setting a session configuration option.
 """

@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from .content_tool_call_content import ContentToolCallContent
     from .diff_tool_call_content import DiffToolCallContent
@@ -22,14 +22,17 @@ if TYPE_CHECKING:
             Field(discriminator="type"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     ToolCallContent = TypeAliasType(
         "ToolCallContent",
-        Annotated[object, LazyTaggedUnion(__package__, ("type", "type"), {
-            "content": (".content_tool_call_content", "ContentToolCallContent"),
-            "diff": (".diff_tool_call_content", "DiffToolCallContent"),
-            "terminal": (".terminal_tool_call_content", "TerminalToolCallContent"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("type", "type"),
+            {
+                "content": (".content_tool_call_content", "ContentToolCallContent"),
+                "diff": (".diff_tool_call_content", "DiffToolCallContent"),
+                "terminal": (".terminal_tool_call_content", "TerminalToolCallContent"),
+            },
+        ))],
     )
 """
 Content produced by a tool call.

@@ -44,6 +44,11 @@ if TYPE_CHECKING:
         ToolCallStatus as ToolCallStatus,
         ToolKind as ToolKind,
     )
+    from .._models.accept_create_elicitation_response import (
+        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
+        ElicitationAcceptAction as ElicitationAcceptAction,
+        ElicitationContentValue as ElicitationContentValue,
+    )
     from .._models.agent_message_chunk_session_update import (
         AgentMessageChunkSessionUpdate as AgentMessageChunkSessionUpdate,
     )
@@ -52,6 +57,11 @@ if TYPE_CHECKING:
     )
     from .._models.annotations import (
         Annotations as Annotations,
+    )
+    from .._models.array_elicitation_property_schema import (
+        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
+        MultiSelectItems as MultiSelectItems,
+        MultiSelectPropertySchema as MultiSelectPropertySchema,
     )
     from .._models.audio_content_block import (
         AudioContent as AudioContent,
@@ -62,9 +72,9 @@ if TYPE_CHECKING:
     )
     from .._models.auth_method import (
         AuthMethod as AuthMethod,
+    )
+    from .._models.auth_method_agent import (
         AuthMethodAgent as AuthMethodAgent,
-        AuthMethodTerminal as AuthMethodTerminal,
-        TerminalAuthMethod as TerminalAuthMethod,
     )
     from .._models.authenticate_response import (
         AuthenticateRequest as AuthenticateRequest,
@@ -77,12 +87,19 @@ if TYPE_CHECKING:
         AvailableCommandsUpdateSessionUpdate as AvailableCommandsUpdateSessionUpdate,
         UnstructuredCommandInput as UnstructuredCommandInput,
     )
+    from .._models.boolean_elicitation_property_schema import (
+        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
+        BooleanPropertySchema as BooleanPropertySchema,
+    )
     from .._models.boolean_session_config_option import (
         BooleanSessionConfigOption as BooleanSessionConfigOption,
         SessionConfigBoolean as SessionConfigBoolean,
     )
     from .._models.boolean_set_session_config_option_request import (
         BooleanSetSessionConfigOptionRequest as BooleanSetSessionConfigOptionRequest,
+    )
+    from .._models.cancel_create_elicitation_response import (
+        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
     )
     from .._models.cancel_notification import (
         CancelNotification as CancelNotification,
@@ -145,12 +162,7 @@ if TYPE_CHECKING:
         CreateElicitationResponse as CreateElicitationResponse,
     )
     from .._models.create_elicitation_response_known import (
-        AcceptCreateElicitationResponse as AcceptCreateElicitationResponse,
-        CancelCreateElicitationResponse as CancelCreateElicitationResponse,
         CreateElicitationResponseKnown as CreateElicitationResponseKnown,
-        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
-        ElicitationAcceptAction as ElicitationAcceptAction,
-        ElicitationContentValue as ElicitationContentValue,
     )
     from .._models.create_terminal_response import (
         CreateTerminalRequest as CreateTerminalRequest,
@@ -159,6 +171,9 @@ if TYPE_CHECKING:
     from .._models.current_mode_update_session_update import (
         CurrentModeUpdate as CurrentModeUpdate,
         CurrentModeUpdateSessionUpdate as CurrentModeUpdateSessionUpdate,
+    )
+    from .._models.decline_create_elicitation_response import (
+        DeclineCreateElicitationResponse as DeclineCreateElicitationResponse,
     )
     from .._models.delete_session_response import (
         DeleteSessionRequest as DeleteSessionRequest,
@@ -178,30 +193,15 @@ if TYPE_CHECKING:
         RequestElicitationFormMode as RequestElicitationFormMode,
         SessionElicitationFormMode as SessionElicitationFormMode,
     )
+    from .._models.elicitation_property_schema_known import (
+        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
+    )
     from .._models.elicitation_request_scope import (
         ElicitationRequestScope as ElicitationRequestScope,
     )
     from .._models.elicitation_schema import (
-        ArrayElicitationPropertySchema as ArrayElicitationPropertySchema,
-        BooleanElicitationPropertySchema as BooleanElicitationPropertySchema,
-        BooleanPropertySchema as BooleanPropertySchema,
         ElicitationPropertySchema as ElicitationPropertySchema,
-        ElicitationPropertySchemaKnown as ElicitationPropertySchemaKnown,
         ElicitationSchema as ElicitationSchema,
-        EnumOption as EnumOption,
-        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
-        IntegerPropertySchema as IntegerPropertySchema,
-        MultiSelectItems as MultiSelectItems,
-        MultiSelectPropertySchema as MultiSelectPropertySchema,
-        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
-        NumberPropertySchema as NumberPropertySchema,
-        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
-        OtherMultiSelectItems as OtherMultiSelectItems,
-        StringElicitationPropertySchema as StringElicitationPropertySchema,
-        StringMultiSelectItems as StringMultiSelectItems,
-        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
-        StringPropertySchema as StringPropertySchema,
-        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from .._models.elicitation_session_scope import (
         ElicitationSessionScope as ElicitationSessionScope,
@@ -210,6 +210,9 @@ if TYPE_CHECKING:
         ElicitationUrlMode as ElicitationUrlMode,
         RequestElicitationUrlMode as RequestElicitationUrlMode,
         SessionElicitationUrlMode as SessionElicitationUrlMode,
+    )
+    from .._models.enum_option import (
+        EnumOption as EnumOption,
     )
     from .._models.env_variable import (
         EnvVariable as EnvVariable,
@@ -233,6 +236,10 @@ if TYPE_CHECKING:
     )
     from .._models.implementation import (
         Implementation as Implementation,
+    )
+    from .._models.integer_elicitation_property_schema import (
+        IntegerElicitationPropertySchema as IntegerElicitationPropertySchema,
+        IntegerPropertySchema as IntegerPropertySchema,
     )
     from .._models.kill_terminal_response import (
         KillTerminalRequest as KillTerminalRequest,
@@ -258,6 +265,10 @@ if TYPE_CHECKING:
         Notice as Notice,
         NoticeSessionUpdate as NoticeSessionUpdate,
     )
+    from .._models.number_elicitation_property_schema import (
+        NumberElicitationPropertySchema as NumberElicitationPropertySchema,
+        NumberPropertySchema as NumberPropertySchema,
+    )
     from .._models.other_create_elicitation_request import (
         OtherCreateElicitationRequest as OtherCreateElicitationRequest,
         RequestOtherCreateElicitationRequest as RequestOtherCreateElicitationRequest,
@@ -265,6 +276,12 @@ if TYPE_CHECKING:
     )
     from .._models.other_create_elicitation_response import (
         OtherCreateElicitationResponse as OtherCreateElicitationResponse,
+    )
+    from .._models.other_elicitation_property_schema import (
+        OtherElicitationPropertySchema as OtherElicitationPropertySchema,
+    )
+    from .._models.other_multi_select_items import (
+        OtherMultiSelectItems as OtherMultiSelectItems,
     )
     from .._models.permission_option import (
         PermissionOption as PermissionOption,
@@ -361,6 +378,18 @@ if TYPE_CHECKING:
         McpServerSse as McpServerSse,
         SseMcpServer as SseMcpServer,
     )
+    from .._models.string_elicitation_property_schema import (
+        StringElicitationPropertySchema as StringElicitationPropertySchema,
+        StringPropertySchema as StringPropertySchema,
+    )
+    from .._models.string_multi_select_items_variant import (
+        StringMultiSelectItems as StringMultiSelectItems,
+        StringMultiSelectItemsVariant as StringMultiSelectItemsVariant,
+    )
+    from .._models.terminal_auth_method import (
+        AuthMethodTerminal as AuthMethodTerminal,
+        TerminalAuthMethod as TerminalAuthMethod,
+    )
     from .._models.terminal_exit_status import (
         TerminalExitStatus as TerminalExitStatus,
     )
@@ -375,6 +404,9 @@ if TYPE_CHECKING:
     from .._models.text_content_block import (
         TextContent as TextContent,
         TextContentBlock as TextContentBlock,
+    )
+    from .._models.titled_multi_select_items import (
+        TitledMultiSelectItems as TitledMultiSelectItems,
     )
     from .._models.tool_call_content import (
         ToolCallContent as ToolCallContent,
@@ -423,6 +455,10 @@ if TYPE_CHECKING:
         SessionStatus as SessionStatus,
         SystemPromptMode as SystemPromptMode,
     )
+    from ._models.acp_mcp_server import (
+        AcpMcpServer as AcpMcpServer,
+        McpServerAcp as McpServerAcp,
+    )
     from ._models.agent_capabilities import (
         AgentAuthCapabilities as AgentAuthCapabilities,
         AgentCapabilities as AgentCapabilities,
@@ -452,6 +488,12 @@ if TYPE_CHECKING:
     from ._models.auth_status_update_notification import (
         AuthStatusUpdateNotification as AuthStatusUpdateNotification,
     )
+    from ._models.cancelled_idle_state_update import (
+        CancelledIdleStateUpdate as CancelledIdleStateUpdate,
+    )
+    from ._models.cancelled_idle_state_update_variant import (
+        CancelledIdleStateUpdateVariant as CancelledIdleStateUpdateVariant,
+    )
     from ._models.client_capabilities import (
         ClientCapabilities as ClientCapabilities,
         PlanCapabilities as PlanCapabilities,
@@ -460,6 +502,18 @@ if TYPE_CHECKING:
     from ._models.disable_provider_response import (
         DisableProviderRequest as DisableProviderRequest,
         DisableProviderResponse as DisableProviderResponse,
+    )
+    from ._models.end_turn_idle_state_update import (
+        EndTurnIdleStateUpdate as EndTurnIdleStateUpdate,
+    )
+    from ._models.end_turn_idle_state_update_variant import (
+        EndTurnIdleStateUpdateVariant as EndTurnIdleStateUpdateVariant,
+    )
+    from ._models.error_idle_state_update import (
+        ErrorIdleStateUpdate as ErrorIdleStateUpdate,
+    )
+    from ._models.error_idle_state_update_variant import (
+        ErrorIdleStateUpdateVariant as ErrorIdleStateUpdateVariant,
     )
     from ._models.error_message_mcp_response import (
         ErrorMessageMcpResponse as ErrorMessageMcpResponse,
@@ -477,16 +531,16 @@ if TYPE_CHECKING:
         ForkSessionResponse as ForkSessionResponse,
     )
     from ._models.idle_state_update import (
-        CancelledIdleStateUpdate as CancelledIdleStateUpdate,
-        EndTurnIdleStateUpdate as EndTurnIdleStateUpdate,
-        ErrorIdleStateUpdate as ErrorIdleStateUpdate,
         IdleStateUpdate as IdleStateUpdate,
+    )
+    from ._models.idle_state_update_known import (
         IdleStateUpdateKnown as IdleStateUpdateKnown,
-        MaxTokensIdleStateUpdate as MaxTokensIdleStateUpdate,
-        MaxTurnRequestsIdleStateUpdate as MaxTurnRequestsIdleStateUpdate,
-        NoneIdleStateUpdate as NoneIdleStateUpdate,
-        OtherIdleStateUpdate as OtherIdleStateUpdate,
-        RefusalIdleStateUpdate as RefusalIdleStateUpdate,
+    )
+    from ._models.idle_state_update_variant import (
+        IdleStateUpdateVariant as IdleStateUpdateVariant,
+    )
+    from ._models.idle_state_update_variant_known import (
+        IdleStateUpdateVariantKnown as IdleStateUpdateVariantKnown,
     )
     from ._models.initialize_proxy_request import (
         InitializeProxyRequest as InitializeProxyRequest,
@@ -517,10 +571,22 @@ if TYPE_CHECKING:
         MarkdownPlanUpdateContent as MarkdownPlanUpdateContent,
         PlanMarkdown as PlanMarkdown,
     )
+    from ._models.max_tokens_idle_state_update import (
+        MaxTokensIdleStateUpdate as MaxTokensIdleStateUpdate,
+    )
+    from ._models.max_tokens_idle_state_update_variant import (
+        MaxTokensIdleStateUpdateVariant as MaxTokensIdleStateUpdateVariant,
+    )
+    from ._models.max_turn_requests_idle_state_update import (
+        MaxTurnRequestsIdleStateUpdate as MaxTurnRequestsIdleStateUpdate,
+    )
+    from ._models.max_turn_requests_idle_state_update_variant import (
+        MaxTurnRequestsIdleStateUpdateVariant as MaxTurnRequestsIdleStateUpdateVariant,
+    )
     from ._models.mcp_server import (
-        AcpMcpServer as AcpMcpServer,
         McpServer as McpServer,
-        McpServerAcp as McpServerAcp,
+    )
+    from ._models.mcp_server_known import (
         McpServerKnown as McpServerKnown,
     )
     from ._models.message_mcp_notification import (
@@ -532,6 +598,21 @@ if TYPE_CHECKING:
     )
     from ._models.new_session_request import (
         NewSessionRequest as NewSessionRequest,
+    )
+    from ._models.none_idle_state_update import (
+        NoneIdleStateUpdate as NoneIdleStateUpdate,
+    )
+    from ._models.none_idle_state_update_variant import (
+        NoneIdleStateUpdateVariant as NoneIdleStateUpdateVariant,
+    )
+    from ._models.other_idle_state_update import (
+        OtherIdleStateUpdate as OtherIdleStateUpdate,
+    )
+    from ._models.other_idle_state_update_variant import (
+        OtherIdleStateUpdateVariant as OtherIdleStateUpdateVariant,
+    )
+    from ._models.other_state_update import (
+        OtherStateUpdate as OtherStateUpdate,
     )
     from ._models.plan_removed_session_update import (
         PlanRemoved as PlanRemoved,
@@ -556,11 +637,25 @@ if TYPE_CHECKING:
     from ._models.proxy_successor_request import (
         ProxySuccessorRequest as ProxySuccessorRequest,
     )
+    from ._models.refusal_idle_state_update import (
+        RefusalIdleStateUpdate as RefusalIdleStateUpdate,
+    )
+    from ._models.refusal_idle_state_update_variant import (
+        RefusalIdleStateUpdateVariant as RefusalIdleStateUpdateVariant,
+    )
+    from ._models.requires_action_state_update_variant import (
+        RequiresActionStateUpdate as RequiresActionStateUpdate,
+        RequiresActionStateUpdateVariant as RequiresActionStateUpdateVariant,
+    )
     from ._models.result_message_mcp_response import (
         ResultMessageMcpResponse as ResultMessageMcpResponse,
     )
     from ._models.resume_session_request import (
         ResumeSessionRequest as ResumeSessionRequest,
+    )
+    from ._models.running_state_update_variant import (
+        RunningStateUpdate as RunningStateUpdate,
+        RunningStateUpdateVariant as RunningStateUpdateVariant,
     )
     from ._models.session_info import (
         SessionInfo as SessionInfo,
@@ -591,30 +686,15 @@ if TYPE_CHECKING:
         SetSessionTitleRequest as SetSessionTitleRequest,
         SetSessionTitleResponse as SetSessionTitleResponse,
     )
+    from ._models.state_update_known import (
+        StateUpdateKnown as StateUpdateKnown,
+    )
     from ._models.subagent_update_session_update import (
-        CancelledIdleStateUpdateVariant as CancelledIdleStateUpdateVariant,
-        EndTurnIdleStateUpdateVariant as EndTurnIdleStateUpdateVariant,
-        ErrorIdleStateUpdateVariant as ErrorIdleStateUpdateVariant,
-        IdleStateUpdateVariant as IdleStateUpdateVariant,
-        IdleStateUpdateVariantKnown as IdleStateUpdateVariantKnown,
-        MaxTokensIdleStateUpdateVariant as MaxTokensIdleStateUpdateVariant,
-        MaxTurnRequestsIdleStateUpdateVariant as MaxTurnRequestsIdleStateUpdateVariant,
-        NoneIdleStateUpdateVariant as NoneIdleStateUpdateVariant,
-        OtherIdleStateUpdateVariant as OtherIdleStateUpdateVariant,
-        OtherStateUpdate as OtherStateUpdate,
-        RefusalIdleStateUpdateVariant as RefusalIdleStateUpdateVariant,
-        RequiresActionStateUpdate as RequiresActionStateUpdate,
-        RequiresActionStateUpdateVariant as RequiresActionStateUpdateVariant,
-        RunningStateUpdate as RunningStateUpdate,
-        RunningStateUpdateVariant as RunningStateUpdateVariant,
         SessionCancelCapabilities as SessionCancelCapabilities,
         StateUpdate as StateUpdate,
-        StateUpdateKnown as StateUpdateKnown,
         SubagentSessionCapabilities as SubagentSessionCapabilities,
         SubagentUpdate as SubagentUpdate,
         SubagentUpdateSessionUpdate as SubagentUpdateSessionUpdate,
-        UnknownStateUpdate as UnknownStateUpdate,
-        UnknownStateUpdateVariant as UnknownStateUpdateVariant,
     )
     from ._models.system_prompt import (
         SystemPrompt as SystemPrompt,
@@ -623,13 +703,17 @@ if TYPE_CHECKING:
         UnarchiveSessionRequest as UnarchiveSessionRequest,
         UnarchiveSessionResponse as UnarchiveSessionResponse,
     )
+    from ._models.unknown_state_update_variant import (
+        UnknownStateUpdate as UnknownStateUpdate,
+        UnknownStateUpdateVariant as UnknownStateUpdateVariant,
+    )
     from ._models.usage import (
         Usage as Usage,
     )
 
 _EXPORTS: dict[str, str] = {
-    'AcceptCreateElicitationResponse': '_models.create_elicitation_response_known',
-    'AcpMcpServer': 'unstable._models.mcp_server',
+    'AcceptCreateElicitationResponse': '_models.accept_create_elicitation_response',
+    'AcpMcpServer': 'unstable._models.acp_mcp_server',
     'AgentAuthCapabilities': 'unstable._models.agent_capabilities',
     'AgentCapabilities': 'unstable._models.agent_capabilities',
     'AgentMessageChunkSessionUpdate': '_models.agent_message_chunk_session_update',
@@ -637,15 +721,15 @@ _EXPORTS: dict[str, str] = {
     'Annotations': '_models.annotations',
     'ArchiveSessionRequest': 'unstable._models.archive_session_response',
     'ArchiveSessionResponse': 'unstable._models.archive_session_response',
-    'ArrayElicitationPropertySchema': '_models.elicitation_schema',
+    'ArrayElicitationPropertySchema': '_models.array_elicitation_property_schema',
     'AudioContent': '_models.audio_content_block',
     'AudioContentBlock': '_models.audio_content_block',
     'AuthAccount': 'unstable._models.auth_account',
     'AuthCapabilities': '_models.auth_capabilities',
     'AuthMethod': '_models.auth_method',
-    'AuthMethodAgent': '_models.auth_method',
+    'AuthMethodAgent': '_models.auth_method_agent',
     'AuthMethodId': '_models._scalars',
-    'AuthMethodTerminal': '_models.auth_method',
+    'AuthMethodTerminal': '_models.terminal_auth_method',
     'AuthState': 'unstable._models._scalars',
     'AuthStatusCapabilities': 'unstable._models.agent_capabilities',
     'AuthStatusRequest': 'unstable._models.auth_status_response',
@@ -659,15 +743,15 @@ _EXPORTS: dict[str, str] = {
     'AvailableCommandsUpdateSessionUpdate': '_models.available_commands_update_session_update',
     'BlobResourceContents': '_models.resource_content_block',
     'BooleanConfigOptionCapabilities': '_models.client_session_capabilities',
-    'BooleanElicitationPropertySchema': '_models.elicitation_schema',
-    'BooleanPropertySchema': '_models.elicitation_schema',
+    'BooleanElicitationPropertySchema': '_models.boolean_elicitation_property_schema',
+    'BooleanPropertySchema': '_models.boolean_elicitation_property_schema',
     'BooleanSessionConfigOption': '_models.boolean_session_config_option',
     'BooleanSetSessionConfigOptionRequest': '_models.boolean_set_session_config_option_request',
-    'CancelCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'CancelCreateElicitationResponse': '_models.cancel_create_elicitation_response',
     'CancelNotification': '_models.cancel_notification',
     'CancelRequestNotification': '_models.cancel_request_notification',
-    'CancelledIdleStateUpdate': 'unstable._models.idle_state_update',
-    'CancelledIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'CancelledIdleStateUpdate': 'unstable._models.cancelled_idle_state_update',
+    'CancelledIdleStateUpdateVariant': 'unstable._models.cancelled_idle_state_update_variant',
     'CancelledRequestPermissionOutcome': '_models.cancelled_request_permission_outcome',
     'ClientCapabilities': 'unstable._models.client_capabilities',
     'ClientSessionCapabilities': '_models.client_session_capabilities',
@@ -696,21 +780,21 @@ _EXPORTS: dict[str, str] = {
     'CreateTerminalResponse': '_models.create_terminal_response',
     'CurrentModeUpdate': '_models.current_mode_update_session_update',
     'CurrentModeUpdateSessionUpdate': '_models.current_mode_update_session_update',
-    'DeclineCreateElicitationResponse': '_models.create_elicitation_response_known',
+    'DeclineCreateElicitationResponse': '_models.decline_create_elicitation_response',
     'DeleteSessionRequest': '_models.delete_session_response',
     'DeleteSessionResponse': '_models.delete_session_response',
     'Diff': '_models.diff_tool_call_content',
     'DiffToolCallContent': '_models.diff_tool_call_content',
     'DisableProviderRequest': 'unstable._models.disable_provider_response',
     'DisableProviderResponse': 'unstable._models.disable_provider_response',
-    'ElicitationAcceptAction': '_models.create_elicitation_response_known',
+    'ElicitationAcceptAction': '_models.accept_create_elicitation_response',
     'ElicitationCapabilities': '_models.elicitation_capabilities',
-    'ElicitationContentValue': '_models.create_elicitation_response_known',
+    'ElicitationContentValue': '_models.accept_create_elicitation_response',
     'ElicitationFormCapabilities': '_models.elicitation_capabilities',
     'ElicitationFormMode': '_models.elicitation_form_mode',
     'ElicitationId': '_models._scalars',
     'ElicitationPropertySchema': '_models.elicitation_schema',
-    'ElicitationPropertySchemaKnown': '_models.elicitation_schema',
+    'ElicitationPropertySchemaKnown': '_models.elicitation_property_schema_known',
     'ElicitationRequestScope': '_models.elicitation_request_scope',
     'ElicitationSchema': '_models.elicitation_schema',
     'ElicitationSchemaType': '_models._scalars',
@@ -719,14 +803,14 @@ _EXPORTS: dict[str, str] = {
     'ElicitationUrlMode': '_models.elicitation_url_mode',
     'EmbeddedResource': '_models.resource_content_block',
     'EmbeddedResourceResource': '_models.resource_content_block',
-    'EndTurnIdleStateUpdate': 'unstable._models.idle_state_update',
-    'EndTurnIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
-    'EnumOption': '_models.elicitation_schema',
+    'EndTurnIdleStateUpdate': 'unstable._models.end_turn_idle_state_update',
+    'EndTurnIdleStateUpdateVariant': 'unstable._models.end_turn_idle_state_update_variant',
+    'EnumOption': '_models.enum_option',
     'EnvVariable': '_models.env_variable',
     'Error': '_models.error',
     'ErrorCode': '_models._scalars',
-    'ErrorIdleStateUpdate': 'unstable._models.idle_state_update',
-    'ErrorIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'ErrorIdleStateUpdate': 'unstable._models.error_idle_state_update',
+    'ErrorIdleStateUpdateVariant': 'unstable._models.error_idle_state_update_variant',
     'ErrorMessageMcpResponse': 'unstable._models.error_message_mcp_response',
     'ErrorStopReason': 'unstable._models.error_stop_reason',
     'FilePlanUpdateContent': 'unstable._models.file_plan_update_content',
@@ -738,9 +822,9 @@ _EXPORTS: dict[str, str] = {
     'HttpHeader': '_models.http_header',
     'HttpMcpServer': '_models.http_mcp_server',
     'IdleStateUpdate': 'unstable._models.idle_state_update',
-    'IdleStateUpdateKnown': 'unstable._models.idle_state_update',
-    'IdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
-    'IdleStateUpdateVariantKnown': 'unstable._models.subagent_update_session_update',
+    'IdleStateUpdateKnown': 'unstable._models.idle_state_update_known',
+    'IdleStateUpdateVariant': 'unstable._models.idle_state_update_variant',
+    'IdleStateUpdateVariantKnown': 'unstable._models.idle_state_update_variant_known',
     'ImageContent': '_models.image_content_block',
     'ImageContentBlock': '_models.image_content_block',
     'Implementation': '_models.implementation',
@@ -748,8 +832,8 @@ _EXPORTS: dict[str, str] = {
     'InitializeProxyResponse': 'unstable._models.initialize_proxy_response',
     'InitializeRequest': 'unstable._models.initialize_proxy_request',
     'InitializeResponse': 'unstable._models.initialize_response',
-    'IntegerElicitationPropertySchema': '_models.elicitation_schema',
-    'IntegerPropertySchema': '_models.elicitation_schema',
+    'IntegerElicitationPropertySchema': '_models.integer_elicitation_property_schema',
+    'IntegerPropertySchema': '_models.integer_elicitation_property_schema',
     'ItemsPlanUpdateContent': 'unstable._models.items_plan_update_content',
     'KillTerminalRequest': '_models.kill_terminal_response',
     'KillTerminalResponse': '_models.kill_terminal_response',
@@ -764,43 +848,43 @@ _EXPORTS: dict[str, str] = {
     'LogoutRequest': '_models.logout_response',
     'LogoutResponse': '_models.logout_response',
     'MarkdownPlanUpdateContent': 'unstable._models.markdown_plan_update_content',
-    'MaxTokensIdleStateUpdate': 'unstable._models.idle_state_update',
-    'MaxTokensIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
-    'MaxTurnRequestsIdleStateUpdate': 'unstable._models.idle_state_update',
-    'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'MaxTokensIdleStateUpdate': 'unstable._models.max_tokens_idle_state_update',
+    'MaxTokensIdleStateUpdateVariant': 'unstable._models.max_tokens_idle_state_update_variant',
+    'MaxTurnRequestsIdleStateUpdate': 'unstable._models.max_turn_requests_idle_state_update',
+    'MaxTurnRequestsIdleStateUpdateVariant': 'unstable._models.max_turn_requests_idle_state_update_variant',
     'McpCapabilities': 'unstable._models.agent_capabilities',
     'McpError': 'unstable._models.error_message_mcp_response',
     'McpRequestId': 'unstable._models._scalars',
     'McpServer': 'unstable._models.mcp_server',
-    'McpServerAcp': 'unstable._models.mcp_server',
+    'McpServerAcp': 'unstable._models.acp_mcp_server',
     'McpServerAcpId': 'unstable._models._scalars',
     'McpServerHttp': '_models.http_mcp_server',
-    'McpServerKnown': 'unstable._models.mcp_server',
+    'McpServerKnown': 'unstable._models.mcp_server_known',
     'McpServerSse': '_models.sse_mcp_server',
     'McpServerStdio': '_models.mcp_server_stdio',
     'MessageId': '_models._scalars',
     'MessageMcpNotification': 'unstable._models.message_mcp_notification',
     'MessageMcpRequest': 'unstable._models.message_mcp_response',
     'MessageMcpResponse': 'unstable._models.message_mcp_response',
-    'MultiSelectItems': '_models.elicitation_schema',
-    'MultiSelectPropertySchema': '_models.elicitation_schema',
+    'MultiSelectItems': '_models.array_elicitation_property_schema',
+    'MultiSelectPropertySchema': '_models.array_elicitation_property_schema',
     'NewSessionRequest': 'unstable._models.new_session_request',
     'NewSessionResponse': '_models.new_session_response',
-    'NoneIdleStateUpdate': 'unstable._models.idle_state_update',
-    'NoneIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'NoneIdleStateUpdate': 'unstable._models.none_idle_state_update',
+    'NoneIdleStateUpdateVariant': 'unstable._models.none_idle_state_update_variant',
     'Notice': '_models.notice_session_update',
     'NoticeCapabilities': '_models.client_session_capabilities',
     'NoticeSessionUpdate': '_models.notice_session_update',
     'NoticeSeverity': '_models._scalars',
-    'NumberElicitationPropertySchema': '_models.elicitation_schema',
-    'NumberPropertySchema': '_models.elicitation_schema',
+    'NumberElicitationPropertySchema': '_models.number_elicitation_property_schema',
+    'NumberPropertySchema': '_models.number_elicitation_property_schema',
     'OtherCreateElicitationRequest': '_models.other_create_elicitation_request',
     'OtherCreateElicitationResponse': '_models.other_create_elicitation_response',
-    'OtherElicitationPropertySchema': '_models.elicitation_schema',
-    'OtherIdleStateUpdate': 'unstable._models.idle_state_update',
-    'OtherIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
-    'OtherMultiSelectItems': '_models.elicitation_schema',
-    'OtherStateUpdate': 'unstable._models.subagent_update_session_update',
+    'OtherElicitationPropertySchema': '_models.other_elicitation_property_schema',
+    'OtherIdleStateUpdate': 'unstable._models.other_idle_state_update',
+    'OtherIdleStateUpdateVariant': 'unstable._models.other_idle_state_update_variant',
+    'OtherMultiSelectItems': '_models.other_multi_select_items',
+    'OtherStateUpdate': 'unstable._models.other_state_update',
     'PermissionOption': '_models.permission_option',
     'PermissionOptionId': '_models._scalars',
     'PermissionOptionKind': '_models._scalars',
@@ -832,8 +916,8 @@ _EXPORTS: dict[str, str] = {
     'ProxySuccessorResponse': 'unstable._models._scalars',
     'ReadTextFileRequest': '_models.read_text_file_response',
     'ReadTextFileResponse': '_models.read_text_file_response',
-    'RefusalIdleStateUpdate': 'unstable._models.idle_state_update',
-    'RefusalIdleStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'RefusalIdleStateUpdate': 'unstable._models.refusal_idle_state_update',
+    'RefusalIdleStateUpdateVariant': 'unstable._models.refusal_idle_state_update_variant',
     'ReleaseTerminalRequest': '_models.release_terminal_response',
     'ReleaseTerminalResponse': '_models.release_terminal_response',
     'RequestElicitationFormMode': '_models.elicitation_form_mode',
@@ -845,8 +929,8 @@ _EXPORTS: dict[str, str] = {
     'RequestPermissionRequest': '_models.request_permission_response',
     'RequestPermissionResponse': '_models.request_permission_response',
     'RequestUrlCreateElicitationRequest': '_models.create_elicitation_request_known',
-    'RequiresActionStateUpdate': 'unstable._models.subagent_update_session_update',
-    'RequiresActionStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'RequiresActionStateUpdate': 'unstable._models.requires_action_state_update_variant',
+    'RequiresActionStateUpdateVariant': 'unstable._models.requires_action_state_update_variant',
     'ResourceContentBlock': '_models.resource_content_block',
     'ResourceLink': '_models.resource_link_content_block',
     'ResourceLinkContentBlock': '_models.resource_link_content_block',
@@ -854,8 +938,8 @@ _EXPORTS: dict[str, str] = {
     'ResumeSessionRequest': 'unstable._models.resume_session_request',
     'ResumeSessionResponse': '_models.resume_session_response',
     'Role': '_models._scalars',
-    'RunningStateUpdate': 'unstable._models.subagent_update_session_update',
-    'RunningStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'RunningStateUpdate': 'unstable._models.running_state_update_variant',
+    'RunningStateUpdateVariant': 'unstable._models.running_state_update_variant',
     'SelectSessionConfigOption': '_models.select_session_config_option',
     'SelectedPermissionOutcome': '_models.selected_request_permission_outcome',
     'SelectedRequestPermissionOutcome': '_models.selected_request_permission_outcome',
@@ -916,14 +1000,14 @@ _EXPORTS: dict[str, str] = {
     'SetSessionTitleResponse': 'unstable._models.set_session_title_response',
     'SseMcpServer': '_models.sse_mcp_server',
     'StateUpdate': 'unstable._models.subagent_update_session_update',
-    'StateUpdateKnown': 'unstable._models.subagent_update_session_update',
+    'StateUpdateKnown': 'unstable._models.state_update_known',
     'StopReason': '_models._scalars',
     'StringArrayElicitationContentValue': '_models._scalars',
-    'StringElicitationPropertySchema': '_models.elicitation_schema',
+    'StringElicitationPropertySchema': '_models.string_elicitation_property_schema',
     'StringFormat': '_models._scalars',
-    'StringMultiSelectItems': '_models.elicitation_schema',
-    'StringMultiSelectItemsVariant': '_models.elicitation_schema',
-    'StringPropertySchema': '_models.elicitation_schema',
+    'StringMultiSelectItems': '_models.string_multi_select_items_variant',
+    'StringMultiSelectItemsVariant': '_models.string_multi_select_items_variant',
+    'StringPropertySchema': '_models.string_elicitation_property_schema',
     'SubagentCapabilities': 'unstable._models.client_capabilities',
     'SubagentSessionCapabilities': 'unstable._models.subagent_update_session_update',
     'SubagentUpdate': 'unstable._models.subagent_update_session_update',
@@ -931,7 +1015,7 @@ _EXPORTS: dict[str, str] = {
     'SystemPrompt': 'unstable._models.system_prompt',
     'SystemPromptMode': 'unstable._models._scalars',
     'Terminal': '_models.terminal_tool_call_content',
-    'TerminalAuthMethod': '_models.auth_method',
+    'TerminalAuthMethod': '_models.terminal_auth_method',
     'TerminalExitStatus': '_models.terminal_exit_status',
     'TerminalId': '_models._scalars',
     'TerminalOutputRequest': '_models.terminal_output_response',
@@ -940,7 +1024,7 @@ _EXPORTS: dict[str, str] = {
     'TextContent': '_models.text_content_block',
     'TextContentBlock': '_models.text_content_block',
     'TextResourceContents': '_models.resource_content_block',
-    'TitledMultiSelectItems': '_models.elicitation_schema',
+    'TitledMultiSelectItems': '_models.titled_multi_select_items',
     'ToolCall': '_models.tool_call_session_update',
     'ToolCallContent': '_models.tool_call_content',
     'ToolCallId': '_models._scalars',
@@ -953,8 +1037,8 @@ _EXPORTS: dict[str, str] = {
     'UnarchiveSessionRequest': 'unstable._models.unarchive_session_response',
     'UnarchiveSessionResponse': 'unstable._models.unarchive_session_response',
     'UngroupedSessionConfigSelectOptions': '_models.select_session_config_option',
-    'UnknownStateUpdate': 'unstable._models.subagent_update_session_update',
-    'UnknownStateUpdateVariant': 'unstable._models.subagent_update_session_update',
+    'UnknownStateUpdate': 'unstable._models.unknown_state_update_variant',
+    'UnknownStateUpdateVariant': 'unstable._models.unknown_state_update_variant',
     'UnstructuredCommandInput': '_models.available_commands_update_session_update',
     'UrlCreateElicitationRequest': '_models.create_elicitation_request_known',
     'Usage': 'unstable._models.usage',

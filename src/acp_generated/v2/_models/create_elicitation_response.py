@@ -2,16 +2,35 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): CreateElicitationResponse."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from .create_elicitation_response_known import CreateElicitationResponseKnown
-from .other_create_elicitation_response import OtherCreateElicitationResponse
+from acp_runtime.codegen_support import LazyUnion, LeftToRight, Tagged
+if TYPE_CHECKING:
+    from .create_elicitation_response_known import CreateElicitationResponseKnown
+    from .other_create_elicitation_response import OtherCreateElicitationResponse
 
 
-CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
+if TYPE_CHECKING:
+    CreateElicitationResponse = TypeAliasType("CreateElicitationResponse", SerializeAsAny[Annotated[CreateElicitationResponseKnown | OtherCreateElicitationResponse, Field(union_mode="left_to_right")]])
+else:  # each variant's class is created on its first use
+    CreateElicitationResponse = TypeAliasType(
+        "CreateElicitationResponse",
+        Annotated[object, LazyUnion(__package__, LeftToRight(
+            Tagged(
+                ("action", "action"),
+                {
+                    "accept": (".accept_create_elicitation_response", "AcceptCreateElicitationResponse"),
+                    "decline": (".decline_create_elicitation_response", "DeclineCreateElicitationResponse"),
+                    "cancel": (".cancel_create_elicitation_response", "CancelCreateElicitationResponse"),
+                },
+                name="CreateElicitationResponseKnown",
+            ),
+            (".other_create_elicitation_response", "OtherCreateElicitationResponse"),
+        ))],
+    )
 """
 Response from the client to an elicitation request.
 """

@@ -2,16 +2,34 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5, datamodel-code-generator 0.89.0). Do not edit.
 """Models of ACP protocol v2 (stable): SetSessionConfigOptionRequest."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from .other_set_session_config_option_request import OtherSetSessionConfigOptionRequest
-from .set_session_config_option_request_known import SetSessionConfigOptionRequestKnown
+from acp_runtime.codegen_support import LazyUnion, LeftToRight, Tagged
+if TYPE_CHECKING:
+    from .other_set_session_config_option_request import OtherSetSessionConfigOptionRequest
+    from .set_session_config_option_request_known import SetSessionConfigOptionRequestKnown
 
 
-SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
+if TYPE_CHECKING:
+    SetSessionConfigOptionRequest = TypeAliasType("SetSessionConfigOptionRequest", SerializeAsAny[Annotated[SetSessionConfigOptionRequestKnown | OtherSetSessionConfigOptionRequest, Field(union_mode="left_to_right")]])
+else:  # each variant's class is created on its first use
+    SetSessionConfigOptionRequest = TypeAliasType(
+        "SetSessionConfigOptionRequest",
+        Annotated[object, LazyUnion(__package__, LeftToRight(
+            Tagged(
+                ("type", "type"),
+                {
+                    "id": (".id_set_session_config_option_request", "IdSetSessionConfigOptionRequest"),
+                    "boolean": (".boolean_set_session_config_option_request", "BooleanSetSessionConfigOptionRequest"),
+                },
+                name="SetSessionConfigOptionRequestKnown",
+            ),
+            (".other_set_session_config_option_request", "OtherSetSessionConfigOptionRequest"),
+        ))],
+    )
 """
 Request parameters for setting a session configuration option.
 

@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from .file_plan_update_content import FilePlanUpdateContent
     from .items_plan_update_content import ItemsPlanUpdateContent
@@ -23,14 +23,17 @@ if TYPE_CHECKING:
             Field(discriminator="type"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     PlanUpdateContent = TypeAliasType(
         "PlanUpdateContent",
-        Annotated[object, LazyTaggedUnion(__package__, ("type", "type"), {
-            "items": (".items_plan_update_content", "ItemsPlanUpdateContent"),
-            "file": (".file_plan_update_content", "FilePlanUpdateContent"),
-            "markdown": (".markdown_plan_update_content", "MarkdownPlanUpdateContent"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("type", "type"),
+            {
+                "items": (".items_plan_update_content", "ItemsPlanUpdateContent"),
+                "file": (".file_plan_update_content", "FilePlanUpdateContent"),
+                "markdown": (".markdown_plan_update_content", "MarkdownPlanUpdateContent"),
+            },
+        ))],
     )
 """
 **UNSTABLE**

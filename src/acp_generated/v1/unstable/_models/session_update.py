@@ -7,7 +7,7 @@ from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import SerializeAsAny
 from acp_runtime.codegen_support import AcpModel as AcpModel
-from acp_runtime.codegen_support import LazyTaggedUnion
+from acp_runtime.codegen_support import LazyUnion, Tagged
 if TYPE_CHECKING:
     from ..._models.agent_message_chunk_session_update import AgentMessageChunkSessionUpdate
     from ..._models.agent_thought_chunk_session_update import AgentThoughtChunkSessionUpdate
@@ -38,30 +38,33 @@ if TYPE_CHECKING:
             Field(discriminator="session_update"),
         ]],
     )
-else:  # each variant's class is created on the first use of its tag
+else:  # each variant's class is created on its first use
     SessionUpdate = TypeAliasType(
         "SessionUpdate",
-        Annotated[object, LazyTaggedUnion(__package__, ("session_update", "sessionUpdate"), {
-            "user_message_chunk": ("..._models.user_message_chunk_session_update", "UserMessageChunkSessionUpdate"),
-            "agent_message_chunk": ("..._models.agent_message_chunk_session_update", "AgentMessageChunkSessionUpdate"),
-            "agent_thought_chunk": ("..._models.agent_thought_chunk_session_update", "AgentThoughtChunkSessionUpdate"),
-            "tool_call": ("..._models.tool_call_session_update", "ToolCallSessionUpdate"),
-            "tool_call_update": ("..._models.tool_call_update_session_update", "ToolCallUpdateSessionUpdate"),
-            "plan": ("..._models.plan_session_update", "PlanSessionUpdate"),
-            "plan_update": (".plan_update_session_update", "PlanUpdateSessionUpdate"),
-            "plan_removed": (".plan_removed_session_update", "PlanRemovedSessionUpdate"),
-            "available_commands_update": ("..._models.available_commands_update_session_update", "AvailableCommandsUpdateSessionUpdate"),
-            "current_mode_update": ("..._models.current_mode_update_session_update", "CurrentModeUpdateSessionUpdate"),
-            "config_option_update": ("..._models.config_option_update_session_update", "ConfigOptionUpdateSessionUpdate"),
-            "session_info_update": ("..._models.session_info_update_session_update", "SessionInfoUpdateSessionUpdate"),
-            "usage_update": ("..._models.usage_update_session_update", "UsageUpdateSessionUpdate"),
-            "notice": ("..._models.notice_session_update", "NoticeSessionUpdate"),
-            "compaction_update": ("..._models.compaction_update_session_update", "CompactionUpdateSessionUpdate"),
-            "compaction_summary_chunk": ("..._models.compaction_summary_chunk_session_update", "CompactionSummaryChunkSessionUpdate"),
-            "subagent_update": (".subagent_update_session_update", "SubagentUpdateSessionUpdate"),
-            "session_message": (".session_message_session_update", "SessionMessageSessionUpdate"),
-            "session_message_chunk": (".session_message_chunk_session_update", "SessionMessageChunkSessionUpdate"),
-        })],
+        Annotated[object, LazyUnion(__package__, Tagged(
+            ("session_update", "sessionUpdate"),
+            {
+                "user_message_chunk": ("..._models.user_message_chunk_session_update", "UserMessageChunkSessionUpdate"),
+                "agent_message_chunk": ("..._models.agent_message_chunk_session_update", "AgentMessageChunkSessionUpdate"),
+                "agent_thought_chunk": ("..._models.agent_thought_chunk_session_update", "AgentThoughtChunkSessionUpdate"),
+                "tool_call": ("..._models.tool_call_session_update", "ToolCallSessionUpdate"),
+                "tool_call_update": ("..._models.tool_call_update_session_update", "ToolCallUpdateSessionUpdate"),
+                "plan": ("..._models.plan_session_update", "PlanSessionUpdate"),
+                "plan_update": (".plan_update_session_update", "PlanUpdateSessionUpdate"),
+                "plan_removed": (".plan_removed_session_update", "PlanRemovedSessionUpdate"),
+                "available_commands_update": ("..._models.available_commands_update_session_update", "AvailableCommandsUpdateSessionUpdate"),
+                "current_mode_update": ("..._models.current_mode_update_session_update", "CurrentModeUpdateSessionUpdate"),
+                "config_option_update": ("..._models.config_option_update_session_update", "ConfigOptionUpdateSessionUpdate"),
+                "session_info_update": ("..._models.session_info_update_session_update", "SessionInfoUpdateSessionUpdate"),
+                "usage_update": ("..._models.usage_update_session_update", "UsageUpdateSessionUpdate"),
+                "notice": ("..._models.notice_session_update", "NoticeSessionUpdate"),
+                "compaction_update": ("..._models.compaction_update_session_update", "CompactionUpdateSessionUpdate"),
+                "compaction_summary_chunk": ("..._models.compaction_summary_chunk_session_update", "CompactionSummaryChunkSessionUpdate"),
+                "subagent_update": (".subagent_update_session_update", "SubagentUpdateSessionUpdate"),
+                "session_message": (".session_message_session_update", "SessionMessageSessionUpdate"),
+                "session_message_chunk": (".session_message_chunk_session_update", "SessionMessageChunkSessionUpdate"),
+            },
+        ))],
     )
 """
 Different types of updates that can be sent during session processing.

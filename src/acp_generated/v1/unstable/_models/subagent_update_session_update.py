@@ -3,308 +3,16 @@
 """Models of ACP protocol v1 (unstable superset): StateUpdate, SubagentUpdate, SubagentUpdateSessionUpdate and what they use."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
-from pydantic import AfterValidator, Field
+from pydantic import Field
 from typing_extensions import TypeAliasType
 from acp_runtime.codegen_support import DefaultOnError, SerializeAsAny
-from acp_runtime.codegen_support import AcpModel as AcpModel, unknown_tag
+from acp_runtime.codegen_support import AcpModel as AcpModel
+from acp_runtime.codegen_support import LazyUnion, LeftToRight, Tagged
 from ..._models._scalars import SessionId
-from .error_stop_reason import ErrorStopReason
-from .usage import Usage
+if TYPE_CHECKING:
+    from .other_state_update import OtherStateUpdate
+    from .state_update_known import StateUpdateKnown
 from ..._models._fields import Meta
-
-
-class CancelledIdleStateUpdateVariant(AcpModel):
-    """
-    The work was cancelled.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    if TYPE_CHECKING:
-        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "cancelled"
-    else:
-        stop_reason: Annotated[Literal["cancelled"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-
-
-class EndTurnIdleStateUpdateVariant(AcpModel):
-    """
-    The work ended successfully.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    if TYPE_CHECKING:
-        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "end_turn"
-    else:
-        stop_reason: Annotated[Literal["end_turn"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-
-
-class ErrorIdleStateUpdateVariant(ErrorStopReason):
-    """
-    The work ended because something failed.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    if TYPE_CHECKING:
-        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "error"
-    else:
-        stop_reason: Annotated[Literal["error"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-
-
-class MaxTokensIdleStateUpdateVariant(AcpModel):
-    """
-    The work ended because the agent reached the maximum number of tokens.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    if TYPE_CHECKING:
-        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_tokens"
-    else:
-        stop_reason: Annotated[Literal["max_tokens"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-
-
-class MaxTurnRequestsIdleStateUpdateVariant(AcpModel):
-    """
-    The work ended because the agent reached the maximum number of allowed
-    agent requests.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    if TYPE_CHECKING:
-        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "max_turn_requests"
-    else:
-        stop_reason: Annotated[Literal["max_turn_requests"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-
-
-class NoneIdleStateUpdateVariant(AcpModel):
-    """
-    No stop reason: `stopReason` is omitted or `null`.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    stop_reason: Annotated[None, Field(validation_alias="stopReason", serialization_alias="stopReason"), DefaultOnError] = None
-
-
-class OtherIdleStateUpdateVariant(AcpModel):
-    """
-    Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP variants.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    stop_reason: Annotated[Annotated[str, AfterValidator(unknown_tag(frozenset({"cancelled", "end_turn", "error", "max_tokens", "max_turn_requests", "refusal"})))], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-    """
-    Unrecognized stop reason.
-    """
-
-
-class OtherStateUpdate(AcpModel):
-    """
-    Custom or future state.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP variants.
-    """
-
-    state: Annotated[str, AfterValidator(unknown_tag(frozenset({"idle", "requires_action", "running", "unknown"})))]
-    """
-    Unrecognized state discriminator.
-    """
-
-
-class RefusalIdleStateUpdateVariant(AcpModel):
-    """
-    The work ended because the agent refused to continue.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["idle"] = "idle"
-    else:
-        state: Literal["idle"]
-    usage: Annotated[Usage | None, DefaultOnError] = None
-    """
-    **UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-    if TYPE_CHECKING:
-        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")] = "refusal"
-    else:
-        stop_reason: Annotated[Literal["refusal"], Field(validation_alias="stopReason", serialization_alias="stopReason")]
-
-
-IdleStateUpdateVariantKnown = TypeAliasType(
-    "IdleStateUpdateVariantKnown",
-    SerializeAsAny[Annotated[
-        EndTurnIdleStateUpdateVariant | MaxTokensIdleStateUpdateVariant | MaxTurnRequestsIdleStateUpdateVariant | RefusalIdleStateUpdateVariant | CancelledIdleStateUpdateVariant | ErrorIdleStateUpdateVariant,
-        Field(discriminator="stop_reason"),
-    ]],
-)
-
-
-IdleStateUpdateVariant = TypeAliasType("IdleStateUpdateVariant", SerializeAsAny[Annotated[IdleStateUpdateVariantKnown | NoneIdleStateUpdateVariant | OtherIdleStateUpdateVariant, Field(union_mode="left_to_right")]])
-"""
-The child is ready to process another prompt.
-"""
-
-
-class RequiresActionStateUpdate(AcpModel):
-    """
-    Foreground work is blocked on user action.
-    """
-
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class RequiresActionStateUpdateVariant(RequiresActionStateUpdate):
-    """
-    Foreground work is blocked on user action.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["requires_action"] = "requires_action"
-    else:
-        state: Literal["requires_action"]
-
-
-class RunningStateUpdate(AcpModel):
-    """
-    Foreground work is in progress.
-    """
-
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class RunningStateUpdateVariant(RunningStateUpdate):
-    """
-    Foreground work is in progress.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["running"] = "running"
-    else:
-        state: Literal["running"]
 
 
 class SessionCancelCapabilities(AcpModel):
@@ -354,54 +62,41 @@ class SubagentSessionCapabilities(AcpModel):
     """
 
 
-class UnknownStateUpdate(AcpModel):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-
-    Report this when activity becomes unobservable, not merely because the child
-    has been quiet. The Client MUST stop presenting the previous state as confirmed
-    current activity, but may retain it as last known. A later state replaces this
-    snapshot normally.
-
-    This is not a task outcome or session closure. It does not cancel work, resolve
-    pending requests, or revoke capabilities. Capabilities are updated separately.
-    """
-
-    meta: Meta = None
-    """
-    The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class UnknownStateUpdateVariant(UnknownStateUpdate):
-    """
-    The Agent cannot currently determine foreground activity.
-
-    This replaces previously confirmed activity without ending the work or session.
-    """
-
-    if TYPE_CHECKING:
-        state: Literal["unknown"] = "unknown"
-    else:
-        state: Literal["unknown"]
-
-
-StateUpdateKnown = TypeAliasType(
-    "StateUpdateKnown",
-    SerializeAsAny[Annotated[
-        RunningStateUpdateVariant | IdleStateUpdateVariant | RequiresActionStateUpdateVariant | UnknownStateUpdateVariant,
-        Field(discriminator="state"),
-    ]],
-)
-
-
-StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
+if TYPE_CHECKING:
+    StateUpdate = TypeAliasType("StateUpdate", SerializeAsAny[Annotated[StateUpdateKnown | OtherStateUpdate, Field(union_mode="left_to_right")]])
+else:  # each variant's class is created on its first use
+    StateUpdate = TypeAliasType(
+        "StateUpdate",
+        Annotated[object, LazyUnion(__package__, LeftToRight(
+            Tagged(
+                ("state", "state"),
+                {
+                    "running": (".running_state_update_variant", "RunningStateUpdateVariant"),
+                    "idle": LeftToRight(
+                        Tagged(
+                            ("stop_reason", "stopReason"),
+                            {
+                                "end_turn": (".end_turn_idle_state_update_variant", "EndTurnIdleStateUpdateVariant"),
+                                "max_tokens": (".max_tokens_idle_state_update_variant", "MaxTokensIdleStateUpdateVariant"),
+                                "max_turn_requests": (".max_turn_requests_idle_state_update_variant", "MaxTurnRequestsIdleStateUpdateVariant"),
+                                "refusal": (".refusal_idle_state_update_variant", "RefusalIdleStateUpdateVariant"),
+                                "cancelled": (".cancelled_idle_state_update_variant", "CancelledIdleStateUpdateVariant"),
+                                "error": (".error_idle_state_update_variant", "ErrorIdleStateUpdateVariant"),
+                            },
+                            name="IdleStateUpdateVariantKnown",
+                        ),
+                        (".none_idle_state_update_variant", "NoneIdleStateUpdateVariant"),
+                        (".other_idle_state_update_variant", "OtherIdleStateUpdateVariant"),
+                        name="IdleStateUpdateVariant",
+                    ),
+                    "requires_action": (".requires_action_state_update_variant", "RequiresActionStateUpdateVariant"),
+                    "unknown": (".unknown_state_update_variant", "UnknownStateUpdateVariant"),
+                },
+                name="StateUpdateKnown",
+            ),
+            (".other_state_update", "OtherStateUpdate"),
+        ))],
+    )
 """
 **UNSTABLE**
 
