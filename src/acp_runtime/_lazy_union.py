@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Union
 
 from pydantic_core import core_schema
@@ -32,26 +31,31 @@ Variant = tuple[str, str]
 """A variant class: its module (relative to the generated package) and its name."""
 
 
-@dataclass(frozen=True)
 class Tagged:
     """Variants told apart by one constant field (its Python and wire names); ``name``:
     the alias a member union is written as (its JSON schema's ``$defs`` entry)."""
 
-    discriminator: tuple[str, str]
-    choices: Mapping[str, Variant | Tagged | LeftToRight]
-    name: str | None = None
+    __slots__ = ("choices", "discriminator", "name")
+
+    def __init__(
+        self,
+        discriminator: tuple[str, str],
+        choices: Mapping[str, Variant | Tagged | LeftToRight],
+        name: str | None = None,
+    ) -> None:
+        self.discriminator = discriminator
+        self.choices = choices
+        self.name = name
 
 
-@dataclass(frozen=True)
 class LeftToRight:
     """Choices tried in order: an open union's known part, then its catch-all."""
 
-    choices: tuple[Variant | Tagged | LeftToRight, ...]
-    name: str | None = None
+    __slots__ = ("choices", "name")
 
     def __init__(self, *choices: Variant | Tagged | LeftToRight, name: str | None = None) -> None:
-        object.__setattr__(self, "choices", choices)
-        object.__setattr__(self, "name", name)
+        self.choices = choices
+        self.name = name
 
 
 Node = Union[Variant, Tagged, LeftToRight]  # noqa: UP007  # a runtime alias on Python 3.10
