@@ -1,7 +1,7 @@
 """Unions of models whose variants are created on first use (issue 34).
 
 A model with a union field created every variant the first time it was used: an agent's
-first ``session/update`` created all 14 v1 update kinds and what they refer to, 117 classes
+first ``session/update`` created all 14 v1 update kinds and what they refer to, 115 classes
 in v2. So a union alias made of tagged unions (told apart by one constant field) and
 unions tried left to right (an open union's known part, then its catch-all), down to
 classes, is generated twice: for checkers as it was, and at run time as ``acp_runtime``'s

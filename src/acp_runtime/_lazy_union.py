@@ -3,7 +3,7 @@
 Validating a union needs every variant's validator, so a model with a union field created
 all its variants the first time it was used: the first ``session/update`` an agent sent
 created the 14 update kinds of v1 and the classes they refer to (38 classes, about 20 ms
-with the larger validator), although it sends one kind; in v2, 117 classes (issue 34).
+with the larger validator), although it sends one kind; in v2, 115 (issue 34).
 Here each variant is a plain validator function that imports its class when it first
 comes up. The unions themselves are pydantic-core's: a tagged union (``Tagged``) and a
 union tried left to right (``LeftToRight``, an open union's known part, then its catch-all),
@@ -168,6 +168,6 @@ def _checker(load: Callable[[], type[Any]], name: str) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         return value if isinstance(value, cls) else validate(value)
 
-    # pydantic-core names a choice after its function (``function-plain[Name()]``)
+    # what tracebacks and a choice's repr show (its label in errors is set by the union)
     check.__name__ = check.__qualname__ = name
     return check
