@@ -152,8 +152,8 @@ def plan_parts(homes: list[Home], messages: frozenset[str] = frozenset()) -> lis
         # A default's models stay with the field type that holds them (their only other
         # referrer), not split out because a message's default names them too.
         used = _references(nodes[key], every, defaults=False)
-        if key[1] in lazy_unions(homes[key[0]].source):
-            used = set()  # its variants and member unions are imported on first use
+        if _is_lazy(homes, key):
+            used = set[str]()  # its variants and member unions are imported on first use
         found = (_resolve(homes, key[0], n) for n in used)
         deps[key] = {k for k in found if k is not None and k != key}
     groups = _Groups(order)
@@ -294,17 +294,17 @@ def render_part(
             }
             body[i] = render_lazy(lazy[name], body[i], modules)
     used: set[str] = set()
-    for_checkers: set[str] = set()
+    for_checkers: set[str] = set()  # a lazy union's variants, unless another definition
+    at_run_time: set[str] = set()  # ... of the part uses them at run time
     for chunk in body:
         statement = ast.parse(chunk).body[0]
         names = _references(statement, every)
-        if isinstance(statement, ast.If):  # a lazy union
-            for_checkers |= checker_only_names(chunk)
         used |= names
-    for chunk in body:  # what another definition uses at run time is imported for it
-        statement = ast.parse(chunk).body[0]
-        if not isinstance(statement, ast.If):
-            for_checkers -= _references(statement, every)
+        if isinstance(statement, ast.If):  # a lazy union
+            for_checkers |= checker_only_names(statement)
+        else:
+            at_run_time |= names
+    for_checkers -= at_run_time
     imports: dict[tuple[bool, str], list[str]] = {}
     for name in sorted(used - set(part.names)):
         key = _resolve(homes, h, name)

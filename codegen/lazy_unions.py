@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Union
 
-from .authoring import ModelIndex, _literal_constant, _name_of, _unannotated
+from .authoring import ModelIndex, _literal_constant, _name_of, _unannotated, _union_parts
 
 
 @dataclass(frozen=True)
@@ -99,13 +99,15 @@ def _node(index: ModelIndex, name: str, seen: frozenset[str]) -> Node | None:
 
 
 def _left_to_right(index: ModelIndex, name: str) -> bool:
-    return any(
-        isinstance(n, ast.keyword)
-        and n.arg == "union_mode"
-        and isinstance(n.value, ast.Constant)
-        and n.value.value == "left_to_right"
-        for n in ast.walk(index.aliases[name])
-    )
+    return _keyword(index.aliases[name], "union_mode") == "left_to_right"
+
+
+def _keyword(tree: ast.AST, arg: str) -> object:
+    """The constant given as the first ``arg=`` keyword in ``tree``, or None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == arg:
+            return node.value.value if isinstance(node.value, ast.Constant) else None
+    return None
 
 
 def _tag(index: ModelIndex, node: Node, field: str) -> tuple[str, str] | None:
@@ -117,19 +119,12 @@ def _tag(index: ModelIndex, node: Node, field: str) -> tuple[str, str] | None:
                 constant = _literal_constant(_unannotated(f.annotation))
                 if constant is None:
                     return None
-                found.add((constant, _validation_alias(f.annotation) or field))
+                wire = _keyword(f.annotation, "validation_alias")
+                found.add((constant, wire if isinstance(wire, str) else field))
                 break
         else:
             return None
     return found.pop() if len(found) == 1 else None
-
-
-def _validation_alias(annotation: ast.expr) -> str | None:
-    for node in ast.walk(annotation):
-        if isinstance(node, ast.keyword) and node.arg == "validation_alias":
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                return node.value.value
-    return None
 
 
 def _unions(index: ModelIndex) -> list[tuple[str | None, set[str]]]:
@@ -148,16 +143,10 @@ def _union_names(tree: ast.AST) -> list[set[str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            parts = [p for p in _or_parts(node) if not _is_none(p)]
+            parts = [p for p in _union_parts(node) if not _is_none(p)]
             if len(parts) > 1:
                 out.append(names)
     return out
-
-
-def _or_parts(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return _or_parts(node.left) + _or_parts(node.right)
-    return [node]
 
 
 def _is_none(node: ast.expr) -> bool:
@@ -210,10 +199,8 @@ def _str(text: str) -> str:
     return json.dumps(text)
 
 
-def checker_only_names(chunk: str) -> set[str]:
+def checker_only_names(statement: ast.If) -> set[str]:
     """Names a rendered lazy alias uses for checkers only (its variants and member unions)."""
-    (statement, *_) = ast.parse(chunk).body
-    assert isinstance(statement, ast.If)
     eager = {n.id for s in statement.body for n in ast.walk(s) if isinstance(n, ast.Name)}
     lazy = {n.id for s in statement.orelse for n in ast.walk(s) if isinstance(n, ast.Name)}
     return eager - lazy
