@@ -1,8 +1,8 @@
-"""Unions whose variants are created on the first use of their tag (issue 34).
+"""Unions whose variants are created on their first use (issue 34).
 
-``acp_runtime._lazy_union`` replaces pydantic's discriminated union at run time; these
-tests hold it to that union: the same values, the same errors, the same dump and JSON
-schema, and a salvage that still reaches inside a variant.
+``acp_runtime._lazy_union`` replaces pydantic's tagged and left-to-right unions at run
+time; these tests hold it to the unions written out: the same values, the same errors,
+the same dump and JSON schema, and a salvage that still reaches inside a variant.
 """
 
 from __future__ import annotations
