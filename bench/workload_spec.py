@@ -16,7 +16,7 @@ class Spec(TypedDict):
     inflight_concurrency: int  # ... with this many in flight at once
     notify: int  # 4: `agent_message_chunk` notifications agent -> client
     notify_bytes: int  # text size of each of those chunks
-    cancel: int  # 5: cancels timed
+    cancel: int  # 5: cancels timed, after as many untimed ones
     mixed_chunks: int  # 7: one prompt streaming this many chunks ...
     mixed_chunk_bytes: int  # ... of this size ...
     mixed_pings: int  # ... while this many sequential pings run
