@@ -115,9 +115,10 @@ async def notifications(client: BenchClient, n: int, size: int) -> Figures:
 
 
 async def cancellations(client: BenchClient, n: int) -> Figures:
-    """``n`` cancels timed after ``n`` untimed ones. The warm-up of ``run_workloads`` does
-    not cancel, and the TS client's optimizing compiler went on compiling its cancel path
-    during the first 800 or so timed cancels, at the same sample indices for every agent."""
+    """``n`` cancels timed after ``n`` untimed ones, as the TS driver does: the warm-up of
+    ``run_workloads`` does not cancel, and the TS client's optimizing compiler was still
+    compiling its cancel path during the first 800 or so timed cancels, at the same sample
+    indices whichever agent ran (bench/README.md)."""
     for _ in range(n):
         await client.cancel_latency_ns()
     samples = [await client.cancel_latency_ns() for _ in range(n)]
