@@ -86,10 +86,14 @@ class WirePeer:
 async def wire_connection(
     builder: ConnectionBuilder,
 ) -> AsyncGenerator[tuple[Connection, WirePeer], None]:
-    """A connection built by ``builder`` whose counterpart is a :class:`WirePeer`."""
+    """A connection built by ``builder`` whose counterpart is a :class:`WirePeer`. Both
+    ends are closed on the way out (an end left open warns when it is collected)."""
     ours, theirs = memory_pair()
-    async with builder.connect(ours) as connection:
-        yield connection, WirePeer(theirs)
+    try:
+        async with builder.connect(ours) as connection:
+            yield connection, WirePeer(theirs)
+    finally:
+        await theirs.aclose()
 
 
 def request(
